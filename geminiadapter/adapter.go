@@ -1,0 +1,113 @@
+package geminiadapter
+
+import (
+	"fmt"
+
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// Options changes how tools are declared. The zero Options is what the
+// package-level functions use.
+type Options struct {
+	// ForceJSONSchema declares every tool with ParametersJsonSchema, its
+	// JSON Schema as it is, instead of a converted Parameters.
+	ForceJSONSchema bool
+}
+
+// Tools returns the value of GenerateContentConfig.Tools for tools: exactly
+// one [genai.Tool] whose FunctionDeclarations holds one declaration per
+// tool, in the order given. It is already the outer list: assign it, do not
+// wrap it again. With no tools it is still one group, holding a non-nil empty
+// slice (the seed's [{functionDeclarations: []}]); the API refuses that group
+// in a request, so leave Tools unset when there are no tools.
+//
+// A nil tool, an invalid tool or two tools with the same name are an error.
+func Tools(tools ...*toolset.Tool) ([]*genai.Tool, error) {
+	return Options{}.Tools(tools...)
+}
+
+// Declaration returns the function declaration for one tool. See
+// [Options.Declaration].
+func Declaration(t *toolset.Tool) (*genai.FunctionDeclaration, error) {
+	return Options{}.Declaration(t)
+}
+
+// Tools is [Tools] with these options.
+func (o Options) Tools(tools ...*toolset.Tool) ([]*genai.Tool, error) {
+	decls := make([]*genai.FunctionDeclaration, 0, len(tools))
+	seen := make(map[string]bool, len(tools))
+	for i, t := range tools {
+		if t == nil {
+			return nil, fmt.Errorf("geminiadapter: tool %d is nil", i)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("geminiadapter: %w: %q is given twice", toolset.ErrDuplicateTool, t.Name)
+		}
+		seen[t.Name] = true
+		d, err := o.Declaration(t)
+		if err != nil {
+			return nil, err
+		}
+		decls = append(decls, d)
+	}
+	return []*genai.Tool{{FunctionDeclarations: decls}}, nil
+}
+
+// Declaration returns the function declaration for one tool: its Name,
+// Description and, renamed as in the seed, its InputSchema as Parameters.
+//
+// Parameters is the [Schema] conversion when it succeeds. When the schema
+// holds something a [genai.Schema] cannot express faithfully, or when
+// ForceJSONSchema is set, the declaration carries the JSON Schema unchanged
+// in ParametersJsonSchema instead; never both. A tool without parameters (a
+// nil InputSchema, or an object schema with no properties and nothing else
+// to say) gets neither.
+func (o Options) Declaration(t *toolset.Tool) (*genai.FunctionDeclaration, error) {
+	if t == nil {
+		return nil, fmt.Errorf("geminiadapter: tool is nil")
+	}
+	if err := t.Check(); err != nil {
+		return nil, err
+	}
+	d := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
+	if t.InputSchema == nil {
+		return d, nil
+	}
+	if !o.ForceJSONSchema {
+		params, err := Schema(t.InputSchema)
+		if err == nil {
+			if !noParameters(params) {
+				d.Parameters = params
+			}
+			return d, nil
+		}
+	}
+	d.ParametersJsonSchema = t.InputSchema
+	return d, nil
+}
+
+// noParameters reports whether a converted object schema says nothing the
+// model needs: no properties and no other keyword. The API refuses an OBJECT
+// with empty properties, so such a tool is declared without parameters.
+func noParameters(s *genai.Schema) bool {
+	return len(s.Properties) == 0 && s.AnyOf == nil && s.Description == "" && s.Title == "" &&
+		s.MinProperties == nil && s.MaxProperties == nil && s.Nullable == nil && s.Example == nil && s.Default == nil
+}
+
+// Response returns the part that answers call with r: a functionResponse
+// carrying the call's Name and ID, and response {"result": output} on
+// success or {"error": message} when r.IsError. The response is always a
+// JSON object, as the API requires.
+func Response(call *genai.FunctionCall, r toolset.Result) *genai.Part {
+	fr := &genai.FunctionResponse{}
+	if call != nil {
+		fr.ID, fr.Name = call.ID, call.Name
+	}
+	if r.IsError {
+		fr.Response = map[string]any{"error": r.Output}
+	} else {
+		fr.Response = map[string]any{"result": r.Output}
+	}
+	return &genai.Part{FunctionResponse: fr}
+}

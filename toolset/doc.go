@@ -1,0 +1,52 @@
+// Package toolset defines the tools a model can call and runs them safely.
+//
+// A [Tool] is a name, a description for the model, a JSON Schema for its
+// input and a run function. Write one as a struct and check it with [Define],
+// or let [Func] infer the schema from a typed Go function:
+//
+//	type WeatherIn struct {
+//		City string `json:"city" jsonschema:"the city, e.g. Paris"`
+//		Days int    `json:"days,omitempty" jsonschema:"how many days of forecast"`
+//	}
+//
+//	weather, err := toolset.Func("get_weather", "Current weather for a city",
+//		func(ctx context.Context, in WeatherIn) (string, error) {
+//			return "sunny in " + in.City, nil
+//		})
+//
+// A [Set] is a named collection of tools, looked up by the name the model
+// calls back with.
+//
+// # Two error channels
+//
+// Mistakes in a tool's definition are the program's bug: [Define], [Func] and
+// [New] return them as Go errors (wrapping [ErrInvalidTool] or
+// [ErrDuplicateTool]), and the Must variants panic, so that they surface when
+// the program starts rather than when a model first calls the tool.
+//
+// Failures while running a tool are the model's business: [Tool.Execute] never
+// panics and never returns a Go error. Arguments that do not match the schema,
+// an error returned by Run, a panic in Run, a cancelled context and an output
+// that cannot be encoded as JSON all come back as a [Result] with IsError set
+// and a message the model can act on, because a model that is told what went
+// wrong can correct itself. The Go error behind such a result stays in
+// [Result.Err] for logs and hooks; it is never sent to the model.
+//
+// # Validation
+//
+// Input schemas use [github.com/google/jsonschema-go/jsonschema]. A schema is
+// resolved once, when the tool is defined, and every call's arguments are
+// validated against it before Run sees them: Run may rely on required
+// properties being present and of the declared type. Defaults declared on
+// optional properties are filled in first.
+//
+// Gemini sends every JSON number as a float64; the schema's "integer" type
+// accepts any float64 with no fractional part, and [Func] decodes such values
+// into Go integer fields.
+//
+// # Concurrency
+//
+// A defined [Tool] and a [Set] are immutable and safe for concurrent use:
+// Execute may run the same tool from many goroutines at once, provided its Run
+// function is safe for that.
+package toolset

@@ -1,0 +1,217 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"runtime/debug"
+	"strings"
+)
+
+// ErrInvalidArguments is wrapped by [Result.Err] when the model's arguments
+// do not match the tool's input schema.
+var ErrInvalidArguments = errors.New("invalid arguments")
+
+// ErrOutputNotJSON is wrapped by [Result.Err] when a tool's output cannot be
+// encoded as JSON.
+var ErrOutputNotJSON = errors.New("output cannot be encoded as JSON")
+
+// A PanicError is the [Result.Err] of a call whose Run panicked. The stack is
+// kept for logs; the model only sees the panic value.
+type PanicError struct {
+	Tool  string // the tool's name
+	Value any    // the value passed to panic
+	Stack []byte // the goroutine's stack when it panicked
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("tool %s panicked: %v", e.Tool, e.Value)
+}
+
+// Result is the outcome of one tool call.
+type Result struct {
+	// Output is what Run returned when IsError is false, and a message for
+	// the model saying what went wrong when it is true.
+	Output any
+
+	// IsError reports a failed call.
+	IsError bool
+
+	// Err is the Go error behind a failed call, for logs and hooks: it
+	// wraps [ErrInvalidArguments], [ErrOutputNotJSON], a [*PanicError], the
+	// context's error, or the error Run returned. It is nil on success and
+	// is never sent to the model.
+	Err error
+}
+
+// errorResult builds the result of a failed call.
+func errorResult(err error, format string, args ...any) Result {
+	return Result{Output: fmt.Sprintf(format, args...), IsError: true, Err: err}
+}
+
+// Execute validates args against the tool's schema and runs the tool.
+//
+// Execute never panics and never returns a Go error: every failure is a
+// Result with IsError set and a message the model can act on. Nil args are
+// treated as an empty object. args is not modified; when the schema declares
+// defaults they are applied to a copy.
+//
+// When ctx is done before Run returns, Execute returns at once with an error
+// result, even if Run ignores its context: Run then keeps its goroutine until
+// it returns, and its result is discarded. A Run that honours ctx leaks
+// nothing.
+func (t *Tool) Execute(ctx context.Context, args map[string]any) Result {
+	if t == nil {
+		return errorResult(ErrInvalidTool, "tool is nil")
+	}
+	p := t.prepare()
+	if p.err != nil {
+		return errorResult(p.err, "tool %s cannot be used: %v", t.Name, p.err)
+	}
+	if ctx.Err() != nil {
+		return cancelled(ctx, t.Name, "was not run")
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if p.hasDefaults {
+		args = maps.Clone(args)
+		if err := p.resolved.ApplyDefaults(&args); err != nil {
+			return errorResult(fmt.Errorf("%w: %v", ErrInvalidArguments, err),
+				"invalid arguments for %s: %v", t.Name, err)
+		}
+	}
+	if err := p.resolved.Validate(args); err != nil {
+		msg := validationMessage(err)
+		return errorResult(fmt.Errorf("%w: %s", ErrInvalidArguments, msg),
+			"invalid arguments for %s: %s", t.Name, msg)
+	}
+	if ctx.Done() == nil {
+		return t.run(ctx, args)
+	}
+	// Run on its own goroutine so that a Run that ignores ctx cannot hold
+	// the caller past ctx's end.
+	done := make(chan Result, 1)
+	go func() { done <- t.run(ctx, args) }()
+	select {
+	case r := <-done:
+		return r
+	case <-ctx.Done():
+		return cancelled(ctx, t.Name, "was stopped")
+	}
+}
+
+// run calls Run, turning a panic, an error and an output that is not JSON
+// into error results.
+func (t *Tool) run(ctx context.Context, args map[string]any) (r Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			err := &PanicError{Tool: t.Name, Value: v, Stack: debug.Stack()}
+			r = errorResult(err, "tool %s failed: it panicked: %v", t.Name, v)
+		}
+	}()
+	out, err := t.Run(ctx, args)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return cancelled(ctx, t.Name, "was stopped")
+		}
+		return errorResult(err, "%s", err.Error())
+	}
+	if err := checkJSON(out); err != nil {
+		return errorResult(fmt.Errorf("tool %s: %w: %v", t.Name, ErrOutputNotJSON, err),
+			"tool %s failed: its output cannot be encoded as JSON: %v", t.Name, err)
+	}
+	return Result{Output: out}
+}
+
+// cancelled is the result of a call that ctx ended. The message uses ctx's
+// cause, so a caller that sets one (a tool timeout, say) is quoted.
+func cancelled(ctx context.Context, name, what string) Result {
+	cause := context.Cause(ctx)
+	return errorResult(cause, "tool %s %s: %v", name, what, cause)
+}
+
+// checkJSON reports whether v can be encoded as JSON. Values of the kinds
+// JSON decoding produces are always encodable (but for non-finite floats);
+// anything else is encoded to find out.
+func checkJSON(v any) error {
+	switch v := v.(type) {
+	case nil, string, bool, int, int64, int32, uint, uint64, uint32:
+		return nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("unsupported value: %v", v)
+		}
+		return nil
+	case json.RawMessage:
+		if !json.Valid(v) {
+			return errors.New("json.RawMessage holds invalid JSON")
+		}
+		return nil
+	}
+	_, err := json.Marshal(v)
+	return err
+}
+
+// pathRE finds the JSON pointers jsonschema-go names in a validation error:
+// "validating /properties/city: ...".
+var pathRE = regexp.MustCompile(`validating (/[^:]*): `)
+
+// ratRE and zerosRE find the numbers jsonschema-go prints as rationals and
+// as fixed-point decimals ("0/1 is less than 1.000000").
+var (
+	ratRE   = regexp.MustCompile(`\b(\d+)/1\b`)
+	zerosRE = regexp.MustCompile(`\b(\d+)(?:\.0+|(\.\d*[1-9])0+)\b`)
+)
+
+// validationMessage rewrites a jsonschema-go validation error for a model:
+// numbers are printed plainly, and the innermost failing location becomes an argument path such as
+// `argument "address.city"` or `argument "tags[]"`.
+func validationMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "validating root: ")
+	msg = zerosRE.ReplaceAllString(ratRE.ReplaceAllString(msg, "$1"), "$1$2")
+	locs := pathRE.FindAllStringSubmatchIndex(msg, -1)
+	if len(locs) == 0 {
+		return msg
+	}
+	last := locs[len(locs)-1]
+	path := argumentPath(msg[last[2]:last[3]])
+	rest := strings.TrimPrefix(msg[last[1]:], "type: ")
+	if path == "" {
+		return rest
+	}
+	return fmt.Sprintf("argument %q: %s", path, rest)
+}
+
+// argumentPath turns a JSON pointer into a schema ("/properties/a/items")
+// into a dotted argument path ("a[]").
+func argumentPath(pointer string) string {
+	var b strings.Builder
+	segs := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	for i := 0; i < len(segs); i++ {
+		switch segs[i] {
+		case "properties", "patternProperties":
+			if i+1 < len(segs) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				i++
+				b.WriteString(strings.NewReplacer("~1", "/", "~0", "~").Replace(segs[i]))
+			}
+		case "items", "additionalItems":
+			b.WriteString("[]")
+		case "prefixItems":
+			if i+1 < len(segs) {
+				i++
+				b.WriteString("[" + segs[i] + "]")
+			}
+		case "additionalProperties":
+			b.WriteString(".*")
+		}
+	}
+	return b.String()
+}

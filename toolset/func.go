@@ -1,0 +1,61 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Func defines a tool from a typed Go function. The input schema is inferred
+// from In with [jsonschema.For]: In should be a struct, whose exported
+// fields become the properties (named by their json tags; fields without
+// omitempty or omitzero are required, and unknown properties are refused).
+// A `jsonschema:"..."` struct tag becomes the property's description, which
+// the model reads: write it as a prompt.
+//
+// On each call the arguments are validated against the schema, then decoded
+// into In (a whole float64 such as 3.0 decodes into an int field), and fn's
+// Out becomes the result's Output.
+func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) (*Tool, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("toolset: %w %q: function is nil", ErrInvalidTool, name)
+	}
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return nil, fmt.Errorf("toolset: %w %q: cannot infer the input schema: %v", ErrInvalidTool, name, err)
+	}
+	return Define(Tool{
+		Name:        name,
+		Description: description,
+		InputSchema: schema,
+		Run: func(ctx context.Context, args map[string]any) (any, error) {
+			var in In
+			if err := decodeArgs(args, &in); err != nil {
+				return nil, fmt.Errorf("%w for %s: %v", ErrInvalidArguments, name, err)
+			}
+			return fn(ctx, in)
+		},
+	})
+}
+
+// MustFunc is like [Func] but panics if the tool is invalid.
+func MustFunc[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
+	t, err := Func(name, description, fn)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// decodeArgs decodes validated arguments into *in through their JSON
+// encoding, so that json tags, custom unmarshalers and number conversion
+// behave exactly as for any JSON input.
+func decodeArgs(args map[string]any, in any) error {
+	data, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, in)
+}
