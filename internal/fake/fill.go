@@ -1,0 +1,280 @@
+package fake
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/genai"
+)
+
+// This file turns a scripted reply into the responses that are sent: it
+// copies them, merges or splits them, and auto-fills what the API always
+// sends.
+
+// events returns the responses to send for reply: one for a unary request,
+// the stream events for a streaming one. They are copies the caller owns.
+func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.GenerateContentResponse, error) {
+	var evs []*genai.GenerateContentResponse
+	switch {
+	case len(reply.Chunks) > 0:
+		for _, c := range reply.Chunks {
+			cc, err := cloneResponse(c)
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, cc)
+		}
+		if !stream {
+			evs = []*genai.GenerateContentResponse{mergeResponses(evs)}
+		}
+	default:
+		resp, err := cloneResponse(reply.Response)
+		if err != nil {
+			return nil, err
+		}
+		evs = []*genai.GenerateContentResponse{resp}
+	}
+	if !reply.Raw {
+		ids := reply.AddIDs || isGemini3(in.model)
+		sigs := reply.AddSignatures || isGemini3(in.model)
+		s.decorate(evs, ids, sigs)
+	}
+	if stream && len(reply.Chunks) == 0 {
+		evs = s.split(evs[0], reply.TextChunk, reply.TrailingSignature)
+	}
+	if !reply.Raw {
+		s.fill(evs, in)
+	}
+	return evs, nil
+}
+
+// cloneResponse deep-copies r through JSON (nil gives an empty response)
+// and drops the SDK-only sdkHttpResponse.
+func cloneResponse(r *genai.GenerateContentResponse) (*genai.GenerateContentResponse, error) {
+	out := &genai.GenerateContentResponse{}
+	if r == nil {
+		return out, nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("fake: scripted response is not JSON: %w", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("fake: scripted response does not decode: %w", err)
+	}
+	out.SDKHTTPResponse = nil
+	return out, nil
+}
+
+// mergeResponses merges stream chunks into the one response a unary call
+// would get: the parts of each candidate concatenated, consecutive text
+// parts joined (a text part that already carries a signature ends a run,
+// and its signature is kept), other candidate fields and usage from the
+// last chunk that sets them, promptFeedback, model version and response id
+// from the first.
+func mergeResponses(chunks []*genai.GenerateContentResponse) *genai.GenerateContentResponse {
+	out := &genai.GenerateContentResponse{}
+	for _, c := range chunks {
+		if out.PromptFeedback == nil {
+			out.PromptFeedback = c.PromptFeedback
+		}
+		if out.ModelVersion == "" {
+			out.ModelVersion = c.ModelVersion
+		}
+		if out.ResponseID == "" {
+			out.ResponseID = c.ResponseID
+		}
+		if c.UsageMetadata != nil {
+			out.UsageMetadata = c.UsageMetadata
+		}
+		for k, cand := range c.Candidates {
+			if k == len(out.Candidates) {
+				out.Candidates = append(out.Candidates, &genai.Candidate{})
+			}
+			mergeCandidate(out.Candidates[k], cand)
+		}
+	}
+	return out
+}
+
+func mergeCandidate(dst, src *genai.Candidate) {
+	parts := dst.Content
+	*dst, dst.Content = *src, parts
+	if src.Content == nil {
+		return
+	}
+	if dst.Content == nil {
+		dst.Content = &genai.Content{Role: src.Content.Role}
+	}
+	for _, p := range src.Content.Parts {
+		ps := dst.Content.Parts
+		if n := len(ps); n > 0 && isPlainText(ps[n-1]) && isPlainText(p) &&
+			ps[n-1].Thought == p.Thought && len(ps[n-1].ThoughtSignature) == 0 {
+			ps[n-1].Text += p.Text
+			ps[n-1].ThoughtSignature = p.ThoughtSignature
+			continue
+		}
+		dst.Content.Parts = append(dst.Content.Parts, p)
+	}
+}
+
+// isPlainText reports whether p is a text part (possibly empty) with no
+// other data.
+func isPlainText(p *genai.Part) bool {
+	q := *p
+	q.Text, q.Thought, q.ThoughtSignature = "", false, nil
+	return isZeroPart(&q)
+}
+
+func isZeroPart(p *genai.Part) bool {
+	b, _ := json.Marshal(p) // a decoded part always marshals
+	return string(b) == "{}"
+}
+
+// decorate gives the model turn of each candidate, spread over evs, what
+// Gemini 3 models send: an id on every function call (ids), and a thought
+// signature on the first functionCall part, or on the last part of a turn
+// without function calls (sigs). Scripted ids and signatures are kept.
+func (s *Server) decorate(evs []*genai.GenerateContentResponse, ids, sigs bool) {
+	for k := 0; ; k++ {
+		var parts []*genai.Part
+		found := false
+		for _, e := range evs {
+			if k < len(e.Candidates) {
+				found = true
+				if c := e.Candidates[k].Content; c != nil {
+					parts = append(parts, c.Parts...)
+				}
+			}
+		}
+		if !found {
+			return
+		}
+		s.decorateTurn(parts, ids, sigs)
+	}
+}
+
+func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
+	var firstCall *genai.Part
+	for _, p := range parts {
+		if p.FunctionCall == nil {
+			continue
+		}
+		if firstCall == nil {
+			firstCall = p
+		}
+		if ids && p.FunctionCall.ID == "" {
+			p.FunctionCall.ID = fmt.Sprintf("fc-%d", s.nextID())
+		}
+	}
+	if !sigs || len(parts) == 0 {
+		return
+	}
+	switch {
+	case firstCall != nil:
+		if len(firstCall.ThoughtSignature) == 0 {
+			firstCall.ThoughtSignature = s.signature()
+		}
+	default:
+		for _, p := range parts {
+			if len(p.ThoughtSignature) > 0 {
+				return
+			}
+		}
+		parts[len(parts)-1].ThoughtSignature = s.signature()
+	}
+}
+
+// signature returns a new thought signature. On the wire it is padded
+// standard base64, as the SDK requires.
+func (s *Server) signature() []byte {
+	return fmt.Appendf(nil, "fake-thought-signature-%d", s.nextID())
+}
+
+// fill completes evs, the events of one reply, with what the API always
+// sends: role "model", the candidate index, finishReason STOP on the last
+// event when a candidate with content has none, the model version and one
+// response id on every event, and usage (running totals) on every event
+// unless the script set usage on one of them.
+func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
+	responseID := fmt.Sprintf("fake-response-%d", s.nextID())
+	scriptedUsage := false
+	for _, e := range evs {
+		scriptedUsage = scriptedUsage || e.UsageMetadata != nil
+	}
+	var u usageCounter
+	u.prompt(in.req)
+	for i, e := range evs {
+		last := i == len(evs)-1
+		for k, c := range e.Candidates {
+			if c.Index == 0 {
+				c.Index = int32(k)
+			}
+			if c.Content != nil && c.Content.Role == "" {
+				c.Content.Role = genai.RoleModel
+			}
+			if last && c.FinishReason == "" && c.Content != nil && len(c.Content.Parts) > 0 && !finished(evs, k) {
+				c.FinishReason = genai.FinishReasonStop
+			}
+			u.add(c.Content)
+		}
+		if e.ModelVersion == "" {
+			e.ModelVersion = in.model
+		}
+		if e.ResponseID == "" {
+			e.ResponseID = responseID
+		}
+		if !scriptedUsage {
+			e.UsageMetadata = u.metadata()
+		}
+	}
+}
+
+// finished reports whether candidate k has a finishReason in any event.
+func finished(evs []*genai.GenerateContentResponse, k int) bool {
+	for _, e := range evs {
+		if k < len(e.Candidates) && e.Candidates[k].FinishReason != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// encodeResponse returns the JSON the API sends for r. A part with a
+// thought signature and no data is sent as {"text":"","thoughtSignature":…},
+// as the API does; genai's omitempty would drop the text.
+func encodeResponse(r *genai.GenerateContentResponse) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("fake: scripted response is not JSON: %w", err)
+	}
+	tree, err := parseJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range tree.get("candidates").elems() {
+		if c.get("index") == nil { // omitempty drops the index 0 the API sends
+			c.keys = append(c.keys, "index")
+			c.vals = append(c.vals, &jsonValue{kind: jsonNumber, str: "0"})
+		}
+		for _, p := range c.get("content").get("parts").elems() {
+			if p.get("thoughtSignature") != nil && p.get("text") == nil && !hasData(p) {
+				p.keys = append([]string{"text"}, p.keys...)
+				p.vals = append([]*jsonValue{{kind: jsonString}}, p.vals...)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	tree.encode(&buf)
+	return buf.Bytes(), nil
+}
+
+// mustJSON marshals v, which is built by this package and always marshals.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("fake: " + err.Error())
+	}
+	return b
+}

@@ -1,0 +1,167 @@
+package fake
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"google.golang.org/genai"
+)
+
+// Method is the API method a request called.
+type Method string
+
+const (
+	// MethodGenerateContent is POST /v1beta/models/{model}:generateContent.
+	MethodGenerateContent Method = "generateContent"
+	// MethodStreamGenerateContent is POST
+	// /v1beta/models/{model}:streamGenerateContent?alt=sse.
+	MethodStreamGenerateContent Method = "streamGenerateContent"
+)
+
+// Request is one request the server received, decoded. The server records
+// every request before it decides the answer, including rejected ones.
+//
+// Values returned by [Server.Requests], [Server.LastRequest] and passed to a
+// reply function are fresh copies: the caller owns them and may modify them.
+type Request struct {
+	// Seq numbers requests from 1 in order of arrival.
+	Seq int
+	// Method is the API method, or "" when the route was unknown.
+	Method Method
+	// Model is the model name from the path, without "models/"
+	// ("gemini-2.5-flash").
+	Model string
+	// APIVersion is the version segment of the path ("v1beta").
+	APIVersion string
+	// Header holds the request headers (User-Agent, X-Goog-Api-Client,
+	// X-Server-Timeout…).
+	Header http.Header
+	// APIKey is the value of the x-goog-api-key header.
+	APIKey string
+
+	// The decoded body. They are nil when the body could not be decoded
+	// (see Rejection). GenerationConfig lacks imageConfig, which genai's
+	// GenerationConfig has no field for; Body has it.
+	Contents          []*genai.Content
+	SystemInstruction *genai.Content
+	Tools             []*genai.Tool
+	ToolConfig        *genai.ToolConfig
+	GenerationConfig  *genai.GenerationConfig
+
+	// Body is the raw body as received.
+	Body []byte
+	// Rejection is set when validation rejected the request: which rule, and
+	// the error that was sent.
+	Rejection *Rejection
+	// Unscripted is set when no reply was scripted for the request and it
+	// was answered with the "no reply scripted" error.
+	Unscripted bool
+}
+
+// Rejection records a request that failed validation: the name of the rule
+// it broke (see the package documentation) and the error sent for it.
+type Rejection struct {
+	// Seq is the rejected request's [Request.Seq].
+	Seq int
+	// Rule names the rule, e.g. "function-response-count".
+	Rule string
+	// Err is the error that was sent.
+	Err APIError
+}
+
+// clone returns a deep copy of r, or nil.
+func (r *Rejection) clone() *Rejection {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Err = *r.Err.clone()
+	return &c
+}
+
+// record is the server's own copy of a request. It keeps the canonical JSON
+// of the decoded body and decodes a fresh copy for every reader.
+type record struct {
+	req       Request // Header and Body only; the decoded fields stay nil
+	canonical []byte  // nil when the body was not decoded
+}
+
+// request returns a deep copy of the recorded request.
+func (r *record) request() *Request {
+	out := r.req
+	out.Header = r.req.Header.Clone()
+	out.Body = slices.Clone(r.req.Body)
+	out.Rejection = r.req.Rejection.clone()
+	if r.canonical != nil {
+		var w wireRequest
+		if err := json.Unmarshal(r.canonical, &w); err != nil {
+			panic("fake: recorded request does not decode: " + err.Error()) // it decoded once
+		}
+		setDecoded(&out, &w)
+	}
+	return &out
+}
+
+func setDecoded(r *Request, w *wireRequest) {
+	r.Contents = w.Contents
+	r.SystemInstruction = w.SystemInstruction
+	r.Tools = w.Tools
+	r.ToolConfig = w.ToolConfig
+	if w.GenerationConfig != nil {
+		r.GenerationConfig = &w.GenerationConfig.GenerationConfig
+	}
+}
+
+// Requests returns copies of all requests received so far, in order of
+// arrival. It is safe to call concurrently with requests in flight.
+func (s *Server) Requests() []*Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Request, len(s.records))
+	for i, r := range s.records {
+		out[i] = r.request()
+	}
+	return out
+}
+
+// LastRequest returns a copy of the most recent request, or nil if there
+// has been none.
+func (s *Server) LastRequest() *Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.records) == 0 {
+		return nil
+	}
+	return s.records[len(s.records)-1].request()
+}
+
+// Rejections returns copies of the rejections of all requests that failed
+// validation, in order of arrival; a client that speaks the protocol
+// correctly causes none. Requests to unknown routes are rejected too, by the
+// rule "route".
+func (s *Server) Rejections() []*Rejection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Rejection
+	for _, r := range s.records {
+		if r.req.Rejection != nil {
+			out = append(out, r.req.Rejection.clone())
+		}
+	}
+	return out
+}
+
+// Unscripted returns how many requests found neither a queued reply nor a
+// reply function, and were answered with the "no reply scripted" error.
+func (s *Server) Unscripted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.records {
+		if r.req.Unscripted {
+			n++
+		}
+	}
+	return n
+}
