@@ -1,0 +1,116 @@
+package agent_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// twoCallScript answers a conversation's first request with two parallel
+// get_weather calls, and the request that answers them with text.
+func twoCallScript(req *fake.Request) *fake.Reply {
+	last := req.Contents[len(req.Contents)-1]
+	if len(last.Parts) > 0 && last.Parts[0].FunctionResponse != nil {
+		return fake.Text("Sunny in Paris and Tokyo.")
+	}
+	return fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"}), fake.Call("get_weather", map[string]any{"city": "Tokyo"}))
+}
+
+func benchServer(b *testing.B) (*fake.Server, *genai.Client) {
+	srv := fake.NewServer()
+	b.Cleanup(srv.Close)
+	srv.SetReplyFunc(twoCallScript)
+	return srv, srv.Client()
+}
+
+// BenchmarkRunTwoCalls is agent.Run on one turn of two parallel calls and a
+// text answer. Compare with BenchmarkRunRawLoop, the same wire work written
+// by hand on the genai client.
+func BenchmarkRunTwoCalls(b *testing.B) {
+	_, client := benchServer(b)
+	a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(forecast)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	in := genai.Text("What's the weather in Paris and Tokyo?")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := a.Run(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStreamTwoCalls is Agent.Stream on the same conversation.
+func BenchmarkStreamTwoCalls(b *testing.B) {
+	_, client := benchServer(b)
+	a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(forecast)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	in := genai.Text("What's the weather in Paris and Tokyo?")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, err := range a.Stream(ctx, in) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkRunRawLoop is the floor: the loop written by hand on the raw
+// genai client, with the same tool, concurrency and wire work.
+func BenchmarkRunRawLoop(b *testing.B) {
+	_, client := benchServer(b)
+	tools, err := geminiadapter.Tools(forecast)
+	if err != nil {
+		b.Fatal(err)
+	}
+	config := &genai.GenerateContentConfig{Tools: tools}
+	ctx := context.Background()
+	in := genai.Text("What's the weather in Paris and Tokyo?")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		history := append([]*genai.Content(nil), in...)
+		for {
+			resp, err := client.Models.GenerateContent(ctx, model, history, config)
+			if err != nil {
+				b.Fatal(err)
+			}
+			content := resp.Candidates[0].Content
+			history = append(history, content)
+			var calls []*genai.FunctionCall
+			for _, p := range content.Parts {
+				if p.FunctionCall != nil {
+					calls = append(calls, p.FunctionCall)
+				}
+			}
+			if len(calls) == 0 {
+				break
+			}
+			parts := make([]*genai.Part, len(calls))
+			var wg sync.WaitGroup
+			for j, call := range calls {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					parts[j] = geminiadapter.Response(call, forecast.Execute(ctx, call.Args))
+				}()
+			}
+			wg.Wait()
+			history = append(history, &genai.Content{Role: genai.RoleUser, Parts: parts})
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+// errStreamCut is the error of a stream that ended, without an error, before
+// any chunk carried a finish reason: the connection was cut at an event
+// boundary, or a proxy ended it. The API always ends a stream with a finish
+// reason, so what arrived is incomplete (genai's own Chat drops such turns).
+var errStreamCut = errors.New("agent: stream ended before the model finished (no finish reason)")
+
+// modelTurn makes the model call of one turn, with its retries and re-asks,
+// and returns the turn holding the response. On failure the turn is
+// returned too, with the last response received, if any.
+func (r *run) modelTurn(turn int) (*Turn, error) {
+	t := &Turn{}
+	start := time.Now()
+	rt := retrier{policy: &r.a.retry, start: start}
+	reasks := 0
+	for attempt := 1; ; attempt++ {
+		t.Attempts = attempt
+		if r.emitting && !r.emit(&Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt}) {
+			return t, errStopped
+		}
+		var (
+			resp     *genai.GenerateContentResponse
+			err      error
+			streamed bool // content reached the Stream consumer: the turn cannot be replayed
+		)
+		if r.yield != nil {
+			resp, streamed, err = r.stream(turn)
+		} else {
+			resp, err = r.a.models.GenerateContent(r.ctx, r.a.model, r.history, r.a.config)
+		}
+		t.Latency = time.Since(start)
+		if r.stopped {
+			return t, errStopped
+		}
+		if err != nil {
+			if r.ctx.Err() != nil {
+				return t, r.ctxError(turn)
+			}
+			d, ok := rt.delay(err, attempt)
+			if !ok || streamed {
+				return t, &ModelError{Turn: turn, Attempts: attempt, Err: err}
+			}
+			r.retrying(turn, attempt, err, d)
+			if !sleep(r.ctx, d) {
+				t.Latency = time.Since(start)
+				return t, r.ctxError(turn)
+			}
+			continue
+		}
+		t.Response = resp
+		t.Usage.add(resp.UsageMetadata)
+		if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
+			t.FinishReason = resp.Candidates[0].FinishReason
+		}
+		if stop, reask := check(resp); stop != nil {
+			stop.Turn, stop.Attempts = turn, attempt
+			if reask && reasks < r.a.retry.MaxReasks && !streamed {
+				reasks++
+				r.retrying(turn, attempt, stop, 0)
+				continue
+			}
+			return t, stop
+		}
+		if r.emitting {
+			r.emit(&Event{Kind: EventModelResponse, Turn: turn, Response: resp, Usage: t.Usage,
+				FinishReason: t.FinishReason, Duration: t.Latency})
+		}
+		return t, nil
+	}
+}
+
+// retrying reports a retry about to happen.
+func (r *run) retrying(turn, attempt int, err error, d time.Duration) {
+	r.a.logger.LogAttrs(r.ctx, slog.LevelWarn, "agent: retrying model call",
+		slog.Int("turn", turn), slog.Int("attempt", attempt), slog.Duration("delay", d), slog.Any("error", err))
+	if r.emitting {
+		r.emit(&Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Err: err, Delay: d})
+	}
+}
+
+// stream makes one streaming model call, handing text and thoughts to the
+// consumer as they arrive, and returns the chunks merged into one response.
+// streamed reports whether any content reached the consumer.
+func (r *run) stream(turn int) (resp *genai.GenerateContentResponse, streamed bool, err error) {
+	var m merger
+	for chunk, err := range r.a.models.GenerateContentStream(r.ctx, r.a.model, r.history, r.a.config) {
+		if err != nil {
+			return nil, streamed, err
+		}
+		m.add(chunk)
+		if chunk == nil || len(chunk.Candidates) == 0 || chunk.Candidates[0] == nil || chunk.Candidates[0].Content == nil {
+			continue
+		}
+		for _, p := range chunk.Candidates[0].Content.Parts {
+			if p == nil || p.Text == "" || !plainText(p) {
+				continue
+			}
+			kind := EventText
+			if p.Thought {
+				kind = EventThought
+			}
+			streamed = true
+			if !r.emit(&Event{Kind: kind, Turn: turn, Text: p.Text}) {
+				return nil, streamed, errStopped
+			}
+		}
+	}
+	resp = m.response()
+	if len(resp.Candidates) > 0 && resp.Candidates[0].FinishReason == "" {
+		return nil, streamed, errStreamCut
+	}
+	return resp, streamed, nil
+}
+
+// unsafeReasons are the finish reasons that stop a turn for safety.
+var unsafeReasons = map[genai.FinishReason]bool{
+	genai.FinishReasonSafety:                 true,
+	genai.FinishReasonProhibitedContent:      true,
+	genai.FinishReasonBlocklist:              true,
+	genai.FinishReasonSPII:                   true,
+	genai.FinishReasonRecitation:             true,
+	genai.FinishReasonImageSafety:            true,
+	genai.FinishReasonImageProhibitedContent: true,
+	genai.FinishReasonImageRecitation:        true,
+}
+
+// check returns why resp cannot be used, if it cannot, and whether asking
+// again may help.
+func check(resp *genai.GenerateContentResponse) (stop *StopError, reask bool) {
+	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		return &StopError{Kind: ErrPromptBlocked, BlockReason: pf.BlockReason, Message: pf.BlockReasonMessage}, false
+	}
+	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
+		return &StopError{Kind: ErrEmptyReply}, true
+	}
+	c := resp.Candidates[0]
+	switch {
+	case unsafeReasons[c.FinishReason]:
+		return &StopError{Kind: ErrUnsafe, FinishReason: c.FinishReason, Message: c.FinishMessage}, false
+	case c.FinishReason == genai.FinishReasonMalformedFunctionCall || c.FinishReason == genai.FinishReasonUnexpectedToolCall:
+		return &StopError{Kind: ErrMalformedCall, FinishReason: c.FinishReason, Message: c.FinishMessage}, true
+	case c.Content == nil || len(c.Content.Parts) == 0:
+		return &StopError{Kind: ErrEmptyReply, FinishReason: c.FinishReason}, true
+	}
+	return nil, false
+}

@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// Result is what a run produced. A run that fails returns its partial
+// Result next to the error, so the caller can show or continue what
+// happened.
+type Result struct {
+	// Text is the text of the last model turn, without thought parts: the
+	// answer when the run finished.
+	Text string
+
+	// FinishReason is the last model turn's finish reason: STOP normally,
+	// MAX_TOKENS when the answer was cut short.
+	FinishReason genai.FinishReason
+
+	// History is the input followed by every model turn and every tool
+	// turn, in order: pass it back, with one more user message, to continue
+	// the conversation. It is a new slice, the caller's to keep and extend;
+	// the input's contents are shared, not copied, and model contents are
+	// kept exactly as the API returned them, thought signatures included.
+	// It survives a JSON round trip.
+	History []*genai.Content
+
+	// Turns has one entry per model turn, in order.
+	Turns []Turn
+
+	// Usage sums the token counts of every model response of the run,
+	// re-asked ones included.
+	Usage Usage
+}
+
+// Turn is one model turn of a run: the model's response and the tool calls
+// it asked for.
+type Turn struct {
+	// Response is the model's response; for a streamed turn, its chunks
+	// merged into one.
+	Response *genai.GenerateContentResponse
+
+	// Calls are the function calls the model asked for, in order.
+	Calls []*genai.FunctionCall
+
+	// Results answer Calls, in the same order.
+	Results []ToolResult
+
+	// Usage is this turn's token counts, re-asked responses included.
+	Usage Usage
+
+	// FinishReason is the response's finish reason.
+	FinishReason genai.FinishReason
+
+	// Attempts counts the model calls made for this turn: 1, plus retries
+	// and re-asks.
+	Attempts int
+
+	// Latency is the time spent in model calls for this turn, waits
+	// between retries included.
+	Latency time.Duration
+
+	// ToolTime is the time spent running this turn's tool calls.
+	ToolTime time.Duration
+}
+
+// ToolResult is the outcome of one function call.
+type ToolResult struct {
+	// Call is the model's function call.
+	Call *genai.FunctionCall
+
+	// Result is what was sent back: the tool's result, or an error result
+	// for an unknown tool, a call over the per-turn cap, a call denied by
+	// Intercept, or a timeout.
+	toolset.Result
+
+	// Duration is how long the call took.
+	Duration time.Duration
+}
+
+// Usage counts tokens, summed from the API's usageMetadata.
+type Usage struct {
+	PromptTokens        int // tokens of the request, cached ones included
+	CandidatesTokens    int // tokens of the response
+	ThoughtsTokens      int // tokens of the model's thoughts
+	CachedTokens        int // tokens of the request served from a cache
+	ToolUsePromptTokens int // tokens of tool-use prompts
+	TotalTokens         int // all of the above as the API counts them
+}
+
+// add adds a response's usage metadata to u.
+func (u *Usage) add(m *genai.GenerateContentResponseUsageMetadata) {
+	if m == nil {
+		return
+	}
+	u.PromptTokens += int(m.PromptTokenCount)
+	u.CandidatesTokens += int(m.CandidatesTokenCount)
+	u.ThoughtsTokens += int(m.ThoughtsTokenCount)
+	u.CachedTokens += int(m.CachedContentTokenCount)
+	u.ToolUsePromptTokens += int(m.ToolUsePromptTokenCount)
+	u.TotalTokens += int(m.TotalTokenCount)
+}
+
+// plus returns the sum of u and v.
+func (u Usage) plus(v Usage) Usage {
+	return Usage{
+		PromptTokens:        u.PromptTokens + v.PromptTokens,
+		CandidatesTokens:    u.CandidatesTokens + v.CandidatesTokens,
+		ThoughtsTokens:      u.ThoughtsTokens + v.ThoughtsTokens,
+		CachedTokens:        u.CachedTokens + v.CachedTokens,
+		ToolUsePromptTokens: u.ToolUsePromptTokens + v.ToolUsePromptTokens,
+		TotalTokens:         u.TotalTokens + v.TotalTokens,
+	}
+}

@@ -1,0 +1,194 @@
+package agent
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"google.golang.org/genai"
+)
+
+// RetryPolicy says how a failed model call is retried. The zero value is a
+// sensible policy: every zero field takes the default named in its comment.
+//
+// A call is retried when it failed for a transient reason: HTTP 408, 429,
+// 500, 502, 503 or 504, a broken or refused connection, or a reply cut
+// before its end (a stream cut before its first event, a body that is not
+// whole JSON). It is never retried on 400, 401, 403 or 404, nor once the
+// run's context is done. Waits grow exponentially with jitter, and when the
+// API says how long to wait (google.rpc.RetryInfo in the error's details) a
+// wait is at least that long. Every wait ends early when the context is
+// done.
+type RetryPolicy struct {
+	// MaxAttempts bounds the model calls made for one turn, the first
+	// included. Zero means 4; 1 turns retries off.
+	MaxAttempts int
+
+	// InitialDelay is the wait before the first retry. Zero means 1s.
+	InitialDelay time.Duration
+
+	// MaxDelay caps each computed wait (not the API's RetryInfo delay).
+	// Zero means 30s.
+	MaxDelay time.Duration
+
+	// Multiplier grows the wait after each retry. Zero means 2.
+	Multiplier float64
+
+	// Jitter randomizes each computed wait by ±Jitter of itself. Zero means
+	// 0.2; a negative value turns jitter off.
+	Jitter float64
+
+	// MaxElapsed bounds the time spent on one turn's model calls, waits
+	// included: a retry whose wait would overrun it is not made. Zero means
+	// 2 minutes; a negative value means no bound.
+	MaxElapsed time.Duration
+
+	// MaxReasks bounds how many times a turn is asked again after an empty
+	// reply (no candidate, or a candidate with no parts) or a
+	// MALFORMED_FUNCTION_CALL or UNEXPECTED_TOOL_CALL finish. Zero means 2;
+	// a negative value turns re-asking off.
+	MaxReasks int
+}
+
+// withDefaults returns p with every zero field set to its default.
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 4
+	}
+	if p.InitialDelay <= 0 {
+		p.InitialDelay = time.Second
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 30 * time.Second
+	}
+	if p.Multiplier <= 0 {
+		p.Multiplier = 2
+	}
+	switch {
+	case p.Jitter == 0:
+		p.Jitter = 0.2
+	case p.Jitter < 0:
+		p.Jitter = 0
+	case p.Jitter > 1:
+		p.Jitter = 1
+	}
+	if p.MaxElapsed == 0 {
+		p.MaxElapsed = 2 * time.Minute
+	}
+	switch {
+	case p.MaxReasks == 0:
+		p.MaxReasks = 2
+	case p.MaxReasks < 0:
+		p.MaxReasks = 0
+	}
+	return p
+}
+
+// retrier decides and waits out the retries of one turn. The backoff state
+// is made on the first failure only, so a turn that succeeds at once
+// allocates nothing for it.
+type retrier struct {
+	policy  *RetryPolicy
+	start   time.Time
+	backoff *backoff.ExponentialBackOff
+}
+
+// delay returns how long to wait before retrying after err, and false when
+// err must not be retried (or the policy's time is up). attempt is the call
+// that failed, from 1.
+func (r *retrier) delay(err error, attempt int) (time.Duration, bool) {
+	if attempt >= r.policy.MaxAttempts || !transient(err) {
+		return 0, false
+	}
+	if r.backoff == nil {
+		r.backoff = backoff.NewExponentialBackOff(
+			backoff.WithInitialInterval(r.policy.InitialDelay),
+			backoff.WithMaxInterval(r.policy.MaxDelay),
+			backoff.WithMultiplier(r.policy.Multiplier),
+			backoff.WithRandomizationFactor(r.policy.Jitter),
+			backoff.WithMaxElapsedTime(0), // bounded below, from the turn's start
+		)
+	}
+	d := r.backoff.NextBackOff()
+	if server, ok := retryDelay(err); ok && server > d {
+		d = server
+	}
+	if r.policy.MaxElapsed > 0 && time.Since(r.start)+d > r.policy.MaxElapsed {
+		return 0, false
+	}
+	return d, true
+}
+
+// sleep waits for d or until ctx is done, and reports whether it waited the
+// whole time.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// retryableStatus lists the HTTP statuses worth another try.
+var retryableStatus = []int{408, 429, 500, 502, 503, 504}
+
+// transient reports whether err is worth retrying: a retryable API status,
+// a connection failure, or a reply that arrived incomplete or garbled (a
+// body that is not whole JSON, a functionCall whose args are not an object,
+// a thought signature that is not base64: the SDK cannot decode the reply,
+// and asking again is the only remedy).
+func transient(err error) bool {
+	var apiErr genai.APIError
+	if errors.As(err, &apiErr) {
+		return slices.Contains(retryableStatus, apiErr.Code)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var (
+		netErr    net.Error
+		urlErr    *url.Error
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+		b64Err    base64.CorruptInputError
+	)
+	return errors.As(err, &netErr) || errors.As(err, &urlErr) || errors.As(err, &syntaxErr) ||
+		errors.As(err, &typeErr) || errors.As(err, &b64Err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errStreamCut) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
+}
+
+// retryDelay returns the wait the API asked for in a google.rpc.RetryInfo
+// detail of err, if any.
+func retryDelay(err error) (time.Duration, bool) {
+	var apiErr genai.APIError
+	if !errors.As(err, &apiErr) {
+		return 0, false
+	}
+	for _, detail := range apiErr.Details {
+		if detail["@type"] != "type.googleapis.com/google.rpc.RetryInfo" {
+			continue
+		}
+		s, ok := detail["retryDelay"].(string)
+		if !ok {
+			continue
+		}
+		// A protobuf Duration in JSON: seconds with up to 9 decimals and
+		// an "s" suffix, such as "37s" or "1.500s": ParseDuration reads it.
+		if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+			return d, true
+		}
+	}
+	return 0, false
+}
