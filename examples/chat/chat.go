@@ -1,0 +1,414 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// defaultModel is the model used with an API key, unless -model says
+// otherwise.
+const defaultModel = "gemini-2.5-flash"
+
+const systemPrompt = "You are a helpful assistant in a terminal chat. Use the tools when they help: " +
+	"get_weather (its data is made up: say so), current_time and calculate. Answer briefly."
+
+// options configure a chat session.
+type options struct {
+	model       string
+	verbose     bool
+	apiKey      string // empty: the offline model
+	interactive bool   // the input is a terminal: show a prompt
+	color       bool   // the output is a terminal: dim tool lines
+	interrupts  <-chan os.Signal
+
+	// models, when set, replaces both the real API and the offline model
+	// (tests script the fake with it).
+	models agent.Models
+	// clock, when set, is the current_time tool's clock.
+	clock func() time.Time
+}
+
+// run is the whole chat: it reads messages from in until it ends, /exit,
+// or an interrupt at the prompt, and writes the conversation to out.
+func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
+	ctx, exit := context.WithCancel(ctx)
+	defer exit()
+
+	tools := demoTools()
+	if opts.clock != nil {
+		tools = newDemoTools(opts.clock)
+	}
+	models, model := opts.models, opts.model
+	if model == "" {
+		model = defaultModel
+	}
+	switch {
+	case models != nil:
+	case opts.apiKey != "":
+		client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI})
+		if err != nil {
+			return fmt.Errorf("connecting to Gemini: %w", err)
+		}
+		models = client.Models
+	default:
+		srv := fake.NewServer()
+		defer srv.Close()
+		srv.SetReplyFunc(offlineModel)
+		models, model = srv.Client().Models, offlineModelName
+		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=... to chat with Gemini).")
+	}
+
+	a, err := agent.New(agent.Config{
+		Models: models,
+		Model:  model,
+		Tools:  tools,
+		GenerateConfig: &genai.GenerateContentConfig{
+			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
+		},
+		ToolTimeout: 30 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	c := &chat{agent: a, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model}
+	return c.loop(ctx, exit, in)
+}
+
+// chat is one session: the agent, the conversation so far, and where it
+// is written.
+type chat struct {
+	agent   *agent.Agent
+	tools   *toolset.Set
+	out     io.Writer
+	opts    options
+	st      style
+	model   string
+	history []*genai.Content
+
+	mu      sync.Mutex
+	current context.CancelFunc // cancels the answer in progress, if any
+}
+
+func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) error {
+	if c.opts.interactive {
+		fmt.Fprintf(c.out, "Chatting with %s. Type /help for commands, Ctrl-D to leave.\n", c.model)
+	}
+	go c.watchInterrupts(ctx, exit)
+
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+
+	for {
+		if c.opts.interactive {
+			fmt.Fprint(c.out, c.st.prompt("you> "))
+		}
+		var line string
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(c.out)
+			return nil
+		case l, ok := <-lines:
+			if !ok {
+				if c.opts.interactive {
+					fmt.Fprintln(c.out)
+				}
+				select {
+				case err := <-readErr:
+					return err
+				default:
+					return nil
+				}
+			}
+			line = strings.TrimSpace(l)
+		}
+		switch {
+		case line == "":
+			continue
+		case strings.HasPrefix(line, "/"):
+			if c.command(line) {
+				return nil
+			}
+		default:
+			c.ask(ctx, line)
+		}
+	}
+}
+
+// watchInterrupts turns Ctrl-C into: stop the answer in progress, or, at
+// the prompt (or when an answer is already being stopped), leave.
+func (c *chat) watchInterrupts(ctx context.Context, exit context.CancelFunc) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.opts.interrupts:
+			c.mu.Lock()
+			cancel := c.current
+			c.current = nil
+			c.mu.Unlock()
+			if cancel == nil {
+				exit()
+				return
+			}
+			cancel()
+		}
+	}
+}
+
+// command runs a /command and reports whether the chat should end.
+func (c *chat) command(line string) (quit bool) {
+	name, _, _ := strings.Cut(line, " ")
+	switch name {
+	case "/exit", "/quit":
+		return true
+	case "/help":
+		fmt.Fprint(c.out, helpText)
+	case "/tools":
+		for _, t := range c.tools.Tools() {
+			fmt.Fprintf(c.out, "  %-13s %s\n", t.Name, firstSentence(t.Description))
+		}
+	case "/reset":
+		c.history = nil
+		fmt.Fprintln(c.out, c.st.dim("(conversation cleared)"))
+	case "/history":
+		c.printHistory()
+	default:
+		fmt.Fprintf(c.out, "unknown command %s; /help lists them\n", name)
+	}
+	return false
+}
+
+const helpText = `Ask anything; the model may call these tools: get_weather (made-up data),
+current_time (IANA zones such as Europe/Paris) and calculate (arithmetic).
+Commands:
+  /help     this text
+  /tools    the tools the model can call
+  /reset    forget the conversation
+  /history  show the conversation so far
+  /exit     leave (Ctrl-D works too)
+Ctrl-C stops the answer in progress; at the prompt it leaves.
+`
+
+// ask sends one message and streams the answer.
+func (c *chat) ask(ctx context.Context, message string) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.mu.Lock()
+	c.current = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.current = nil
+		c.mu.Unlock()
+	}()
+
+	contents := append(c.history, genai.NewContentFromText(message, genai.RoleUser))
+	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, atLineStart: true}
+	var res *agent.Result
+	var err error
+	for ev, e := range c.agent.Stream(actx, contents) {
+		p.event(ev)
+		if ev.Kind == agent.EventDone {
+			res, err = ev.Result, e
+		}
+	}
+	p.endLine()
+	if !c.opts.interactive {
+		defer fmt.Fprintln(c.out) // a blank line between answers
+	}
+	// The partial history of a failed run still ends where the
+	// conversation can go on, so it is kept either way.
+	if res != nil {
+		c.history = res.History
+	}
+	switch {
+	case err == nil:
+		if c.opts.verbose {
+			fmt.Fprintln(c.out, c.st.dim(usageLine(res)))
+		}
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(c.out, c.st.dim("(answer stopped)"))
+	default:
+		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
+	}
+}
+
+// printHistory shows the conversation, one line per part.
+func (c *chat) printHistory() {
+	if len(c.history) == 0 {
+		fmt.Fprintln(c.out, c.st.dim("(no conversation yet)"))
+		return
+	}
+	for _, content := range c.history {
+		for _, part := range content.Parts {
+			switch {
+			case part.FunctionCall != nil:
+				fmt.Fprintf(c.out, "%-6s call %s %s\n", content.Role+":", part.FunctionCall.Name, compactJSON(part.FunctionCall.Args))
+			case part.FunctionResponse != nil:
+				fmt.Fprintf(c.out, "%-6s %s -> %s\n", content.Role+":", part.FunctionResponse.Name, compactJSON(part.FunctionResponse.Response))
+			case part.Thought:
+				continue
+			case part.Text != "":
+				fmt.Fprintf(c.out, "%-6s %s\n", content.Role+":", part.Text)
+			}
+		}
+	}
+}
+
+// printer renders a stream's events.
+type printer struct {
+	out         io.Writer
+	st          style
+	verbose     bool
+	atLineStart bool
+	inThought   bool
+}
+
+func (p *printer) event(ev *agent.Event) {
+	if ev == nil {
+		return
+	}
+	switch ev.Kind {
+	case agent.EventText:
+		if p.inThought {
+			p.endLine()
+			p.inThought = false
+		}
+		p.write(ev.Text)
+	case agent.EventThought:
+		if p.verbose {
+			p.inThought = true
+			p.write(p.st.dim(ev.Text))
+		}
+	case agent.EventToolCall:
+		p.line(p.st.tool(fmt.Sprintf("→ %s %s", ev.Call.Name, compactJSON(ev.Call.Args))))
+	case agent.EventToolResult:
+		r := ev.ToolResult
+		mark, body := "←", compactJSON(r.Output)
+		if r.IsError {
+			mark = "✗"
+			if s, ok := r.Output.(string); ok {
+				body = s
+			}
+		}
+		p.line(p.st.tool(fmt.Sprintf("%s %s %s (%s)", mark, ev.Call.Name, shorten(body, 160), roundDuration(ev.Duration))))
+	case agent.EventRetry:
+		if ev.Delay > 0 {
+			p.line(p.st.dim(fmt.Sprintf("(model call failed, retrying in %s: %v)", ev.Delay.Round(time.Millisecond), ev.Err)))
+		}
+	}
+}
+
+// write writes streamed text.
+func (p *printer) write(s string) {
+	if s == "" {
+		return
+	}
+	fmt.Fprint(p.out, s)
+	p.atLineStart = strings.HasSuffix(s, "\n")
+}
+
+// line writes s on a line of its own.
+func (p *printer) line(s string) {
+	p.endLine()
+	fmt.Fprintln(p.out, s)
+}
+
+// endLine ends the current line, if text is on it.
+func (p *printer) endLine() {
+	if !p.atLineStart {
+		fmt.Fprintln(p.out)
+		p.atLineStart = true
+	}
+}
+
+// usageLine summarizes an answer for -v.
+func usageLine(res *agent.Result) string {
+	var latency time.Duration
+	calls := 0
+	for _, t := range res.Turns {
+		latency += t.Latency + t.ToolTime
+		calls += len(t.Calls)
+	}
+	return fmt.Sprintf("[%d model turns · %d tool calls · %d tokens in, %d out, %d thinking · %s]",
+		len(res.Turns), calls, res.Usage.PromptTokens, res.Usage.CandidatesTokens, res.Usage.ThoughtsTokens,
+		latency.Round(time.Millisecond))
+}
+
+// roundDuration rounds d for display: to the millisecond, or to the
+// microsecond below one.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// shorten cuts s to at most n runes, marking the cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// compactJSON renders v as one line of JSON.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// style decorates output for a terminal; without color it leaves text
+// plain, with tool lines marked by their arrows.
+type style struct{ color bool }
+
+func newStyle(color bool) style { return style{color: color} }
+
+func (s style) wrap(code, text string) string {
+	if !s.color {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+func (s style) dim(text string) string    { return s.wrap("2", text) }
+func (s style) tool(text string) string   { return s.wrap("2;36", text) }
+func (s style) err(text string) string    { return s.wrap("31", text) }
+func (s style) prompt(text string) string { return s.wrap("1", text) }

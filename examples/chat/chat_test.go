@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"google.golang.org/genai"
+)
+
+// fixedClock is the time every test's current_time tool sees.
+func fixedClock() time.Time { return time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC) }
+
+// chatOutput runs a piped (non-interactive) chat on input and returns what
+// it printed.
+func chatOutput(t *testing.T, opts options, input string) string {
+	t.Helper()
+	var out bytes.Buffer
+	opts.clock = fixedClock
+	if err := run(context.Background(), opts, strings.NewReader(input), &out); err != nil {
+		t.Fatalf("run() = %v", err)
+	}
+	return out.String()
+}
+
+func TestOfflineConversation(t *testing.T) {
+	out := chatOutput(t, options{}, strings.Join([]string{
+		"What's the weather in Paris and Tokyo?",
+		"what time is it in UTC",
+		"what is (12+7)*3",
+		"tell me a joke",
+	}, "\n")+"\n")
+	for _, want := range []string{
+		"running on the built-in offline model",
+		"→ get_weather {\"city\":\"Paris\"}\n→ get_weather {\"city\":\"Tokyo\"}\n", // both calls in one turn
+		"Paris: heavy rain, 3°C, humidity 53%, wind 45 km/h.",
+		"Tokyo: windy, 13°C",
+		"(The weather here is made-up demo data.)",
+		"→ current_time {\"timezone\":\"UTC\"}",
+		"In UTC it is Saturday, 14 March 2026 15:09 UTC (UTC+00:00).",
+		"→ calculate {\"expression\":\"(12+7)*3\"}",
+		"(12+7)*3 = 57",
+		"I am the offline demo model",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("escape codes in output that is not a terminal")
+	}
+	if got := strings.Count(out, "← get_weather"); got != 2 {
+		t.Errorf("%d get_weather results, want 2", got)
+	}
+}
+
+func TestOfflineToolErrors(t *testing.T) {
+	out := chatOutput(t, options{}, "what is 1/0\nwhat time is it in Atlantis/Capital\n")
+	for _, want := range []string{
+		`✗ calculate division by zero in "1/0"`,
+		`calculate failed: division by zero in "1/0".`,
+		`✗ current_time time zone "Atlantis/Capital" is unknown`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want []string // name:arg
+	}{
+		{"What's the weather in Paris and Tokyo?", []string{"get_weather:Paris", "get_weather:Tokyo"}},
+		{"weather in new york, london & rome", []string{"get_weather:New York", "get_weather:London", "get_weather:Rome"}},
+		{"what time is it in UTC", []string{"current_time:UTC"}},
+		{"What time is it in Tokyo?", []string{"current_time:Asia/Tokyo"}},
+		{"time in Europe/Berlin please", []string{"current_time:Europe/Berlin"}},
+		{"what time is it", []string{"current_time:UTC"}},
+		{"what is (12+7)*3", []string{"calculate:(12+7)*3"}},
+		{"calculate 2.5 / 4 for me", []string{"calculate:2.5 / 4"}},
+		{"weather in Oslo and the time in Tokyo", []string{"get_weather:Oslo", "current_time:Asia/Tokyo"}},
+		{"hello", nil},
+		{"I have 3 cats", nil},
+	} {
+		var got []string
+		for _, c := range plan(tc.q) {
+			for _, v := range c.Args {
+				got = append(got, c.Name+":"+v.(string))
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("plan(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestScriptedChatKeepsHistoryAndCommands(t *testing.T) {
+	srv := fake.NewServer()
+	defer srv.Close()
+	srv.Enqueue(fake.Text("Hi!"), fake.Text("You said hello."), fake.Text("Fresh start."))
+	out := chatOutput(t, options{models: srv.Client().Models, model: "gemini-2.5-flash"},
+		"hello\nwhat did I say?\n/history\n/reset\n/history\nagain\n/tools\n/help\n/nope\n/exit\nnever sent\n")
+	for _, want := range []string{
+		"Hi!", "You said hello.",
+		"user:  hello\nmodel: Hi!\nuser:  what did I say?\nmodel: You said hello.\n",
+		"(conversation cleared)", "(no conversation yet)", "Fresh start.",
+		"get_weather   Get the current weather", "Commands:", "unknown command /nope",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3 (/exit stops before the last line)", len(reqs))
+	}
+	if n := len(reqs[1].Contents); n != 3 {
+		t.Errorf("second request has %d contents, want 3 (the history)", n)
+	}
+	if n := len(reqs[2].Contents); n != 1 {
+		t.Errorf("request after /reset has %d contents, want 1", n)
+	}
+	if reqs[0].SystemInstruction == nil || !strings.Contains(reqs[0].SystemInstruction.Parts[0].Text, "get_weather") {
+		t.Error("no system instruction sent")
+	}
+}
+
+func TestScriptedErrorIsShown(t *testing.T) {
+	srv := fake.NewServer()
+	defer srv.Close()
+	srv.Enqueue(fake.Error(403, "API key not valid."), fake.Text("recovered"))
+	out := chatOutput(t, options{models: srv.Client().Models, model: "gemini-2.5-flash"}, "hi\nhi again\n")
+	if !strings.Contains(out, "error: agent: model call for turn 0 failed: Error 403, Message: API key not valid.") || !strings.Contains(out, "recovered") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func TestVerboseUsageAndColor(t *testing.T) {
+	srv := fake.NewServer()
+	defer srv.Close()
+	srv.Enqueue(fake.Parts(&genai.Part{Text: "pondering", Thought: true}, &genai.Part{Text: "Answer."}))
+	out := chatOutput(t, options{models: srv.Client().Models, model: "gemini-2.5-flash", verbose: true, color: true}, "q\n")
+	if !regexp.MustCompile(`\x1b\[2m\[1 model turns · 0 tool calls · \d+ tokens in, \d+ out, \d+ thinking · .*\]\x1b\[0m`).MatchString(out) {
+		t.Errorf("no dimmed usage line in %q", out)
+	}
+	if !strings.Contains(out, "\x1b[2mpondering\x1b[0m\nAnswer.") {
+		t.Errorf("thought not dimmed before the answer: %q", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while run writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Ctrl-C stops the answer in progress and returns to the prompt; Ctrl-C at
+// the prompt leaves.
+func TestInterrupts(t *testing.T) {
+	srv := fake.NewServer()
+	defer srv.Close()
+	arrived := make(chan struct{})
+	srv.SetReplyFunc(func(*fake.Request) *fake.Reply {
+		close(arrived)
+		return fake.Text("too late").WithDelay(time.Hour)
+	})
+	sigs := make(chan os.Signal, 1)
+	in, inW := io.Pipe()
+	defer inW.Close()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), options{models: srv.Client().Models, model: "m", interactive: true, interrupts: sigs}, in, &out)
+	}()
+	if _, err := io.WriteString(inW, "slow question\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived
+	sigs <- os.Interrupt // stops the answer
+	for !strings.Contains(out.String(), "(answer stopped)\nyou> ") {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended early: %v\n%s", err, out.String())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	sigs <- os.Interrupt // at the prompt: leave
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("run did not end after Ctrl-C at the prompt:\n%s", out.String())
+	}
+	if !strings.HasPrefix(out.String(), "Chatting with m.") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// Ctrl-D (end of input) leaves the interactive chat.
+func TestEndOfInputLeaves(t *testing.T) {
+	srv := fake.NewServer()
+	defer srv.Close()
+	var out bytes.Buffer
+	err := run(context.Background(), options{models: srv.Client().Models, model: "m", interactive: true}, strings.NewReader(""), &out)
+	if err != nil || !strings.HasSuffix(out.String(), "you> \n") {
+		t.Errorf("run() = %v, output %q", err, out.String())
+	}
+}

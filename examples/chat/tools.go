@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/parser"
+	"go/token"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // embed the zone database: current_time works without /usr/share/zoneinfo
+
+	"github.com/toolnexus/toolnexus-go/toolset"
+)
+
+// demoTools returns the chat's tools: get_weather, current_time, calculate.
+func demoTools() *toolset.Set {
+	return newDemoTools(time.Now)
+}
+
+// newDemoTools is demoTools with current_time reading the given clock, so
+// that tests can fix the time without touching shared state.
+func newDemoTools(clock func() time.Time) *toolset.Set {
+	return toolset.MustNew(weatherTool(), currentTimeTool(clock), calculateTool())
+}
+
+// ---- get_weather ----
+
+// weatherUnits are the values get_weather's units argument accepts; the
+// first is the default.
+var weatherUnits = []string{"celsius", "fahrenheit"}
+
+// weatherConditions are the skies get_weather picks from.
+var weatherConditions = []string{
+	"sunny", "partly cloudy", "cloudy", "light rain", "heavy rain",
+	"thunderstorms", "fog", "windy", "snow",
+}
+
+// weatherNote labels every get_weather answer as made up.
+const weatherNote = "demo data: deterministic, not a real forecast"
+
+// weatherInput is get_weather's input.
+type weatherInput struct {
+	City  string `json:"city" jsonschema:"the city to report on, e.g. Paris or New York"`
+	Units string `json:"units,omitempty" jsonschema:"temperature units: celsius (the default) or fahrenheit; use fahrenheit when the user asks for it or is in the United States"`
+}
+
+// weatherReport is get_weather's output.
+type weatherReport struct {
+	City        string `json:"city"`
+	Condition   string `json:"condition"`
+	Temperature int    `json:"temperature"`
+	Units       string `json:"units"`
+	Humidity    int    `json:"humidity"` // percent
+	WindKPH     int    `json:"wind_kph"`
+	Note        string `json:"note"`
+}
+
+// weatherTool defines get_weather. Its schema is inferred from weatherInput,
+// then units gets a real enum and default, which Gemini enforces when it
+// writes the call and Execute enforces when it validates it.
+func weatherTool() *toolset.Tool {
+	t := toolset.MustFunc("get_weather",
+		"Get the current weather for a city: condition, temperature, humidity and wind. "+
+			"This is a demo: the data is made up (the same city always gets the same weather), "+
+			"so tell the user it is not a real forecast.",
+		makeUpWeather)
+	schema := t.InputSchema.CloneSchemas()
+	units := schema.Properties["units"]
+	units.Enum = make([]any, len(weatherUnits))
+	for i, u := range weatherUnits {
+		units.Enum[i] = u
+	}
+	units.Default = json.RawMessage(strconv.Quote(weatherUnits[0]))
+	return toolset.MustDefine(toolset.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Run: t.Run})
+}
+
+// makeUpWeather makes up the weather for in.City from an FNV-1a hash of its
+// normalised name (lower case, spaces collapsed), so that it is the same on
+// every call.
+func makeUpWeather(_ context.Context, in weatherInput) (weatherReport, error) {
+	city := strings.Join(strings.Fields(in.City), " ")
+	if city == "" {
+		return weatherReport{}, errors.New("city is empty: give a city name, e.g. Paris")
+	}
+	units := in.Units
+	if units == "" {
+		units = weatherUnits[0]
+	}
+	if !slices.Contains(weatherUnits, units) {
+		return weatherReport{}, fmt.Errorf("units %q is not supported: use %q or %q", units, weatherUnits[0], weatherUnits[1])
+	}
+
+	h := fnv.New64a()
+	h.Write([]byte(strings.ToLower(city)))
+	sum := h.Sum64()
+
+	condition := weatherConditions[sum%uint64(len(weatherConditions))]
+	celsius := int((sum>>8)%41) - 5 // -5..35 °C
+	if condition == "snow" {
+		celsius = int((sum>>8)%8) - 6 // -6..1 °C
+	}
+	temperature := celsius
+	if units == "fahrenheit" {
+		temperature = int(math.Round(float64(celsius)*9/5 + 32))
+	}
+	return weatherReport{
+		City:        city,
+		Condition:   condition,
+		Temperature: temperature,
+		Units:       units,
+		Humidity:    int((sum>>24)%80) + 20, // 20..99 %
+		WindKPH:     int((sum >> 40) % 60),  // 0..59 km/h
+		Note:        weatherNote,
+	}, nil
+}
+
+// ---- current_time ----
+
+// timeInput is current_time's input.
+type timeInput struct {
+	Timezone string `json:"timezone" jsonschema:"IANA time zone name, e.g. Europe/Paris, America/New_York or UTC; pick the zone of the place the user asks about"`
+}
+
+// timeReport is current_time's output.
+type timeReport struct {
+	Timezone  string `json:"timezone"`
+	Time      string `json:"time"`       // RFC 3339
+	Local     string `json:"local"`      // e.g. "Monday, 2 January 2006 15:04 MST"
+	UTCOffset string `json:"utc_offset"` // e.g. "+02:00"
+}
+
+// timeReportLayout is the human-readable form of current_time's answer.
+const timeReportLayout = "Monday, 2 January 2006 15:04 MST"
+
+// currentTimeTool defines current_time, reading the time from clock.
+func currentTimeTool(clock func() time.Time) *toolset.Tool {
+	return toolset.MustFunc("current_time",
+		"Get the current date and time in a time zone. Use it whenever the user asks "+
+			"what time or day it is somewhere; do not guess the time.",
+		func(_ context.Context, in timeInput) (timeReport, error) {
+			return timeInZone(clock(), in.Timezone)
+		})
+}
+
+// timeInZone reports the instant now in the IANA zone named zone.
+func timeInZone(now time.Time, zone string) (timeReport, error) {
+	zone = strings.TrimSpace(zone)
+	// LoadLocation takes "" for UTC and "Local" for this machine's zone;
+	// neither is an IANA name the model should rely on.
+	loc, err := time.LoadLocation(zone)
+	if err != nil || zone == "" || zone == "Local" {
+		return timeReport{}, fmt.Errorf("time zone %q is unknown: use an IANA name such as Europe/Paris, America/New_York or UTC", zone)
+	}
+	t := now.In(loc)
+	return timeReport{
+		Timezone:  loc.String(),
+		Time:      t.Format(time.RFC3339),
+		Local:     t.Format(timeReportLayout),
+		UTCOffset: t.Format("-07:00"),
+	}, nil
+}
+
+// ---- calculate ----
+
+// Limits on calculate: the expression's length in bytes, and the size in
+// bits of the numerator and denominator of every number it meets (512 bits
+// is about 154 decimal digits). With only + - * / % the values stay small
+// anyway; the bit limit turns 1e300-style input into a clear error.
+const (
+	maxExpressionLen = 200
+	maxNumberBits    = 512
+)
+
+// calcAllowed ends the message for anything calculate refuses.
+const calcAllowed = "use numbers and + - * / % ( ) only"
+
+// calcInput is calculate's input.
+type calcInput struct {
+	Expression string `json:"expression" jsonschema:"an arithmetic expression, e.g. (12+7)*3 or 2.5/4; only numbers, + - * / % and parentheses are allowed (no variables, functions or powers)"`
+}
+
+// calcResult is calculate's output.
+type calcResult struct {
+	Expression string `json:"expression"`
+	Result     string `json:"result"`
+}
+
+// calculateTool defines calculate.
+func calculateTool() *toolset.Tool {
+	return toolset.MustFunc("calculate",
+		"Evaluate an arithmetic expression exactly and return the result. Use it for any "+
+			"arithmetic instead of working it out yourself. Supports + - * / %, unary minus "+
+			"and parentheses; division is exact (7/2 = 3.5); % needs whole numbers.",
+		func(_ context.Context, in calcInput) (calcResult, error) {
+			expr := strings.TrimSpace(in.Expression)
+			v, err := evalArithmetic(expr)
+			if err != nil {
+				return calcResult{}, err
+			}
+			return calcResult{Expression: expr, Result: formatResult(v)}, nil
+		})
+}
+
+// evalArithmetic computes the arithmetic expression src exactly. It parses
+// src as a Go expression and walks the tree, accepting only number literals,
+// parentheses, unary + and -, and binary + - * / % (the remainder takes the
+// dividend's sign, as in Go: -7%3 is -1).
+func evalArithmetic(src string) (constant.Value, error) {
+	if src == "" {
+		return nil, errors.New("expression is empty: give an arithmetic expression, e.g. (12+7)*3")
+	}
+	if len(src) > maxExpressionLen {
+		return nil, fmt.Errorf("expression is %d characters long; at most %d are allowed", len(src), maxExpressionLen)
+	}
+	fset := token.NewFileSet()
+	tree, err := parser.ParseExprFrom(fset, "", src, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a valid arithmetic expression (%v): %s", quoteArithmetic(src), err, calcAllowed)
+	}
+	e := arithWalker{fset: fset, src: src}
+	return e.eval(tree)
+}
+
+// An arithWalker walks one parsed expression.
+type arithWalker struct {
+	fset *token.FileSet
+	src  string
+}
+
+// text returns the source text of n, for messages.
+func (e arithWalker) text(n ast.Node) string {
+	return e.src[e.fset.Position(n.Pos()).Offset:e.fset.Position(n.End()).Offset]
+}
+
+// eval computes n, refusing anything but the allowed arithmetic.
+func (e arithWalker) eval(n ast.Expr) (constant.Value, error) {
+	switch n := n.(type) {
+	case *ast.BasicLit:
+		if n.Kind != token.INT && n.Kind != token.FLOAT {
+			return nil, e.notAllowed(n)
+		}
+		return e.check(constant.MakeFromLiteral(n.Value, n.Kind, 0), n)
+
+	case *ast.ParenExpr:
+		return e.eval(n.X)
+
+	case *ast.UnaryExpr:
+		if n.Op != token.ADD && n.Op != token.SUB {
+			return nil, fmt.Errorf("%q is not allowed: %s", n.Op.String(), calcAllowed)
+		}
+		x, err := e.eval(n.X)
+		if err != nil {
+			return nil, err
+		}
+		return constant.UnaryOp(n.Op, x, 0), nil
+
+	case *ast.BinaryExpr:
+		switch n.Op {
+		case token.ADD, token.SUB, token.MUL, token.QUO, token.REM:
+		case token.XOR:
+			return nil, fmt.Errorf(`"^" is not allowed (there is no power operator: write 2*2*2 for 2^3): %s`, calcAllowed)
+		default:
+			return nil, fmt.Errorf("%q is not allowed: %s", n.Op.String(), calcAllowed)
+		}
+		x, err := e.eval(n.X)
+		if err != nil {
+			return nil, err
+		}
+		y, err := e.eval(n.Y)
+		if err != nil {
+			return nil, err
+		}
+		if (n.Op == token.QUO || n.Op == token.REM) && constant.Sign(y) == 0 {
+			return nil, fmt.Errorf("division by zero in %s", quoteArithmetic(e.text(n)))
+		}
+		if n.Op == token.REM {
+			// go/constant's % works on integers only; a whole float
+			// such as 4.0 is converted, anything else is refused.
+			for _, v := range []constant.Value{x, y} {
+				if constant.ToInt(v).Kind() != constant.Int {
+					return nil, fmt.Errorf("%% needs whole numbers, but %s is not one (in %s): use / instead", formatResult(v), quoteArithmetic(e.text(n)))
+				}
+			}
+			x, y = constant.ToInt(x), constant.ToInt(y)
+		}
+		// QUO on integers is exact: 7/2 is the fraction 7/2, not 3 (only
+		// QUO_ASSIGN would truncate).
+		return e.check(constant.BinaryOp(x, n.Op, y), n)
+
+	case *ast.StarExpr:
+		return nil, fmt.Errorf("%s is not allowed (there is no power operator **: write 2*2*2 for 2 to the power 3): %s", quoteArithmetic(e.text(n)), calcAllowed)
+	}
+	return nil, e.notAllowed(n)
+}
+
+// notAllowed is the error for a node calculate refuses.
+func (e arithWalker) notAllowed(n ast.Node) error {
+	return fmt.Errorf("%s is not allowed: %s", quoteArithmetic(e.text(n)), calcAllowed)
+}
+
+// check returns v, computed at n, unless it is not an exact number with a
+// numerator and denominator of at most maxNumberBits bits.
+func (e arithWalker) check(v constant.Value, n ast.Node) (constant.Value, error) {
+	// Num is Unknown for a value go/constant could not keep as an exact
+	// fraction (a literal such as 1e5000): it is too large as well.
+	num := constant.Num(v)
+	if num.Kind() == constant.Unknown || constant.BitLen(num) > maxNumberBits ||
+		constant.BitLen(constant.Denom(v)) > maxNumberBits {
+		return nil, fmt.Errorf("%s is too large or too precise: numbers are limited to about 150 digits", quoteArithmetic(e.text(n)))
+	}
+	return v, nil
+}
+
+// quoteArithmetic quotes a piece of an expression for a message: in double
+// quotes, or in backquotes when it holds a double quote, so that the model
+// reads it without escapes.
+func quoteArithmetic(s string) string {
+	if strings.ContainsRune(s, '"') {
+		return "`" + s + "`"
+	}
+	return `"` + s + `"`
+}
+
+// formatResult prints an integer exactly ("57") and any other value as a
+// decimal with at most 12 significant digits ("3.5", "0.333333333333"),
+// switching to an exponent for very large or small values ("1e-07").
+func formatResult(v constant.Value) string {
+	if i := constant.ToInt(v); i.Kind() == constant.Int {
+		return i.ExactString()
+	}
+	// Values within maxNumberBits always fit a float64.
+	f, _ := constant.Float64Val(v)
+	return strconv.FormatFloat(f, 'g', 12, 64)
+}
