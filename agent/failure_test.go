@@ -360,3 +360,41 @@ func TestDefaultOutputCap(t *testing.T) {
 		t.Errorf("huge output = %.100q… (%d bytes)", s, len(s))
 	}
 }
+
+// A functionCall whose args are not an object cannot even be decoded by the
+// SDK: the loop treats the reply as garbled, asks again, and, if the model
+// keeps at it, ends with a typed error; it never crashes.
+func TestArgsNotAnObject(t *testing.T) {
+	body := []byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":"Paris"}}]},"finishReason":"STOP"}]}`)
+	for _, stream := range []bool{false, true} {
+		srv := newServer(t)
+		w := &weatherTool{}
+		a := newAgent(t, srv, toolset.MustNew(w.tool()), func(c *agent.Config) { c.Retry.MaxAttempts = 3 })
+		srv.Enqueue(&fake.Reply{Body: body}, fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"})), fake.Text("ok"))
+		res, err := runOrStream(a, stream, user("go"))
+		if err != nil || res.Text != "ok" || res.Turns[0].Attempts != 2 {
+			t.Errorf("stream=%v: one garbled reply: %v, %+v", stream, err, res)
+		}
+		srv.SetReplyFunc(func(*fake.Request) *fake.Reply { return &fake.Reply{Body: body} })
+		res, err = runOrStream(a, stream, user("go"))
+		var me *agent.ModelError
+		if !errors.As(err, &me) || me.Attempts != 3 || res == nil || !strings.Contains(err.Error(), "cannot unmarshal string") {
+			t.Errorf("stream=%v: garbled for good: %v", stream, err)
+		}
+	}
+}
+
+// runOrStream runs a with Run or Stream and returns the result and error.
+func runOrStream(a *agent.Agent, stream bool, contents []*genai.Content) (*agent.Result, error) {
+	if !stream {
+		return a.Run(context.Background(), contents)
+	}
+	var res *agent.Result
+	var err error
+	for ev, e := range a.Stream(context.Background(), contents) {
+		if ev != nil && ev.Kind == agent.EventDone {
+			res, err = ev.Result, e
+		}
+	}
+	return res, err
+}

@@ -29,6 +29,11 @@ type Reply struct {
 	// writing nothing, when the request's context is done or the server
 	// closes.
 	Delay time.Duration
+	// Body, when set, is sent as it is: the whole 200 body of a unary
+	// answer, or the data of the one event of a stream. It scripts what a
+	// genai type cannot say, such as a functionCall whose args are not an
+	// object. Response, Chunks and the stream shape are then ignored.
+	Body []byte
 	// Raw sends Response (or Chunks) without auto-fill: no role, index,
 	// finishReason, usage, model version, response id, function-call ids or
 	// thought signatures are added.

@@ -217,3 +217,23 @@ func TestChainedModifiers(t *testing.T) {
 		t.Errorf("FaultCutStream.String() = %q", got)
 	}
 }
+
+// A raw Body scripts what genai types cannot say: here a functionCall
+// whose args are a string, which the SDK refuses to decode.
+func TestRawBody(t *testing.T) {
+	srv := newServer(t)
+	c := srv.Client()
+	body := []byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":"not an object"}}]},"finishReason":"STOP"}]}`)
+	srv.Enqueue(&fake.Reply{Body: body}, &fake.Reply{Body: body})
+	_, err := c.Models.GenerateContent(context.Background(), model, []*genai.Content{user("hi")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot unmarshal string") {
+		t.Errorf("unary raw body: err = %v, want the SDK's decoding error", err)
+	}
+	var got error
+	for _, err := range c.Models.GenerateContentStream(context.Background(), model, []*genai.Content{user("hi")}, nil) {
+		got = err
+	}
+	if got == nil || !strings.Contains(got.Error(), "cannot unmarshal string") {
+		t.Errorf("stream raw body: err = %v, want the SDK's decoding error", got)
+	}
+}

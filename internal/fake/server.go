@@ -212,6 +212,8 @@ func describe(r *Reply) string {
 		return r.Fault.String()
 	case r.StreamErr != nil:
 		return fmt.Sprintf("stream error %d after %d events", r.StreamErr.httpCode(), r.CutAfter)
+	case r.Body != nil:
+		return fmt.Sprintf("raw body of %d bytes", len(r.Body))
 	case len(r.Chunks) > 0:
 		return fmt.Sprintf("%d chunks", len(r.Chunks))
 	}
@@ -229,6 +231,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, method Method, i
 	}
 	if reply.Fault == FaultDropConnection {
 		dropConnection(w)
+		return
+	}
+	if reply.Body != nil {
+		if method == MethodGenerateContent {
+			writeJSON(w, http.StatusOK, reply.Body)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		writeEvent(w, reply.Body)
 		return
 	}
 	if method == MethodGenerateContent {
