@@ -42,23 +42,33 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 		r.toolDone(turn, 0, &results[0])
 		return results
 	}
-	// Each call writes its own slot and reports its index when done, so
-	// that results are reported, on this goroutine, as they complete.
-	done := make(chan int, len(calls))
+	// Each call writes its own slot. When someone listens, each also
+	// reports its index when done, so that results are reported, on this
+	// goroutine, as they complete.
+	var done chan int
+	if r.emitting {
+		done = make(chan int, len(calls))
+	}
 	var g errgroup.Group
-	g.SetLimit(r.a.maxParallel)
+	if len(calls) > r.a.maxParallel {
+		g.SetLimit(r.a.maxParallel)
+	}
 	for i, call := range calls {
 		g.Go(func() error {
 			results[i] = r.runCall(i, len(calls), call)
-			done <- i
+			if done != nil {
+				done <- i
+			}
 			return nil
 		})
 	}
-	for range calls {
-		i := <-done
-		r.toolDone(turn, i, &results[i])
+	if done != nil {
+		for range calls {
+			i := <-done
+			r.toolDone(turn, i, &results[i])
+		}
 	}
-	_ = g.Wait() // every call has reported; this only reaps the group
+	_ = g.Wait() // the calls never fail: Wait only waits
 	return results
 }
 
