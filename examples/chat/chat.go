@@ -317,7 +317,7 @@ func (p *printer) event(ev *agent.Event) {
 				body = s
 			}
 		}
-		p.line(p.st.tool(fmt.Sprintf("%s %s %s (%s)", mark, ev.Call.Name, shorten(body, 160), roundDuration(ev.Duration))))
+		p.line(p.st.tool(fmt.Sprintf("%s %s %s (%s)", mark, ev.Call.Name, shorten(body, 100), roundDuration(ev.Duration))))
 	case agent.EventRetry:
 		if ev.Delay > 0 {
 			p.line(p.st.dim(fmt.Sprintf("(model call failed, retrying in %s: %v)", ev.Delay.Round(time.Millisecond), ev.Err)))

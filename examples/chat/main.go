@@ -23,6 +23,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"os/signal"
 )
@@ -47,6 +49,10 @@ func main() {
 	}
 	opts.interactive = isTerminal(os.Stdin)
 	opts.color = isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+
+	// genai writes stream hiccups ("Error context canceled" when an answer
+	// is stopped) to the standard logger; they would garble the chat.
+	log.SetOutput(io.Discard)
 
 	interrupts := make(chan os.Signal, 1)
 	signal.Notify(interrupts, os.Interrupt)
