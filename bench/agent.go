@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// The agent contestants are this module's loop: agent.Run, and Agent.Stream
+// consumed to its end. Both get the scenario's tools as toolset tools (typed
+// Func tools whose arguments are validated and decoded on every call) and an
+// agent built once, in setup.
+func init() {
+	register(contestant{key: "agent-run", name: "toolnexus agent.Run", setup: setupAgent(false)})
+	register(contestant{key: "agent-stream", name: "toolnexus Agent.Stream", setup: setupAgent(true)})
+}
+
+func setupAgent(stream bool) func(url string, sc scenario) (func(context.Context) error, func(), error) {
+	return func(url string, sc scenario) (func(context.Context) error, func(), error) {
+		client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+			APIKey:      apiKey,
+			Backend:     genai.BackendGeminiAPI,
+			HTTPOptions: genai.HTTPOptions{BaseURL: url},
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		set, err := toolset.New(toolsetTools(sc)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		a, err := agent.New(agent.Config{
+			Models:   client.Models,
+			Model:    benchModel,
+			Tools:    set,
+			MaxTurns: sc.requests(),
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		contents := []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)}
+		if !stream {
+			return func(ctx context.Context) error {
+				res, err := a.Run(ctx, contents)
+				if err != nil {
+					return err
+				}
+				return checkAnswer(res.Text)
+			}, nil, nil
+		}
+		return func(ctx context.Context) error {
+			for ev, err := range a.Stream(ctx, contents) {
+				if err != nil {
+					return err
+				}
+				if ev.Kind == agent.EventDone {
+					return checkAnswer(ev.Result.Text)
+				}
+			}
+			return errors.New("agent-stream: the stream ended without EventDone")
+		}, nil, nil
+	}
+}
+
