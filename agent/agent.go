@@ -105,7 +105,7 @@ type Interceptor func(ctx context.Context, call *genai.FunctionCall) *toolset.Re
 // Deny returns the result that refuses a call: the model receives
 // {"error": reason}.
 func Deny(reason string) *toolset.Result {
-	return &toolset.Result{Output: reason, IsError: true, Err: errDenied}
+	return &toolset.Result{Output: reason, IsError: true, Err: ErrDenied}
 }
 
 // Answer returns the result that answers a call without running its tool:
@@ -116,8 +116,6 @@ func Answer(output any) *toolset.Result {
 
 // ErrDenied is the Err of a result made by [Deny].
 var ErrDenied = errors.New("agent: tool call denied")
-
-var errDenied = ErrDenied
 
 // An Agent runs tool-call loops with one configuration. It is immutable and
 // safe for concurrent use: any number of runs may share it.
