@@ -45,8 +45,8 @@ const (
 	// Usage, FinishReason).
 	EventTurnEnd
 
-	// EventDone: the run is over (Result; Err when it failed). Always the
-	// last event.
+	// EventDone: the run is over (Result; Err when it failed, ErrStopped
+	// when a Stream consumer broke out of its loop). Always the last event.
 	EventDone
 )
 

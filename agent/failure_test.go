@@ -238,10 +238,11 @@ func TestCancelDuringModelCall(t *testing.T) {
 func TestCancelDuringTools(t *testing.T) {
 	srv := newServer(t)
 	w := &weatherTool{release: make(chan struct{}), started: make(chan string, 4)}
-	stubbornDone := make(chan struct{})
+	stubbornStarted, stubbornDone := make(chan struct{}), make(chan struct{})
 	release := make(chan struct{})
 	stubborn := tool("stubborn", func(context.Context, map[string]any) (any, error) {
 		defer close(stubbornDone)
+		close(stubbornStarted)
 		<-release // ignores its context
 		return "late", nil
 	})
@@ -249,9 +250,10 @@ func TestCancelDuringTools(t *testing.T) {
 	srv.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "A"}), fake.Call("stubborn", nil),
 		fake.Call("get_weather", map[string]any{"city": "B"})))
 	ctx, cancel := context.WithCancelCause(context.Background())
-	go func() {
+	go func() { // cancel once all three calls are running
 		<-w.started
 		<-w.started
+		<-stubbornStarted
 		cancel(errors.New("user pressed Ctrl-C"))
 	}()
 	start := time.Now()

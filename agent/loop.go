@@ -29,8 +29,10 @@ type run struct {
 	stopped bool
 }
 
-// errStopped ends a run whose Stream consumer stopped listening.
-var errStopped = errors.New("agent: stream consumer stopped")
+// ErrStopped is the error of a run whose Stream consumer broke out of its
+// range loop. The consumer never sees it; an Observer gets it as the Err of
+// the run's EventDone.
+var ErrStopped = errors.New("agent: stream consumer stopped")
 
 func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield func(*Event, error) bool) *run {
 	history := make([]*genai.Content, len(contents), len(contents)+4)
@@ -77,7 +79,7 @@ func (r *run) loop() error {
 				Usage: t.Usage, FinishReason: t.FinishReason})
 		}
 		if r.stopped {
-			return errStopped
+			return ErrStopped
 		}
 		if err := r.ctx.Err(); err != nil {
 			return r.ctxError(turn)
@@ -88,8 +90,9 @@ func (r *run) loop() error {
 	}
 }
 
-// finish fills in the result once the loop is over, and returns the
-// EventDone event, which it hands to the observer.
+// finish fills in the result once the loop is over, hands the EventDone
+// event to the observer, and returns it for the Stream consumer, unless the
+// consumer has gone.
 func (r *run) finish(err error) *Event {
 	res := r.result
 	res.History = r.history
@@ -100,15 +103,15 @@ func (r *run) finish(err error) *Event {
 			res.Text = text(last.Response.Candidates[0].Content)
 		}
 	}
-	if r.stopped {
-		return nil
-	}
 	if err != nil {
 		r.a.logger.LogAttrs(r.ctx, slog.LevelDebug, "agent: run failed", slog.Int("turns", len(res.Turns)), slog.Any("error", err))
 	}
 	done := &Event{Kind: EventDone, Turn: len(res.Turns) - 1, Result: res, Err: err}
 	if r.a.observer != nil {
 		r.observe(done)
+	}
+	if r.stopped {
+		return nil // the consumer has gone: only the observer sees the end
 	}
 	return done
 }

@@ -25,7 +25,7 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 	for attempt := 1; ; attempt++ {
 		t.Attempts = attempt
 		if r.emitting && !r.emit(&Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt}) {
-			return t, errStopped
+			return t, ErrStopped
 		}
 		var (
 			resp     *genai.GenerateContentResponse
@@ -39,7 +39,7 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 		}
 		t.Latency = time.Since(start)
 		if r.stopped {
-			return t, errStopped
+			return t, ErrStopped
 		}
 		if err != nil {
 			if r.ctx.Err() != nil {
@@ -110,7 +110,7 @@ func (r *run) stream(turn int) (resp *genai.GenerateContentResponse, streamed bo
 			}
 			streamed = true
 			if !r.emit(&Event{Kind: kind, Turn: turn, Text: p.Text}) {
-				return nil, streamed, errStopped
+				return nil, streamed, ErrStopped
 			}
 		}
 	}

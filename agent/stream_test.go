@@ -328,3 +328,23 @@ func TestStreamReasksAndStops(t *testing.T) {
 		t.Errorf("Stream(blocked) = %v", err)
 	}
 }
+
+// When the consumer breaks out, the observer still sees the run end.
+func TestStreamBreakObserverSeesDone(t *testing.T) {
+	srv := newServer(t)
+	log := &eventLog{}
+	a := newAgent(t, srv, nil, func(c *agent.Config) { c.Observer = log })
+	srv.Enqueue(fake.Text("one two three").WithTextChunk(4))
+	for ev := range a.Stream(context.Background(), user("count")) {
+		if ev.Kind == agent.EventText {
+			break
+		}
+	}
+	done := log.of(agent.EventDone)
+	if len(done) != 1 || !errors.Is(done[0].Err, agent.ErrStopped) || done[0].Result == nil {
+		t.Errorf("observer's Done events = %+v, want one with ErrStopped", done)
+	}
+	if kinds := log.kinds(); kinds[len(kinds)-1] != "Done" {
+		t.Errorf("the observer's last event is %s", kinds[len(kinds)-1])
+	}
+}
