@@ -260,13 +260,17 @@ func TestStreamEarlyBreak(t *testing.T) {
 
 func TestStreamBreakDuringToolsCancelsThem(t *testing.T) {
 	srv := newServer(t)
-	cancelled := make(chan struct{})
+	started, cancelled := make(chan struct{}), make(chan struct{})
 	waits := tool("waits", func(ctx context.Context, _ map[string]any) (any, error) {
+		close(started)
 		<-ctx.Done()
 		close(cancelled)
 		return nil, ctx.Err()
 	})
-	quick := tool("quick", func(context.Context, map[string]any) (any, error) { return "done", nil })
+	quick := tool("quick", func(context.Context, map[string]any) (any, error) {
+		<-started // so that waits is running when the consumer breaks
+		return "done", nil
+	})
 	a := newAgent(t, srv, toolset.MustNew(waits, quick))
 	srv.Enqueue(fake.Calls(fake.Call("waits", nil), fake.Call("quick", nil)))
 	for ev, err := range a.Stream(context.Background(), user("go")) {

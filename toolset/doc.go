@@ -44,6 +44,23 @@
 // accepts any float64 with no fractional part, and [Func] decodes such values
 // into Go integer fields.
 //
+// # Performance
+//
+// Validation and decoding take a compiled fast path for common schemas and
+// types, made once when the tool is defined. Schemas that use only the
+// usual keywords (type, enum, const, the numeric, string, array and object
+// bounds, properties, required, additionalProperties, items, allOf, anyOf,
+// oneOf, not) are checked without allocating, and jsonschema-go is asked
+// only about arguments the fast path does not find valid, which it rejects
+// with its own message. [Func] fills In straight from the arguments when In
+// is built of structs, strings, numbers, bools, pointers, slices, arrays,
+// string-keyed maps and empty interfaces, and goes through encoding/json
+// otherwise (a time.Time field, say, or any custom UnmarshalJSON). Any
+// other schema or type, and any argument the fast path is not sure of,
+// takes the general path. jsonschema-go and encoding/json are the
+// reference: the fast paths are fuzzed against them and give the same
+// verdicts and values.
+//
 // # Concurrency
 //
 // A defined [Tool] and a [Set] are immutable and safe for concurrent use:

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // ErrInvalidArguments is wrapped by [Result.Err] when the model's arguments
@@ -78,32 +79,86 @@ func (t *Tool) Execute(ctx context.Context, args map[string]any) Result {
 	if args == nil {
 		args = map[string]any{}
 	}
-	if p.hasDefaults {
-		args = maps.Clone(args)
-		if err := p.resolved.ApplyDefaults(&args); err != nil {
-			return errorResult(fmt.Errorf("%w: %v", ErrInvalidArguments, err),
-				"invalid arguments for %s: %v", t.Name, err)
-		}
-	}
-	if err := p.resolved.Validate(args); err != nil {
-		msg := validationMessage(err)
-		return errorResult(fmt.Errorf("%w: %s", ErrInvalidArguments, msg),
-			"invalid arguments for %s: %s", t.Name, msg)
+	args, fail := t.checkArgs(p, args)
+	if fail != nil {
+		return *fail
 	}
 	if ctx.Done() == nil {
 		return t.run(ctx, args)
 	}
 	// Run on its own goroutine so that a Run that ignores ctx cannot hold
 	// the caller past ctx's end.
-	done := make(chan Result, 1)
-	go func() { done <- t.run(ctx, args) }()
+	c := callPool.Get().(*call)
+	c.t, c.ctx, c.args = t, ctx, args
+	go c.start()
 	select {
-	case r := <-done:
+	case r := <-c.done:
+		// The goroutine is done with c: it sent its last word.
+		c.t, c.ctx, c.args = nil, nil, nil
+		callPool.Put(c)
 		return r
 	case <-ctx.Done():
+		// The goroutine may still be running: c is left to it, and to the
+		// garbage collector.
 		return cancelled(ctx, t.Name, "was stopped")
 	}
 }
+
+// checkArgs applies the schema's defaults to a copy of args and validates
+// the result. A panic in jsonschema-go (a Go value no JSON decoding
+// produces, a schema it cannot handle) fails the check rather than crashing
+// the caller.
+func (t *Tool) checkArgs(p *prepared, args map[string]any) (_ map[string]any, fail *Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			r := errorResult(fmt.Errorf("%w: checking them panicked: %v", ErrInvalidArguments, v),
+				"invalid arguments for %s: they could not be checked: %v", t.Name, v)
+			fail = &r
+		}
+	}()
+	if p.hasDefaults {
+		// A variable of its own: taking args' address would move it to the
+		// heap on every call.
+		filled := maps.Clone(args)
+		if err := p.resolved.ApplyDefaults(&filled); err != nil {
+			r := errorResult(fmt.Errorf("%w: %v", ErrInvalidArguments, err),
+				"invalid arguments for %s: %v", t.Name, err)
+			return nil, &r
+		}
+		args = filled
+	}
+	// The fast path answers for common schemas and arguments; jsonschema-go
+	// has the last word, and writes the message.
+	if p.fast == nil || p.fast.validate(args) != pass {
+		if err := p.resolved.Validate(args); err != nil {
+			msg := validationMessage(err)
+			r := errorResult(fmt.Errorf("%w: %s", ErrInvalidArguments, msg),
+				"invalid arguments for %s: %s", t.Name, msg)
+			return nil, &r
+		}
+	}
+	return args, nil
+}
+
+// A call hands one Execute's Run to a goroutine and its result back. Calls
+// are pooled, with their channel and their bound start function, so that a
+// call with a cancellable context allocates neither: only a call whose
+// result was received goes back to the pool.
+type call struct {
+	t     *Tool
+	ctx   context.Context
+	args  map[string]any
+	done  chan Result // buffered: the goroutine never blocks on it
+	start func()      // c.run
+}
+
+var callPool = sync.Pool{New: func() any {
+	c := &call{done: make(chan Result, 1)}
+	c.start = c.run
+	return c
+}}
+
+func (c *call) run() { c.done <- c.t.run(c.ctx, c.args) }
 
 // run calls Run, turning a panic, an error and an output that is not JSON
 // into error results.

@@ -227,3 +227,14 @@ func TestExecuteConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Values that no JSON decoding produces can make jsonschema-go panic; that
+// is a failed check, not a crash.
+func TestExecuteValidationPanicIsAnError(t *testing.T) {
+	tool := toolset.MustDefine(toolset.Tool{Name: "uniq", Run: noop, InputSchema: &jsonschema.Schema{
+		Type: "object", Properties: map[string]*jsonschema.Schema{"xs": {Type: "array", UniqueItems: true}}}})
+	r := tool.Execute(context.Background(), map[string]any{"xs": []any{func() {}, func() {}}})
+	if !r.IsError || !strings.HasPrefix(r.Output.(string), "invalid arguments for uniq: they could not be checked: ") || !errors.Is(r.Err, toolset.ErrInvalidArguments) {
+		t.Errorf("Execute() = %+v", r)
+	}
+}

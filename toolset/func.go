@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -26,14 +27,18 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 	if err != nil {
 		return nil, fmt.Errorf("toolset: %w %q: cannot infer the input schema: %v", ErrInvalidTool, name, err)
 	}
+	dec := newDecoder(reflect.TypeFor[In]()) // nil: In decodes through JSON
 	return Define(Tool{
 		Name:        name,
 		Description: description,
 		InputSchema: schema,
 		Run: func(ctx context.Context, args map[string]any) (any, error) {
 			var in In
-			if err := decodeArgs(args, &in); err != nil {
-				return nil, fmt.Errorf("%w for %s: %v", ErrInvalidArguments, name, err)
+			if dec == nil || dec.decode(args, reflect.ValueOf(&in).Elem()) != decoded {
+				in = *new(In) // the fast path may have filled part of it
+				if err := decodeArgs(args, &in); err != nil {
+					return nil, fmt.Errorf("%w for %s: %v", ErrInvalidArguments, name, err)
+				}
 			}
 			return fn(ctx, in)
 		},
@@ -51,7 +56,8 @@ func MustFunc[In, Out any](name, description string, fn func(ctx context.Context
 
 // decodeArgs decodes validated arguments into *in through their JSON
 // encoding, so that json tags, custom unmarshalers and number conversion
-// behave exactly as for any JSON input.
+// behave exactly as for any JSON input. It is the reference for the plans
+// of decode.go, and what Func falls back to without one.
 func decodeArgs(args map[string]any, in any) error {
 	data, err := json.Marshal(args)
 	if err != nil {

@@ -42,8 +42,10 @@ type Tool struct {
 	InputSchema *jsonschema.Schema
 
 	// Run does the work. It receives arguments that have already been
-	// validated against InputSchema, never nil. Its output must be
-	// encodable as JSON. Run should return promptly when ctx is done.
+	// validated against InputSchema, never nil, and must not modify them:
+	// they are the model's call, which a conversation's history keeps. Its
+	// output must be encodable as JSON. Run should return promptly when
+	// ctx is done.
 	Run func(ctx context.Context, args map[string]any) (any, error)
 
 	// prep caches the *prepared state: the checked definition and the
@@ -58,8 +60,9 @@ type prepared struct {
 	src         *jsonschema.Schema // InputSchema as it was when prepared
 	schema      *jsonschema.Schema // the effective schema: src, or the empty object schema
 	resolved    *jsonschema.Resolved
-	hasDefaults bool  // some property declares a default: arguments are copied and filled in
-	err         error // why the tool cannot be used, if it cannot
+	fast        *fastSchema // the schema compiled for the fast path, or nil: see validate.go
+	hasDefaults bool        // some property declares a default: arguments are copied and filled in
+	err         error       // why the tool cannot be used, if it cannot
 }
 
 // Define checks t and returns it ready to use: the name follows Gemini's
@@ -137,6 +140,7 @@ func newPrepared(t *Tool) *prepared {
 		return fail("input schema does not resolve: %v", err)
 	}
 	p.resolved = resolved
+	p.fast = compileSchema(p.schema)
 	p.hasDefaults = hasPropertyDefaults(p.schema)
 	return p
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package toolset_test
+
+const raceEnabled = false
