@@ -64,4 +64,3 @@ func setupAgent(stream bool) func(url string, sc scenario) (func(context.Context
 		}, nil, nil
 	}
 }
-
