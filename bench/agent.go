@@ -20,11 +20,7 @@ func init() {
 
 func setupAgent(stream bool) func(url string, sc scenario) (func(context.Context) error, func(), error) {
 	return func(url string, sc scenario) (func(context.Context) error, func(), error) {
-		client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-			APIKey:      apiKey,
-			Backend:     genai.BackendGeminiAPI,
-			HTTPOptions: genai.HTTPOptions{BaseURL: url},
-		})
+		client, err := newClient(url, nil)
 		if err != nil {
 			return nil, nil, err
 		}

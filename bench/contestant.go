@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime/debug"
 	"strings"
+
+	"google.golang.org/genai"
 )
 
 // A contestant is one way of running the tool-call loop. Each contestant file
@@ -221,4 +224,15 @@ func selectScenarios(names string) ([]scenario, error) {
 		}
 	}
 	return out, nil
+}
+
+// newClient returns a genai client for the bench server at url, with the
+// bench's API key; a non-nil httpClient replaces genai's default one.
+func newClient(url string, httpClient *http.Client) (*genai.Client, error) {
+	return genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey:      apiKey,
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  httpClient,
+		HTTPOptions: genai.HTTPOptions{BaseURL: url},
+	})
 }

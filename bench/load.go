@@ -43,12 +43,7 @@ func sleepyTools(sc scenario, d time.Duration) *toolset.Set {
 func newAgentClient(url string) (*genai.Client, *http.Transport, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 1024
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:      apiKey,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  &http.Client{Transport: tr},
-		HTTPOptions: genai.HTTPOptions{BaseURL: url},
-	})
+	client, err := newClient(url, &http.Client{Transport: tr})
 	return client, tr, err
 }
 

@@ -25,11 +25,7 @@ func init() {
 
 // setupRaw builds the client and the declarations once; the loop reuses them.
 func setupRaw(url string, sc scenario) (func(context.Context) error, func(), error) {
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:      apiKey,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPOptions: genai.HTTPOptions{BaseURL: url},
-	})
+	client, err := newClient(url, nil)
 	if err != nil {
 		return nil, nil, err
 	}
