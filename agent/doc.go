@@ -4,7 +4,7 @@
 //
 //	a, err := agent.New(agent.Config{
 //		Models: client.Models,
-//		Model:  "gemini-2.5-flash",
+//		Model:  "gemini-3.5-flash",
 //		Tools:  toolset.MustNew(weather, search),
 //	})
 //	res, err := a.Run(ctx, genai.Text("What's the weather in Paris and Tokyo?"))

@@ -20,7 +20,7 @@ import (
 
 // defaultModel is the model used with an API key, unless -model says
 // otherwise.
-const defaultModel = "gemini-2.5-flash"
+const defaultModel = "gemini-3.5-flash" // a current, stable Flash model
 
 const systemPrompt = "You are a helpful assistant in a terminal chat. Use the tools when they help: " +
 	"get_weather (its data is made up: say so), current_time and calculate. Answer briefly."

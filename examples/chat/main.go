@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-2.5-flash] [-v]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API.
 // Without one it runs on a built-in offline model, served by an in-process
