@@ -44,6 +44,7 @@ type StopError struct {
 	Attempts     int                 // model calls made for the turn
 }
 
+// Error says the kind, the turn, the reason and the API's message.
 func (e *StopError) Error() string {
 	msg := fmt.Sprintf("%v (turn %d", e.Kind, e.Turn)
 	switch {
@@ -75,6 +76,7 @@ type ModelError struct {
 	Err      error // the last call's error
 }
 
+// Error says which turn failed, after how many attempts, and why.
 func (e *ModelError) Error() string {
 	if e.Attempts > 1 {
 		return fmt.Sprintf("agent: model call for turn %d failed after %d attempts: %v", e.Turn, e.Attempts, e.Err)
@@ -82,4 +84,5 @@ func (e *ModelError) Error() string {
 	return fmt.Sprintf("agent: model call for turn %d failed: %v", e.Turn, e.Err)
 }
 
+// Unwrap returns the last call's error.
 func (e *ModelError) Unwrap() error { return e.Err }

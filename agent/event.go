@@ -62,6 +62,7 @@ var eventKindNames = [...]string{
 	EventDone:          "Done",
 }
 
+// String returns the kind's name without its Event prefix, e.g. "ToolCall".
 func (k EventKind) String() string {
 	if k > 0 && int(k) < len(eventKindNames) {
 		return eventKindNames[k]

@@ -29,6 +29,7 @@ type PanicError struct {
 	Stack []byte // the goroutine's stack when it panicked
 }
 
+// Error says which tool panicked and with what value.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("tool %s panicked: %v", e.Tool, e.Value)
 }
