@@ -22,28 +22,36 @@ func twoCallScript(req *fake.Request) *fake.Reply {
 	return fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"}), fake.Call("get_weather", map[string]any{"city": "Tokyo"}))
 }
 
-func benchServer(b *testing.B) (*fake.Server, *genai.Client) {
+// benchClient starts a fake server playing twoCallScript and returns a
+// client on it.
+func benchClient(b *testing.B) *genai.Client {
 	srv := fake.NewServer()
 	b.Cleanup(srv.Close)
 	srv.SetReplyFunc(twoCallScript)
-	return srv, srv.Client()
+	return srv.Client()
+}
+
+// benchQuestion is the question every benchmark conversation starts with.
+var benchQuestion = genai.Text("What's the weather in Paris and Tokyo?")
+
+// benchAgent returns an agent on a fresh benchClient, with forecast.
+func benchAgent(b *testing.B) *agent.Agent {
+	a, err := agent.New(agent.Config{Models: benchClient(b).Models, Model: model, Tools: toolset.MustNew(forecast)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	return a
 }
 
 // BenchmarkRunTwoCalls is agent.Run on one turn of two parallel calls and a
 // text answer. Compare with BenchmarkRunRawLoop, the same wire work written
 // by hand on the genai client.
 func BenchmarkRunTwoCalls(b *testing.B) {
-	_, client := benchServer(b)
-	a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(forecast)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	in := genai.Text("What's the weather in Paris and Tokyo?")
-	b.ReportAllocs()
-	b.ResetTimer()
+	a := benchAgent(b)
 	for i := 0; i < b.N; i++ {
-		if _, err := a.Run(ctx, in); err != nil {
+		if _, err := a.Run(context.Background(), benchQuestion); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -51,17 +59,9 @@ func BenchmarkRunTwoCalls(b *testing.B) {
 
 // BenchmarkStreamTwoCalls is Agent.Stream on the same conversation.
 func BenchmarkStreamTwoCalls(b *testing.B) {
-	_, client := benchServer(b)
-	a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(forecast)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	in := genai.Text("What's the weather in Paris and Tokyo?")
-	b.ReportAllocs()
-	b.ResetTimer()
+	a := benchAgent(b)
 	for i := 0; i < b.N; i++ {
-		for _, err := range a.Stream(ctx, in) {
+		for _, err := range a.Stream(context.Background(), benchQuestion) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -72,18 +72,17 @@ func BenchmarkStreamTwoCalls(b *testing.B) {
 // BenchmarkRunRawLoop is the floor: the loop written by hand on the raw
 // genai client, with the same tool, concurrency and wire work.
 func BenchmarkRunRawLoop(b *testing.B) {
-	_, client := benchServer(b)
+	client := benchClient(b)
 	tools, err := geminiadapter.Tools(forecast)
 	if err != nil {
 		b.Fatal(err)
 	}
 	config := &genai.GenerateContentConfig{Tools: tools}
 	ctx := context.Background()
-	in := genai.Text("What's the weather in Paris and Tokyo?")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		history := append([]*genai.Content(nil), in...)
+		history := append([]*genai.Content(nil), benchQuestion...)
 		for {
 			resp, err := client.Models.GenerateContent(ctx, model, history, config)
 			if err != nil {

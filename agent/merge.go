@@ -36,8 +36,16 @@ type merger struct {
 
 // add folds one chunk in.
 func (m *merger) add(chunk *genai.GenerateContentResponse) {
+	for _, p := range m.addMeta(chunk) {
+		m.addPart(p)
+	}
+}
+
+// addMeta folds in everything of a chunk but its parts, and returns the
+// parts, for addPart.
+func (m *merger) addMeta(chunk *genai.GenerateContentResponse) []*genai.Part {
 	if chunk == nil {
-		return
+		return nil
 	}
 	if m.resp.PromptFeedback == nil {
 		m.resp.PromptFeedback = chunk.PromptFeedback
@@ -55,7 +63,7 @@ func (m *merger) add(chunk *genai.GenerateContentResponse) {
 		m.resp.SDKHTTPResponse = chunk.SDKHTTPResponse
 	}
 	if len(chunk.Candidates) == 0 || chunk.Candidates[0] == nil {
-		return
+		return nil
 	}
 	c := chunk.Candidates[0]
 	if c.FinishReason != "" {
@@ -76,27 +84,27 @@ func (m *merger) add(chunk *genai.GenerateContentResponse) {
 	}
 	m.cand.Index = c.Index
 	if c.Content == nil {
-		return
+		return nil
 	}
 	if m.cand.Content == nil {
 		m.cand.Content = &genai.Content{Role: c.Content.Role}
 	}
-	for _, p := range c.Content.Parts {
-		m.addPart(p)
-	}
+	return c.Content.Parts
 }
 
-func (m *merger) addPart(p *genai.Part) {
+// addPart folds one part in and reports whether it is a text part: text,
+// the thought flag and a signature at most.
+func (m *merger) addPart(p *genai.Part) (isText bool) {
 	if p == nil {
-		return
+		return false
 	}
 	if !plainText(p) {
 		m.close()
 		m.parts = append(m.parts, p)
-		return
+		return false
 	}
 	if p.Text == "" && p.ThoughtSignature == nil {
-		return // nothing to keep; sent back, it would be an empty part
+		return true // nothing to keep; sent back, it would be an empty part
 	}
 	last := m.last()
 	switch {
@@ -119,6 +127,7 @@ func (m *merger) addPart(p *genai.Part) {
 			m.text.WriteString(p.Text)
 		}
 	}
+	return true
 }
 
 func (m *merger) last() *genai.Part {

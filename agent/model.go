@@ -96,12 +96,8 @@ func (r *run) stream(turn int) (resp *genai.GenerateContentResponse, streamed bo
 		if err != nil {
 			return nil, streamed, err
 		}
-		m.add(chunk)
-		if chunk == nil || len(chunk.Candidates) == 0 || chunk.Candidates[0] == nil || chunk.Candidates[0].Content == nil {
-			continue
-		}
-		for _, p := range chunk.Candidates[0].Content.Parts {
-			if p == nil || p.Text == "" || !plainText(p) {
+		for _, p := range m.addMeta(chunk) {
+			if !m.addPart(p) || p.Text == "" {
 				continue
 			}
 			kind := EventText

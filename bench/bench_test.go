@@ -177,9 +177,7 @@ func TestServerRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(scenarios[0])
 			defer srv.Close()
-			client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-				APIKey: apiKey, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
-			})
+			client, err := newClient(srv.URL(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,9 +212,7 @@ func TestServerRejects(t *testing.T) {
 func TestServerTolerates(t *testing.T) {
 	srv := newServer(scenarios[0])
 	defer srv.Close()
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey: apiKey, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
-	})
+	client, err := newClient(srv.URL(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,9 +284,7 @@ func TestServerRoutes(t *testing.T) {
 func TestServerStreams(t *testing.T) {
 	srv := newServer(scenarios[0])
 	defer srv.Close()
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey: apiKey, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
-	})
+	client, err := newClient(srv.URL(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,11 +351,7 @@ func TestServerIsLean(t *testing.T) {
 	defer srv.Close()
 	var buf bytes.Buffer
 	cs, cfg := validTwoCall()
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey: apiKey, Backend: genai.BackendGeminiAPI,
-		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
-		HTTPClient:  &http.Client{Transport: captureTransport{&buf}},
-	})
+	client, err := newClient(srv.URL(), &http.Client{Transport: captureTransport{&buf}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
-	"google.golang.org/genai"
 )
 
 // The eino contestant is eino's ReAct agent (Generate) over eino-ext's
@@ -30,11 +29,7 @@ func init() {
 // agent once.
 func setupEino(url string, sc scenario) (func(context.Context) error, func(), error) {
 	ctx := context.Background()
-	client, err := genai.NewClient(ctx, &genai.ClientConfig{
-		APIKey:      apiKey,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPOptions: genai.HTTPOptions{BaseURL: url},
-	})
+	client, err := newClient(url, nil)
 	if err != nil {
 		return nil, nil, err
 	}
