@@ -1,13 +1,13 @@
 module github.com/toolnexus/toolnexus-go
 
-go 1.24.0
+go 1.25.0
 
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sync v0.19.0
+	golang.org/x/sync v0.22.0
 	google.golang.org/genai v1.77.0
 )
 

@@ -1,6 +1,6 @@
 module github.com/toolnexus/toolnexus-go/bench
 
-go 1.24.4
+go 1.25.0
 
 // The root module comes from this working tree, so that the library's own
 // dependency graph never sees the peers below.
@@ -84,7 +84,7 @@ require (
 	golang.org/x/exp v0.0.0-20250408133849-7e4ce0ab07d0 // indirect
 	golang.org/x/net v0.43.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
-	golang.org/x/sync v0.19.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.35.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	golang.org/x/time v0.12.0 // indirect
