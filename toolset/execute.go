@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ErrInvalidArguments is wrapped by [Result.Err] when the model's arguments
@@ -59,8 +61,10 @@ func errorResult(err error, format string, args ...any) Result {
 //
 // Execute never panics and never returns a Go error: every failure is a
 // Result with IsError set and a message the model can act on. Nil args are
-// treated as an empty object. args is not modified; when the schema declares
-// defaults they are applied to a copy.
+// treated as an empty object. args is not modified, at any depth: when the
+// schema declares defaults, they are applied to a copy, so that the
+// caller's value (a model's function call, which a history keeps) may be
+// read concurrently while Execute runs.
 //
 // When ctx is done before Run returns, Execute returns at once with an error
 // result, even if Run ignores its context: Run then keeps its goroutine until
@@ -118,9 +122,12 @@ func (t *Tool) checkArgs(p *prepared, args map[string]any) (_ map[string]any, fa
 		}
 	}()
 	if p.hasDefaults {
-		// A variable of its own: taking args' address would move it to the
-		// heap on every call.
-		filled := maps.Clone(args)
+		// ApplyDefaults writes into every object it walks, nested ones
+		// included: it works on a copy of each, so that the model's
+		// arguments, which the history keeps and events hand out, never
+		// change. A variable of its own: taking args' address would move it
+		// to the heap on every call.
+		filled := cloneObjects(p.schema, args)
 		if err := p.resolved.ApplyDefaults(&filled); err != nil {
 			r := errorResult(fmt.Errorf("%w: %v", ErrInvalidArguments, err),
 				"invalid arguments for %s: %v", t.Name, err)
@@ -139,6 +146,23 @@ func (t *Tool) checkArgs(p *prepared, args map[string]any) (_ map[string]any, fa
 		}
 	}
 	return args, nil
+}
+
+// cloneObjects copies m and, recursively, every object value of m whose
+// property schema declares properties: the objects ApplyDefaults walks and
+// writes into. Arrays and other values are shared; ApplyDefaults never
+// enters them.
+func cloneObjects(s *jsonschema.Schema, m map[string]any) map[string]any {
+	c := maps.Clone(m)
+	for name, ps := range s.Properties {
+		if ps == nil || len(ps.Properties) == 0 {
+			continue
+		}
+		if sub, ok := c[name].(map[string]any); ok {
+			c[name] = cloneObjects(ps, sub)
+		}
+	}
+	return c
 }
 
 // A call hands one Execute's Run to a goroutine and its result back. Calls
@@ -189,6 +213,17 @@ func (t *Tool) run(ctx context.Context, args map[string]any) (r Result) {
 func cancelled(ctx context.Context, name, what string) Result {
 	cause := context.Cause(ctx)
 	return errorResult(cause, "tool %s %s: %v", name, what, cause)
+}
+
+// CheckOutput reports whether v can be sent to a model as a tool's output:
+// whether it can be encoded as JSON. The error wraps [ErrOutputNotJSON].
+// Execute checks every output Run returns with it; use it for outputs made
+// elsewhere, such as an answer given in place of running a tool.
+func CheckOutput(v any) error {
+	if err := checkJSON(v); err != nil {
+		return fmt.Errorf("%w: %w", ErrOutputNotJSON, err)
+	}
+	return nil
 }
 
 // checkJSON reports whether v can be encoded as JSON. Values of the kinds

@@ -2,6 +2,7 @@ package toolset_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -236,5 +237,56 @@ func TestExecuteValidationPanicIsAnError(t *testing.T) {
 	r := tool.Execute(context.Background(), map[string]any{"xs": []any{func() {}, func() {}}})
 	if !r.IsError || !strings.HasPrefix(r.Output.(string), "invalid arguments for uniq: they could not be checked: ") || !errors.Is(r.Err, toolset.ErrInvalidArguments) {
 		t.Errorf("Execute() = %+v", r)
+	}
+}
+
+// TestExecuteNestedDefaultsLeaveArgsIntact: defaults inside nested objects
+// are applied to copies; the caller's arguments are never written, so
+// reading them concurrently (an observer encoding the model's call) is
+// safe. Under -race, the concurrent encoding catches any write.
+func TestExecuteNestedDefaultsLeaveArgsIntact(t *testing.T) {
+	schema := &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"city": {Type: "string"},
+			"opts": {Type: "object", Properties: map[string]*jsonschema.Schema{
+				"unit":  {Type: "string", Default: []byte(`"celsius"`)},
+				"inner": {Type: "object", Properties: map[string]*jsonschema.Schema{"depth": {Type: "integer", Default: []byte(`2`)}}},
+			}},
+		},
+	}
+	var seen map[string]any
+	tool := toolset.MustDefine(toolset.Tool{Name: "weather", InputSchema: schema,
+		Run: func(_ context.Context, a map[string]any) (any, error) { seen = a; return "ok", nil }})
+	args := map[string]any{"city": "Paris", "opts": map[string]any{"inner": map[string]any{}}}
+	before, _ := json.Marshal(args)
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_, _ = json.Marshal(args)
+			}
+		}
+	}()
+	for range 50 {
+		if r := tool.Execute(context.Background(), args); r.IsError {
+			t.Fatalf("Execute() = %+v", r)
+		}
+	}
+	close(stop)
+	<-done
+
+	if after, _ := json.Marshal(args); string(after) != string(before) {
+		t.Errorf("Execute modified the caller's args:\n got %s\nwant %s", after, before)
+	}
+	got, _ := json.Marshal(seen)
+	if want := `{"city":"Paris","opts":{"inner":{"depth":2},"unit":"celsius"}}`; string(got) != want {
+		t.Errorf("Run saw %s, want %s", got, want)
 	}
 }
