@@ -7,6 +7,8 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,11 +81,33 @@ type Config struct {
 	// Retry says how failed model calls are retried.
 	Retry RetryPolicy
 
+	// ForceEveryTurn keeps a forcing function calling config (mode ANY,
+	// with or without AllowedFunctionNames) on every model call of a run.
+	// By default it applies to the first model call of each run only, and
+	// later calls use mode AUTO: a model forced to call a tool on every
+	// turn could never answer (OpenAI Agents resets its tool choice the
+	// same way).
+	ForceEveryTurn bool
+
 	// Intercept, when set, is called before each call of a known tool runs
 	// (see [Interceptor]).
 	Intercept Interceptor
 
-	// Observer, when set, sees every step of every run.
+	// NeedsApproval, when set, picks the calls that must be approved before
+	// they run (see [Approval]). With [Agent.Stream] the consumer decides
+	// each of them in band, through an EventApproval event; with
+	// [Agent.Run], which has no consumer, Intercept decides them, and
+	// without an Interceptor they are denied.
+	NeedsApproval func(call *genai.FunctionCall) bool
+
+	// PrepareHistory, when set, is called before each turn's model call
+	// with the contents about to be sent, and may return shorter ones (see
+	// [HistoryFunc]).
+	PrepareHistory HistoryFunc
+
+	// Observer, when set, sees every step of every run. An Observer that
+	// also implements [ContextObserver] chooses the contexts of the run's
+	// steps.
 	Observer Observer
 
 	// Logger receives the loop's logs: retries at Warn, steps at Debug.
@@ -93,13 +117,18 @@ type Config struct {
 
 // An Interceptor decides about a tool call before it runs: it returns nil to
 // let the tool run, or a result to send the model instead of running the
-// tool. [Deny] refuses the call with a reason; [Answer] answers it. This is
-// what approval prompts are built on.
+// tool. [Deny] refuses the call with a reason; [Answer] answers it. A
+// result it returns goes through the same checks as a tool's: an output
+// that cannot be encoded as JSON becomes an error result, and an output
+// over Config.MaxOutputBytes is cut.
 //
 // Calls of one turn run concurrently, so an Interceptor is called
 // concurrently: one that prompts a person must serialize the prompts
-// itself. It is not called for unknown tools or calls over the per-turn
-// cap. A panic in it is recovered and answers the call with an error.
+// itself, or, with [Agent.Stream], leave approvals to the consumer (see
+// Config.NeedsApproval). It is not called for unknown tools, calls over the
+// per-turn cap, or once the run's context is done. ctx is the call's
+// context, the one the tool would run with. A panic in it is recovered and
+// answers the call with an error.
 type Interceptor func(ctx context.Context, call *genai.FunctionCall) *toolset.Result
 
 // Deny returns the result that refuses a call: the model receives
@@ -109,12 +138,14 @@ func Deny(reason string) *toolset.Result {
 }
 
 // Answer returns the result that answers a call without running its tool:
-// the model receives {"result": output}.
+// the model receives {"result": output}. output must be encodable as JSON;
+// if it is not, the model receives an error instead.
 func Answer(output any) *toolset.Result {
 	return &toolset.Result{Output: output}
 }
 
-// ErrDenied is the Err of a result made by [Deny].
+// ErrDenied is the Err of a result made by [Deny], and of a call that
+// needed approval and was not approved.
 var ErrDenied = errors.New("agent: tool call denied")
 
 // An Agent runs tool-call loops with one configuration. It is immutable and
@@ -123,7 +154,12 @@ type Agent struct {
 	models         Models
 	model          string
 	tools          *toolset.Set
-	config         *genai.GenerateContentConfig // the copy sent with every call
+	decls          geminiadapter.Options
+	given          *genai.GenerateContentConfig // Config.GenerateConfig, as given
+	group          *genai.Tool                  // the tools' declarations, converted once, or nil
+	config         *genai.GenerateContentConfig // the copy sent with the first model call of a run
+	later          *genai.GenerateContentConfig // the copy sent with later calls: config, unless it forces calls
+	forceEveryTurn bool
 	maxTurns       int
 	maxParallel    int
 	maxCalls       int
@@ -131,9 +167,13 @@ type Agent struct {
 	maxOutputBytes int
 	retry          RetryPolicy
 	intercept      Interceptor
+	needsApproval  func(*genai.FunctionCall) bool
+	prepareHistory HistoryFunc
 	observer       Observer
+	scoper         ContextObserver // observer, when it implements ContextObserver
 	logger         *slog.Logger
 	unknownTool    string // the list of tools an unknown-tool error gives
+	err            error  // why With could not derive the agent: every run fails with it
 }
 
 // New checks cfg and returns an Agent. The tools are converted to
@@ -152,6 +192,8 @@ func New(cfg Config) (*Agent, error) {
 		models:         cfg.Models,
 		model:          cfg.Model,
 		tools:          cfg.Tools,
+		decls:          cfg.Declarations,
+		given:          cfg.GenerateConfig,
 		maxTurns:       orDefault(cfg.MaxTurns, DefaultMaxTurns),
 		maxParallel:    orDefault(cfg.MaxParallel, DefaultMaxParallel),
 		maxCalls:       orDefault(cfg.MaxCallsPerTurn, DefaultMaxCallsPerTurn),
@@ -159,7 +201,9 @@ func New(cfg Config) (*Agent, error) {
 		maxOutputBytes: orDefault(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
 		retry:          cfg.Retry.withDefaults(),
 		intercept:      cfg.Intercept,
-		observer:       cfg.Observer,
+		needsApproval:  cfg.NeedsApproval,
+		prepareHistory: cfg.PrepareHistory,
+		forceEveryTurn: cfg.ForceEveryTurn,
 		logger:         cfg.Logger,
 	}
 	if a.tools == nil {
@@ -168,42 +212,80 @@ func New(cfg Config) (*Agent, error) {
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}
-	config, err := requestConfig(cfg.GenerateConfig, a.tools, cfg.Declarations)
-	if err != nil {
-		return nil, err
+	a.setObserver(cfg.Observer)
+	if a.tools.Len() > 0 {
+		group, err := a.decls.Tools(a.tools.Tools()...)
+		if err != nil {
+			return nil, fmt.Errorf("agent: declaring tools: %w", err)
+		}
+		a.group = group[0]
 	}
-	a.config = config
-	a.unknownTool = "available tools: none"
-	if names := a.tools.Names(); len(names) > 0 {
-		a.unknownTool = "available tools: " + strings.Join(names, ", ")
+	if err := a.prepare(); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
-// requestConfig returns the config every model call sends: a copy of the
-// caller's, with the tools' declarations added. It also fills in what the
-// SDK would otherwise write into the config on each call (a system
-// instruction's role, the HTTP headers map), so that concurrent runs can
-// share the copy without racing and the caller's value stays untouched.
-func requestConfig(given *genai.GenerateContentConfig, tools *toolset.Set, opts geminiadapter.Options) (*genai.GenerateContentConfig, error) {
+// setObserver installs o, noting whether it chooses the steps' contexts.
+func (a *Agent) setObserver(o Observer) {
+	a.observer = o
+	a.scoper, _ = o.(ContextObserver)
+}
+
+// prepare computes what runs send and say from the agent's tools, group
+// and given config: the request configs and the unknown-tool message.
+func (a *Agent) prepare() error {
+	config, err := requestConfig(a.given, a.group)
+	if err != nil {
+		return err
+	}
+	a.config, a.later = config, config
+	if fc := functionCalling(config); fc != nil && fc.Mode == genai.FunctionCallingConfigModeAny && !a.forceEveryTurn {
+		later := *config
+		tc := *config.ToolConfig
+		tc.FunctionCallingConfig = &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAuto}
+		later.ToolConfig = &tc
+		a.later = &later
+	}
+	a.unknownTool = "available tools: none"
+	if names := a.tools.Names(); len(names) > 0 {
+		a.unknownTool = "available tools: " + strings.Join(names, ", ")
+	}
+	return nil
+}
+
+// requestConfig returns the config model calls send: a copy of the caller's,
+// with the tools' declarations added. It also fills in what the SDK would
+// otherwise write into the config on each call (a system instruction's
+// role, the HTTP headers map), so that concurrent runs can share the copy
+// without racing and the caller's value stays untouched.
+func requestConfig(given *genai.GenerateContentConfig, group *genai.Tool) (*genai.GenerateContentConfig, error) {
 	var c genai.GenerateContentConfig
 	if given != nil {
 		c = *given
 	}
+	if fc := functionCalling(&c); fc != nil && fc.StreamFunctionCallArguments != nil && *fc.StreamFunctionCallArguments {
+		// Vertex would stream each call's arguments in pieces. The loop
+		// runs a call only once it is whole, so the pieces would gain
+		// nothing, and generateContent refuses the setting.
+		return nil, errors.New("agent: ToolConfig.FunctionCallingConfig.StreamFunctionCallArguments is not supported: the loop runs whole function calls")
+	}
 	c.Tools = append([]*genai.Tool(nil), c.Tools...)
-	if tools.Len() > 0 {
-		group, err := opts.Tools(tools.Tools()...)
-		if err != nil {
-			return nil, fmt.Errorf("agent: declaring tools: %w", err)
-		}
-		c.Tools = append(c.Tools, group...)
+	if group != nil {
+		c.Tools = append(c.Tools, group)
 	}
 	if len(c.Tools) == 0 {
 		c.Tools = nil
 	}
-	if !hasDeclarations(c.Tools) {
-		// The API refuses a function calling config without declarations.
-		c.ToolConfig = nil
+	if tc := c.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil && !hasDeclarations(c.Tools) {
+		// The API refuses a function calling config without declarations;
+		// the rest of the tool config (retrieval, say) still applies.
+		rest := *tc
+		rest.FunctionCallingConfig = nil
+		c.ToolConfig = &rest
+		if reflect.ValueOf(rest).IsZero() {
+			c.ToolConfig = nil
+		}
 	}
 	if si := c.SystemInstruction; si != nil && si.Role == "" {
 		c.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: si.Parts}
@@ -214,6 +296,14 @@ func requestConfig(given *genai.GenerateContentConfig, tools *toolset.Set, opts 
 		c.HTTPOptions = &h2
 	}
 	return &c, nil
+}
+
+// functionCalling returns c's function calling config, or nil.
+func functionCalling(c *genai.GenerateContentConfig) *genai.FunctionCallingConfig {
+	if c.ToolConfig == nil {
+		return nil
+	}
+	return c.ToolConfig.FunctionCallingConfig
 }
 
 func hasDeclarations(tools []*genai.Tool) bool {
@@ -238,6 +328,9 @@ func orDefault(v, def int) int {
 // contents is not modified. On failure Run returns the partial Result (never
 // nil) with the error.
 func (a *Agent) Run(ctx context.Context, contents []*genai.Content) (*Result, error) {
+	if a.err != nil {
+		return &Result{History: slices.Clone(contents)}, a.err
+	}
 	r := a.newRun(ctx, contents, nil)
 	err := r.loop()
 	r.finish(err)
@@ -248,7 +341,7 @@ func (a *Agent) Run(ctx context.Context, contents []*genai.Content) (*Result, er
 func Run(ctx context.Context, cfg Config, contents []*genai.Content) (*Result, error) {
 	a, err := New(cfg)
 	if err != nil {
-		return &Result{History: append([]*genai.Content(nil), contents...)}, err
+		return &Result{History: slices.Clone(contents)}, err
 	}
 	return a.Run(ctx, contents)
 }

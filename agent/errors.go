@@ -26,15 +26,27 @@ var (
 	// (MALFORMED_FUNCTION_CALL or UNEXPECTED_TOOL_CALL) after every re-ask.
 	ErrMalformedCall = errors.New("agent: model produced malformed function calls")
 
-	// ErrEmptyReply: the model kept answering with no candidate or no parts
-	// after every re-ask.
+	// ErrEmptyReply: the model answered with no candidate or no parts,
+	// and asking again did not help (it is asked again, up to
+	// RetryPolicy.MaxReasks times, when the finish reason is STOP, OTHER or
+	// none) or could not (LANGUAGE, TOO_MANY_TOOL_CALLS…: see
+	// StopError.FinishReason).
 	ErrEmptyReply = errors.New("agent: model returned an empty reply")
+
+	// ErrMaxTokens: the model reached its output token limit
+	// (maxOutputTokens) before it finished: the answer in Result.Text is
+	// cut short, or there is none at all when thinking used the whole
+	// budget. Such a reply is never asked again, since the same budget
+	// runs out the same way: raise GenerateConfig.MaxOutputTokens or lower
+	// the thinking budget. A cut answer is in Result.History, so the
+	// conversation can go on ("continue").
+	ErrMaxTokens = errors.New("agent: model reached its output token limit")
 )
 
 // A StopError reports a model turn that ended without anything the loop can
 // use. Match its kind with errors.Is against [ErrPromptBlocked],
-// [ErrUnsafe], [ErrMalformedCall] or [ErrEmptyReply], and read the reason
-// with errors.As.
+// [ErrUnsafe], [ErrMalformedCall], [ErrEmptyReply] or [ErrMaxTokens], and
+// read the reason with errors.As.
 type StopError struct {
 	Kind         error               // one of the Err* kinds above
 	Turn         int                 // the model turn, from 0

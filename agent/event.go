@@ -4,16 +4,23 @@ import (
 	"context"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
 // EventKind says what an [Event] reports.
 type EventKind int
 
-// The kinds of events, in the order a turn produces them.
+// The kinds of events, in the order a run produces them.
 const (
-	// EventModelRequest: a model call is about to be sent (Turn, Attempt).
-	EventModelRequest EventKind = iota + 1
+	// EventRunStart: the run begins (Model). Always the first event.
+	EventRunStart EventKind = iota + 1
+
+	// EventModelRequest: a model call is about to be sent (Turn, Attempt,
+	// Model, Contents: what is sent, Config: the request config, with the
+	// tools' declarations). Contents and Config are the loop's: read them,
+	// never modify them.
+	EventModelRequest
 
 	// EventRetry: a model call failed and will be made again after Delay
 	// (Turn, Attempt: the one that failed, Err: why, Delay). A re-ask of an
@@ -33,12 +40,20 @@ const (
 	EventModelResponse
 
 	// EventToolCall: the model asked for this call; it is about to run
-	// (Turn, Index, Call). One event per call, in call order, once the
-	// turn's calls are known.
+	// (Turn, Index, Call, Tool: nil for an unknown tool). One event per
+	// call, in call order, once the turn's calls are known.
 	EventToolCall
 
-	// EventToolResult: a call finished (Turn, Index, Call, ToolResult,
-	// Duration). Results come as calls complete, not in call order.
+	// EventApproval: a call picked by Config.NeedsApproval waits for a
+	// decision (Turn, Index, Call, Tool, Approval). A Stream consumer
+	// decides with Approval's methods before it asks for the next event;
+	// observers only see it. One event per such call, in call order, after
+	// the turn's EventToolCall events.
+	EventApproval
+
+	// EventToolResult: a call finished (Turn, Index, Call, Tool,
+	// ToolResult, Duration). Results come as calls complete, not in call
+	// order.
 	EventToolResult
 
 	// EventTurnEnd: the turn is over, its tools included (Turn, TurnInfo,
@@ -51,12 +66,14 @@ const (
 )
 
 var eventKindNames = [...]string{
+	EventRunStart:      "RunStart",
 	EventModelRequest:  "ModelRequest",
 	EventRetry:         "Retry",
 	EventText:          "Text",
 	EventThought:       "Thought",
 	EventModelResponse: "ModelResponse",
 	EventToolCall:      "ToolCall",
+	EventApproval:      "Approval",
 	EventToolResult:    "ToolResult",
 	EventTurnEnd:       "TurnEnd",
 	EventDone:          "Done",
@@ -78,6 +95,10 @@ type Event struct {
 	Kind EventKind
 	Turn int // the model turn, from 0
 
+	Model    string                       // EventRunStart, EventModelRequest: the model's name
+	Contents []*genai.Content             // EventModelRequest: the contents sent
+	Config   *genai.GenerateContentConfig // EventModelRequest: the request config
+
 	Attempt  int           // EventModelRequest, EventRetry: the model call of the turn, from 1
 	Delay    time.Duration // EventRetry: the wait before the next attempt
 	Err      error         // EventRetry: the failure; EventDone: the run's error, if any
@@ -88,8 +109,10 @@ type Event struct {
 	Usage        Usage                          // EventModelResponse, EventTurnEnd: the turn's usage
 	FinishReason genai.FinishReason             // EventModelResponse, EventTurnEnd
 
-	Index      int                 // EventToolCall, EventToolResult: the call's position in the turn
-	Call       *genai.FunctionCall // EventToolCall, EventToolResult
+	Index      int                 // EventToolCall, EventApproval, EventToolResult: the call's position in the turn
+	Call       *genai.FunctionCall // EventToolCall, EventApproval, EventToolResult
+	Tool       *toolset.Tool       // EventToolCall, EventApproval, EventToolResult: the tool called, nil if unknown
+	Approval   *Approval           // EventApproval
 	ToolResult *ToolResult         // EventToolResult
 
 	TurnInfo *Turn   // EventTurnEnd: the complete turn, as it is in Result.Turns
@@ -108,6 +131,34 @@ type Observer interface {
 	Observe(ctx context.Context, e *Event)
 }
 
+// A ContextObserver is an Observer that also chooses the contexts a run's
+// steps run with: tracing is built on it, so that what a step does under
+// its context (an HTTP request of the model call, a span a tool starts)
+// nests under the step.
+//
+// StartContext is called, on the run's goroutine and before Observe sees
+// the event, with each event that begins a step and the context the step
+// would run with:
+//
+//   - EventRunStart: the run. The returned context is the parent of every
+//     other step's, and Observe receives it with the run's other events
+//     (EventTurnEnd, EventDone).
+//   - EventModelRequest: one model call. The returned context is passed to
+//     Models, and Observe receives it with that call's events:
+//     EventModelRequest, EventText, EventThought, and EventModelResponse or
+//     EventRetry. A model call that fails for good is followed by no event
+//     of its own: the run's EventDone reports the failure.
+//   - EventToolCall: one tool call. The returned context is passed to the
+//     Interceptor and the tool, and Observe receives it with that call's
+//     EventToolCall, EventApproval and EventToolResult.
+//
+// It must return ctx or a context derived from it. The loop derives nothing
+// else from it: a context that is done stops the step, as the run's would.
+type ContextObserver interface {
+	Observer
+	StartContext(ctx context.Context, e *Event) context.Context
+}
+
 // ObserverFunc adapts a function to an [Observer].
 type ObserverFunc func(ctx context.Context, e *Event)
 
@@ -116,18 +167,49 @@ func (f ObserverFunc) Observe(ctx context.Context, e *Event) { f(ctx, e) }
 
 // Observers returns an Observer that hands every event to each of obs in
 // turn. Nil observers are skipped; a panic in one does not keep the others
-// from seeing the event.
+// from seeing the event. When some of obs are [ContextObserver]s, so is the
+// result: each of them derives the step's context from the one the
+// previous returned, in order.
 func Observers(obs ...Observer) Observer {
 	var list multiObserver
+	scoped := false
 	for _, o := range obs {
-		if o != nil {
+		if m, ok := o.(multiObserver); ok {
+			list = append(list, m...)
+		} else if m, ok := o.(scopedMulti); ok {
+			list = append(list, m.multiObserver...)
+		} else if o != nil {
 			list = append(list, o)
 		}
+	}
+	for _, o := range list {
+		if _, ok := o.(ContextObserver); ok {
+			scoped = true
+		}
+	}
+	if len(list) == 1 {
+		return list[0]
+	}
+	if scoped {
+		return scopedMulti{list}
 	}
 	return list
 }
 
 type multiObserver []Observer
+
+// scopedMulti is a multiObserver some of whose members choose contexts.
+type scopedMulti struct{ multiObserver }
+
+// StartContext chains the members' StartContext, in order.
+func (m scopedMulti) StartContext(ctx context.Context, e *Event) context.Context {
+	for _, o := range m.multiObserver {
+		if c, ok := o.(ContextObserver); ok {
+			ctx = c.StartContext(ctx, e)
+		}
+	}
+	return ctx
+}
 
 // Observe hands e to every observer, then re-raises the first panic, if
 // any, for the run to recover and log.

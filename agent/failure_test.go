@@ -3,6 +3,11 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -208,15 +213,80 @@ func TestStops(t *testing.T) {
 	}
 }
 
-func TestMaxTokensIsAnAnswer(t *testing.T) {
-	srv := newServer(t)
-	a := newAgent(t, srv, nil)
-	r := fake.Text("The answer is cut sh")
-	r.Response.Candidates[0].FinishReason = genai.FinishReasonMaxTokens
-	srv.Enqueue(r)
-	res, err := a.Run(context.Background(), user("hi"))
-	if err != nil || res.Text != "The answer is cut sh" || res.FinishReason != genai.FinishReasonMaxTokens {
-		t.Errorf("Run() = %q %q, %v; want the text and MAX_TOKENS", res.Text, res.FinishReason, err)
+// A reply cut at the output token limit is never asked again: the same
+// budget runs out the same way. A cut answer comes back with ErrMaxTokens,
+// its text, and a history that can go on; a reply with nothing in it (the
+// thinking used the whole budget) ends the run at once.
+func TestMaxTokens(t *testing.T) {
+	cut := func(r *fake.Reply) *fake.Reply {
+		r.Response.Candidates[0].FinishReason = genai.FinishReasonMaxTokens
+		return r
+	}
+	for _, tc := range []struct {
+		name     string
+		reply    *fake.Reply
+		wantText string
+		wantLen  int // contents in Result.History
+	}{
+		{"text cut", cut(fake.Text("The answer is cut sh")), "The answer is cut sh", 2},
+		{"nothing but thoughts", cut(fake.Parts(&genai.Part{Text: "Let me think about", Thought: true})), "", 2},
+		{"no parts", fake.Finish(genai.FinishReasonMaxTokens), "", 1},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
+				srv := newServer(t)
+				a := newAgent(t, srv, nil)
+				srv.Enqueue(tc.reply)
+				res, err := runOrStream(a, stream, user("hi"))
+				var stop *agent.StopError
+				if !errors.Is(err, agent.ErrMaxTokens) || !errors.As(err, &stop) || stop.FinishReason != genai.FinishReasonMaxTokens {
+					t.Fatalf("Run() error = %v, want a StopError of kind ErrMaxTokens", err)
+				}
+				if n := len(srv.Requests()); n != 1 {
+					t.Errorf("%d model calls; a MAX_TOKENS reply must not be asked again", n)
+				}
+				if res.Text != tc.wantText || res.FinishReason != genai.FinishReasonMaxTokens || len(res.History) != tc.wantLen {
+					t.Errorf("Result = text %q, finish %q, %d contents; want %q, MAX_TOKENS, %d",
+						res.Text, res.FinishReason, len(res.History), tc.wantText, tc.wantLen)
+				}
+				// The history goes on.
+				srv.Enqueue(fake.Text("…and the rest."))
+				if _, err := a.Run(context.Background(), append(res.History, user("continue")...)); err != nil {
+					t.Errorf("continuing the history: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// Only the finish reasons after which the model may well answer differently
+// are asked again.
+func TestEmptyReplyReasks(t *testing.T) {
+	for _, tc := range []struct {
+		reason genai.FinishReason
+		calls  int
+	}{
+		{genai.FinishReasonStop, 3},
+		{genai.FinishReasonOther, 3},
+		{genai.FinishReasonLanguage, 1},
+		{genai.FinishReasonTooManyToolCalls, 1},
+		{genai.FinishReasonNoImage, 1},
+	} {
+		t.Run(string(tc.reason), func(t *testing.T) {
+			srv := newServer(t)
+			a := newAgent(t, srv, nil)
+			for range 3 {
+				srv.Enqueue(fake.Finish(tc.reason))
+			}
+			_, err := a.Run(context.Background(), user("hi"))
+			var stop *agent.StopError
+			if !errors.Is(err, agent.ErrEmptyReply) || !errors.As(err, &stop) || stop.FinishReason != tc.reason {
+				t.Errorf("Run() error = %v, want ErrEmptyReply with the finish reason", err)
+			}
+			if n := len(srv.Requests()); n != tc.calls {
+				t.Errorf("%d model calls, want %d", n, tc.calls)
+			}
+		})
 	}
 }
 
@@ -337,11 +407,11 @@ func TestOutputCap(t *testing.T) {
 	}
 	got := lastResponses(t, srv)
 	s, _ := got[0].Response["result"].(string)
-	if !strings.HasPrefix(s, "[output truncated: it was 5002 bytes of JSON, over the limit of 1000; the first 800 bytes follow]\n") || len(s) > 1000 {
+	if !strings.HasPrefix(s, "[output truncated: it was 5002 bytes of JSON, over the limit of 1000; the first 898 bytes follow]\n") || jsonLen(t, s) > 1000 {
 		t.Errorf("big output = %.120q… (%d bytes)", s, len(s))
 	}
 	s, _ = got[1].Response["result"].(string)
-	if !strings.HasPrefix(s, "[output truncated: it was 12013 bytes of JSON, over the limit of 1000;") {
+	if !strings.HasPrefix(s, "[output truncated: it was 12013 bytes of JSON, over the limit of 1000;") || jsonLen(t, s) > 1000 {
 		t.Errorf("big object output = %.120q…", s)
 	}
 	if got[2].Response["result"] != "tiny" {
@@ -358,7 +428,7 @@ func TestDefaultOutputCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := lastResponses(t, srv)[0].Response["result"].(string)
-	if !strings.HasPrefix(s, "[output truncated: it was 2097154 bytes of JSON, over the limit of 1048576;") || len(s) > 1<<20 {
+	if !strings.HasPrefix(s, "[output truncated: it was 2097154 bytes of JSON, over the limit of 1048576;") || jsonLen(t, s) > 1<<20 {
 		t.Errorf("huge output = %.100q… (%d bytes)", s, len(s))
 	}
 }
@@ -399,4 +469,37 @@ func runOrStream(a *agent.Agent, stream bool, contents []*genai.Content) (*agent
 		}
 	}
 	return res, err
+}
+
+// What no wait can mend fails at once, with one attempt: before, every
+// network error was retried for seconds.
+func TestNoRetryOnUnfixableNetworkErrors(t *testing.T) {
+	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes fail by design
+	tlsSrv.StartTLS()                                   // with a certificate nobody trusts
+	t.Cleanup(tlsSrv.Close)
+	for _, tc := range []struct {
+		name, baseURL string
+	}{
+		{"certificate refused", tlsSrv.URL},
+		{"unsupported scheme", "htp://127.0.0.1:1"},
+		{"plain HTTP spoken to a TLS client", "https://" + strings.TrimPrefix(newServer(t).URL, "http://")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+				APIKey: fake.APIKey, Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: tc.baseURL}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := agent.New(agent.Config{Models: client.Models, Model: model, Retry: fastRetry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = a.Run(context.Background(), user("hi"))
+			var me *agent.ModelError
+			if !errors.As(err, &me) || me.Attempts != 1 {
+				t.Errorf("Run() = %v; want a ModelError after 1 attempt", err)
+			}
+		})
+	}
 }

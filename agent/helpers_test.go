@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -161,4 +162,14 @@ func cities(n int) []*genai.FunctionCall {
 		calls[i] = fake.Call("get_weather", map[string]any{"city": fmt.Sprintf("city-%d", i)})
 	}
 	return calls
+}
+
+// jsonLen returns the length of v's JSON, as the SDK encodes it.
+func jsonLen(t *testing.T, v any) int {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("json.Marshal: %v", err)
+	}
+	return len(b)
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,7 +29,7 @@ func TestObserverSeesEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"ModelRequest", "Retry", "ModelRequest", "ModelResponse", "ToolCall", "ToolCall", "ToolResult", "ToolResult", "TurnEnd",
+		"RunStart", "ModelRequest", "Retry", "ModelRequest", "ModelResponse", "ToolCall", "ToolCall", "ToolResult", "ToolResult", "TurnEnd",
 		"ModelRequest", "ModelResponse", "TurnEnd", "Done",
 	}
 	if diff := cmp.Diff(want, log.kinds()); diff != "" {
@@ -160,5 +162,90 @@ func TestLoggerWarnsOnRetryAndNeverLogsTheKey(t *testing.T) {
 	}
 	if req := srv.LastRequest(); req.APIKey != fake.APIKey {
 		t.Fatalf("the key was not sent (%q); this test proves nothing", req.APIKey)
+	}
+}
+
+// An interceptor's answer goes through the checks a tool's output does: an
+// answer that cannot be encoded becomes an error the model reads (before,
+// the SDK swallowed its own encoding error and the run, and every run that
+// continued its history, failed with a misleading 404), and a large one is
+// cut.
+func TestInterceptorAnswersAreChecked(t *testing.T) {
+	srv := newServer(t)
+	w := &weatherTool{}
+	intercept := func(_ context.Context, call *genai.FunctionCall) *toolset.Result {
+		switch call.Args["city"] {
+		case "NaN":
+			return agent.Answer(math.NaN())
+		case "Chan":
+			return agent.Answer(map[string]any{"c": make(chan int)})
+		case "Big":
+			return agent.Answer(strings.Repeat("<", 4000))
+		}
+		return nil
+	}
+	a := newAgent(t, srv, toolset.MustNew(w.tool()), func(c *agent.Config) {
+		c.Intercept = intercept
+		c.MaxOutputBytes = 1000
+	})
+	srv.Enqueue(fake.Calls(
+		fake.Call("get_weather", map[string]any{"city": "NaN"}),
+		fake.Call("get_weather", map[string]any{"city": "Chan"}),
+		fake.Call("get_weather", map[string]any{"city": "Big"}),
+		fake.Call("get_weather", map[string]any{"city": "Paris"}),
+	), fake.Text("ok"))
+	res, err := a.Run(context.Background(), user("go"))
+	if err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	got := lastResponses(t, srv)
+	for i, city := range []string{"NaN", "Chan"} {
+		msg, _ := got[i].Response["error"].(string)
+		if !strings.HasPrefix(msg, "tool get_weather was not run, and the answer given in its place was refused: output cannot be encoded as JSON") {
+			t.Errorf("response for %s = %v, want an error saying the answer was refused", city, got[i].Response)
+		}
+		if r := res.Turns[0].Results[i]; !r.IsError || !errors.Is(r.Err, toolset.ErrOutputNotJSON) {
+			t.Errorf("result for %s = %+v, want an error wrapping ErrOutputNotJSON", city, r.Result)
+		}
+	}
+	big, _ := got[2].Response["result"].(string)
+	if !strings.HasPrefix(big, "[output truncated: it was 24002 bytes of JSON") || jsonLen(t, big) > 1000 {
+		t.Errorf("big answer = %.80q… (%d bytes of JSON), want it cut to 1000", big, jsonLen(t, big))
+	}
+	if got[3].Response["result"] != "sunny in Paris" {
+		t.Errorf("Paris = %v", got[3].Response)
+	}
+	// The history goes on.
+	srv.Enqueue(fake.Text("still fine"))
+	if _, err := a.Run(context.Background(), append(res.History, user("again")...)); err != nil {
+		t.Errorf("continuing the history: %v", err)
+	}
+}
+
+// Once the run's context is done, the interceptor is not asked: before,
+// after a Stream consumer broke, it was still asked, with a dead context.
+func TestInterceptorNotAskedAfterTheRunEnds(t *testing.T) {
+	srv := newServer(t)
+	w := &weatherTool{}
+	var asked atomic.Int32
+	intercept := func(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
+		asked.Add(1)
+		if ctx.Err() != nil {
+			t.Errorf("interceptor asked about %v with a done context", call.Args)
+		}
+		return nil
+	}
+	a := newAgent(t, srv, toolset.MustNew(w.tool()), func(c *agent.Config) { c.Intercept = intercept })
+	srv.Enqueue(fake.Calls(cities(3)...))
+	for e := range a.Stream(context.Background(), user("go")) {
+		if e.Kind == agent.EventToolCall {
+			break
+		}
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("interceptor asked %d times after the consumer broke", n)
+	}
+	if n := w.calls.Load(); n != 0 {
+		t.Errorf("%d tools ran after the consumer broke", n)
 	}
 }

@@ -20,6 +20,12 @@ type run struct {
 	history []*genai.Content
 	result  *Result
 
+	// working is the history the model calls send when a HistoryFunc
+	// shortened it; nil while it is history itself.
+	working []*genai.Content
+	// promptTokens is the last model call's prompt token count.
+	promptTokens int
+
 	// emitting is set when anyone listens to events (an Observer, or a
 	// Stream consumer), so that a plain Run builds none.
 	emitting bool
@@ -37,7 +43,7 @@ var ErrStopped = errors.New("agent: stream consumer stopped")
 func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield func(*Event, error) bool) *run {
 	history := make([]*genai.Content, len(contents), len(contents)+4)
 	copy(history, contents)
-	return &run{
+	r := &run{
 		a:        a,
 		ctx:      ctx,
 		history:  history,
@@ -45,6 +51,12 @@ func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield fun
 		emitting: a.observer != nil || yield != nil,
 		yield:    yield,
 	}
+	if r.emitting {
+		start := &Event{Kind: EventRunStart, Model: a.model}
+		r.ctx = r.startContext(ctx, start)
+		r.emit(r.ctx, start)
+	}
+	return r
 }
 
 // loop runs turns until the model answers without calling a tool, a limit
@@ -53,6 +65,9 @@ func (r *run) loop() error {
 	for turn := 0; ; turn++ {
 		if turn == r.a.maxTurns {
 			return fmt.Errorf("%w (%d)", ErrMaxTurns, r.a.maxTurns)
+		}
+		if r.stopped {
+			return ErrStopped
 		}
 		t, err := r.modelTurn(turn)
 		if t != nil {
@@ -65,17 +80,17 @@ func (r *run) loop() error {
 			return err
 		}
 		content := t.Response.Candidates[0].Content
-		r.history = append(r.history, content)
+		r.add(content)
 		t.Calls = functionCalls(content)
 		if len(t.Calls) > 0 {
 			start := time.Now()
 			t.Results = r.runTools(turn, t.Calls)
 			t.ToolTime = time.Since(start)
-			r.history = append(r.history, responseContent(t.Calls, t.Results))
+			r.add(responseContent(t.Calls, t.Results))
 		}
 		r.result.Turns = append(r.result.Turns, *t)
 		if r.emitting {
-			r.emit(&Event{Kind: EventTurnEnd, Turn: turn, TurnInfo: t,
+			r.emit(r.ctx, &Event{Kind: EventTurnEnd, Turn: turn, TurnInfo: t,
 				Usage: t.Usage, FinishReason: t.FinishReason})
 		}
 		if r.stopped {
@@ -85,9 +100,49 @@ func (r *run) loop() error {
 			return r.ctxError(turn)
 		}
 		if len(t.Calls) == 0 {
+			if t.FinishReason == genai.FinishReasonMaxTokens {
+				// The answer was cut: it is in the history and in
+				// Result.Text, but the run says it is incomplete.
+				return &StopError{Kind: ErrMaxTokens, Turn: turn, FinishReason: t.FinishReason, Attempts: t.Attempts}
+			}
 			return nil
 		}
 	}
+}
+
+// add appends a content to the history and, when a HistoryFunc shortened
+// it, to the working history.
+func (r *run) add(c *genai.Content) {
+	r.history = append(r.history, c)
+	if r.working != nil {
+		r.working = append(r.working, c)
+	}
+}
+
+// contents returns what the next model call sends: the working history,
+// prepared by the HistoryFunc, if any.
+func (r *run) contents(turn int) ([]*genai.Content, error) {
+	send := r.history
+	if r.working != nil {
+		send = r.working
+	}
+	if r.a.prepareHistory == nil {
+		return send, nil
+	}
+	out, err := r.a.prepareHistory(r.ctx, &HistoryInfo{Contents: send, Turn: turn, PromptTokens: r.promptTokens, Model: r.a.model})
+	if err != nil {
+		return nil, fmt.Errorf("agent: preparing the history of turn %d: %w", turn, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("agent: preparing the history of turn %d: the HistoryFunc returned no contents", turn)
+	}
+	if len(out) != len(send) || &out[0] != &send[0] {
+		// A copy of its own: what the hook returned may share an array
+		// with the history, which later turns append to.
+		r.working = append(make([]*genai.Content, 0, len(out)+4), out...)
+		return r.working, nil
+	}
+	return send, nil
 }
 
 // finish fills in the result once the loop is over, hands the EventDone
@@ -108,7 +163,7 @@ func (r *run) finish(err error) *Event {
 	}
 	done := &Event{Kind: EventDone, Turn: len(res.Turns) - 1, Result: res, Err: err}
 	if r.a.observer != nil {
-		r.observe(done)
+		r.observe(r.ctx, done)
 	}
 	if r.stopped {
 		return nil // the consumer has gone: only the observer sees the end
@@ -126,11 +181,11 @@ func (r *run) ctxError(turn int) error {
 	return fmt.Errorf("agent: run stopped in turn %d: %w", turn, err)
 }
 
-// emit hands e to the observer and, for Stream, to the consumer. It reports
-// whether the run should go on.
-func (r *run) emit(e *Event) bool {
+// emit hands e to the observer, with the context of e's step, and, for
+// Stream, to the consumer. It reports whether the run should go on.
+func (r *run) emit(ctx context.Context, e *Event) bool {
 	if r.a.observer != nil {
-		r.observe(e)
+		r.observe(ctx, e)
 	}
 	if r.yield != nil && !r.stopped {
 		if !r.yield(e, nil) {
@@ -142,13 +197,31 @@ func (r *run) emit(e *Event) bool {
 }
 
 // observe calls the observer, which cannot break the run.
-func (r *run) observe(e *Event) {
+func (r *run) observe(ctx context.Context, e *Event) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.a.logger.LogAttrs(r.ctx, slog.LevelError, "agent: observer panicked", slog.Any("panic", v), slog.String("event", e.Kind.String()))
 		}
 	}()
-	r.a.observer.Observe(r.ctx, e)
+	r.a.observer.Observe(ctx, e)
+}
+
+// startContext returns the context of the step e begins: the one the
+// ContextObserver chooses, or ctx. A panic in it is logged, and ctx used.
+func (r *run) startContext(ctx context.Context, e *Event) (scoped context.Context) {
+	if r.a.scoper == nil {
+		return ctx
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			r.a.logger.LogAttrs(ctx, slog.LevelError, "agent: observer panicked", slog.Any("panic", v), slog.String("event", e.Kind.String()))
+			scoped = ctx
+		}
+	}()
+	if scoped = r.a.scoper.StartContext(ctx, e); scoped == nil {
+		scoped = ctx
+	}
+	return scoped
 }
 
 // functionCalls returns the function calls of a model content, in order.

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"reflect"
+	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -25,27 +27,30 @@ import (
 //     carries the running usage totals); prompt feedback, model version and
 //     response id are the first ones seen.
 //
-// Only the first candidate is merged: the loop never asks for more.
+// Candidates are merged by their index, never by their position in a
+// chunk: with GenerateContentConfig.CandidateCount above 1, each chunk may
+// carry any of them. The response lists them in index order. The loop
+// continues the first one (index 0), as it does for a non-streaming call.
 type merger struct {
-	resp  genai.GenerateContentResponse
+	resp   genai.GenerateContentResponse
+	first  candidateMerger    // index 0
+	others []*candidateMerger // other indexes, in the order they came
+}
+
+// A candidateMerger merges the chunks of one candidate.
+type candidateMerger struct {
 	cand  genai.Candidate
 	parts []*genai.Part
 	text  strings.Builder // text of the open part, parts[len(parts)-1]
 	open  bool            // the last part is a text part still taking text
 }
 
-// add folds one chunk in.
-func (m *merger) add(chunk *genai.GenerateContentResponse) {
-	for _, p := range m.addMeta(chunk) {
-		m.addPart(p)
-	}
-}
-
-// addMeta folds in everything of a chunk but its parts, and returns the
-// parts, for addPart.
-func (m *merger) addMeta(chunk *genai.GenerateContentResponse) []*genai.Part {
+// add folds one chunk in. It hands each text part of the first candidate
+// that carries new text to onText, when set, in order; it stops and
+// returns false as soon as onText does.
+func (m *merger) add(chunk *genai.GenerateContentResponse, onText func(p *genai.Part) bool) bool {
 	if chunk == nil {
-		return nil
+		return true
 	}
 	if m.resp.PromptFeedback == nil {
 		m.resp.PromptFeedback = chunk.PromptFeedback
@@ -62,101 +67,145 @@ func (m *merger) addMeta(chunk *genai.GenerateContentResponse) []*genai.Part {
 	if chunk.SDKHTTPResponse != nil {
 		m.resp.SDKHTTPResponse = chunk.SDKHTTPResponse
 	}
-	if len(chunk.Candidates) == 0 || chunk.Candidates[0] == nil {
-		return nil
+	for _, c := range chunk.Candidates {
+		if c == nil {
+			continue
+		}
+		cm := m.candidate(c.Index)
+		for _, p := range cm.addMeta(c) {
+			if cm.addPart(p) && p.Text != "" && cm == &m.first && onText != nil && !onText(p) {
+				return false
+			}
+		}
 	}
-	c := chunk.Candidates[0]
+	return true
+}
+
+// candidate returns the merger of the candidate with this index.
+func (m *merger) candidate(index int32) *candidateMerger {
+	if index == 0 {
+		return &m.first
+	}
+	for _, cm := range m.others {
+		if cm.cand.Index == index {
+			return cm
+		}
+	}
+	cm := &candidateMerger{}
+	cm.cand.Index = index
+	m.others = append(m.others, cm)
+	return cm
+}
+
+// addMeta folds in everything of a chunk's candidate but its parts, and
+// returns the parts, for addPart.
+func (cm *candidateMerger) addMeta(c *genai.Candidate) []*genai.Part {
 	if c.FinishReason != "" {
-		m.cand.FinishReason = c.FinishReason
-		m.cand.FinishMessage = c.FinishMessage
+		cm.cand.FinishReason = c.FinishReason
+		cm.cand.FinishMessage = c.FinishMessage
 	}
 	if c.SafetyRatings != nil {
-		m.cand.SafetyRatings = c.SafetyRatings
+		cm.cand.SafetyRatings = c.SafetyRatings
 	}
 	if c.CitationMetadata != nil {
-		m.cand.CitationMetadata = c.CitationMetadata
+		cm.cand.CitationMetadata = c.CitationMetadata
 	}
 	if c.GroundingMetadata != nil {
-		m.cand.GroundingMetadata = c.GroundingMetadata
+		cm.cand.GroundingMetadata = c.GroundingMetadata
 	}
 	if c.URLContextMetadata != nil {
-		m.cand.URLContextMetadata = c.URLContextMetadata
+		cm.cand.URLContextMetadata = c.URLContextMetadata
 	}
-	m.cand.Index = c.Index
 	if c.Content == nil {
 		return nil
 	}
-	if m.cand.Content == nil {
-		m.cand.Content = &genai.Content{Role: c.Content.Role}
+	if cm.cand.Content == nil {
+		cm.cand.Content = &genai.Content{Role: c.Content.Role}
 	}
 	return c.Content.Parts
 }
 
 // addPart folds one part in and reports whether it is a text part: text,
 // the thought flag and a signature at most.
-func (m *merger) addPart(p *genai.Part) (isText bool) {
+func (cm *candidateMerger) addPart(p *genai.Part) (isText bool) {
 	if p == nil {
 		return false
 	}
 	if !plainText(p) {
-		m.close()
-		m.parts = append(m.parts, p)
+		cm.close()
+		cm.parts = append(cm.parts, p)
 		return false
 	}
 	if p.Text == "" && p.ThoughtSignature == nil {
 		return true // nothing to keep; sent back, it would be an empty part
 	}
-	last := m.last()
+	last := cm.last()
 	switch {
-	case p.Text == "" && p.ThoughtSignature != nil && m.open:
+	case p.Text == "" && p.ThoughtSignature != nil && cm.open:
 		// The turn's trailing signature: it belongs to the open part.
 		last.ThoughtSignature = p.ThoughtSignature
-		m.close()
-	case m.open && last.Thought == p.Thought:
-		m.text.WriteString(p.Text)
+		cm.close()
+	case cm.open && last.Thought == p.Thought:
+		cm.text.WriteString(p.Text)
 		if p.ThoughtSignature != nil {
 			last.ThoughtSignature = p.ThoughtSignature
-			m.close()
+			cm.close()
 		}
 	default:
-		m.close()
+		cm.close()
 		np := &genai.Part{Text: p.Text, Thought: p.Thought, ThoughtSignature: p.ThoughtSignature}
-		m.parts = append(m.parts, np)
+		cm.parts = append(cm.parts, np)
 		if np.ThoughtSignature == nil {
-			m.open = true
-			m.text.WriteString(p.Text)
+			cm.open = true
+			cm.text.WriteString(p.Text)
 		}
 	}
 	return true
 }
 
-func (m *merger) last() *genai.Part {
-	if len(m.parts) == 0 {
+func (cm *candidateMerger) last() *genai.Part {
+	if len(cm.parts) == 0 {
 		return nil
 	}
-	return m.parts[len(m.parts)-1]
+	return cm.parts[len(cm.parts)-1]
 }
 
 // close ends the open text part, if any, writing its text.
-func (m *merger) close() {
-	if m.open {
-		m.last().Text = m.text.String()
-		m.text.Reset()
-		m.open = false
+func (cm *candidateMerger) close() {
+	if cm.open {
+		cm.last().Text = cm.text.String()
+		cm.text.Reset()
+		cm.open = false
 	}
 }
 
-// response returns the merged response: one candidate, unless no chunk
-// carried one.
+// candidate returns the merged candidate, or nil when no chunk carried
+// anything of it.
+func (cm *candidateMerger) candidate() *genai.Candidate {
+	cm.close()
+	if cm.cand.Content == nil && cm.cand.FinishReason == "" {
+		return nil
+	}
+	cand := cm.cand
+	if cand.Content != nil {
+		cand.Content.Parts = cm.parts
+	}
+	return &cand
+}
+
+// response returns the merged response: its candidates in index order.
 func (m *merger) response() *genai.GenerateContentResponse {
-	m.close()
 	resp := m.resp
-	if m.cand.Content != nil || m.cand.FinishReason != "" {
-		cand := m.cand
-		if cand.Content != nil {
-			cand.Content.Parts = m.parts
+	if c := m.first.candidate(); c != nil {
+		resp.Candidates = append(resp.Candidates, c)
+	}
+	if len(m.others) > 0 {
+		slices.SortFunc(m.others, func(a, b *candidateMerger) int { return cmp.Compare(a.cand.Index, b.cand.Index) })
+		for _, cm := range m.others {
+			if c := cm.candidate(); c != nil {
+				resp.Candidates = append(resp.Candidates, c)
+			}
 		}
-		resp.Candidates = []*genai.Candidate{&cand}
 	}
 	return &resp
 }

@@ -80,7 +80,7 @@ func FuzzMerge(f *testing.F) {
 
 		var m merger
 		for _, c := range chunks {
-			m.add(c)
+			m.add(c, nil)
 		}
 		got := m.response()
 		if got.Candidates[0].FinishReason != genai.FinishReasonStop {

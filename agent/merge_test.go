@@ -41,7 +41,7 @@ func TestMerger(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var m merger
 			for _, c := range tc.chunks {
-				m.add(c)
+				m.add(c, nil)
 			}
 			got := m.response()
 			if len(got.Candidates) != 1 {
@@ -62,10 +62,10 @@ func TestMergerMetadata(t *testing.T) {
 	last := chunk(&genai.Part{Text: "b"})
 	last.Candidates[0].FinishReason = genai.FinishReasonStop
 	last.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 10, CandidatesTokenCount: 5, TotalTokenCount: 15}
-	m.add(first)
-	m.add(nil)
-	m.add(&genai.GenerateContentResponse{})
-	m.add(last)
+	m.add(first, nil)
+	m.add(nil, nil)
+	m.add(&genai.GenerateContentResponse{}, nil)
+	m.add(last, nil)
 	got := m.response()
 	if got.ResponseID != "r1" || got.ModelVersion != "gemini-x" || got.Candidates[0].FinishReason != genai.FinishReasonStop ||
 		got.UsageMetadata.TotalTokenCount != 15 || got.Candidates[0].Content.Role != "model" {
@@ -75,7 +75,7 @@ func TestMergerMetadata(t *testing.T) {
 
 func TestMergerNoCandidate(t *testing.T) {
 	var m merger
-	m.add(&genai.GenerateContentResponse{PromptFeedback: &genai.GenerateContentResponsePromptFeedback{BlockReason: genai.BlockedReasonSafety}})
+	m.add(&genai.GenerateContentResponse{PromptFeedback: &genai.GenerateContentResponsePromptFeedback{BlockReason: genai.BlockedReasonSafety}}, nil)
 	got := m.response()
 	if len(got.Candidates) != 0 || got.PromptFeedback == nil {
 		t.Errorf("response() = %+v, want no candidate and the prompt feedback", got)

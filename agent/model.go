@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -19,13 +20,26 @@ var errStreamCut = errors.New("agent: stream ended before the model finished (no
 // returned too, with the last response received, if any.
 func (r *run) modelTurn(turn int) (*Turn, error) {
 	t := &Turn{}
+	contents, err := r.contents(turn)
+	if err != nil {
+		return t, err
+	}
+	config := r.a.config
+	if turn > 0 {
+		config = r.a.later
+	}
 	start := time.Now()
 	rt := retrier{policy: &r.a.retry, start: start}
 	reasks := 0
 	for attempt := 1; ; attempt++ {
 		t.Attempts = attempt
-		if r.emitting && !r.emit(&Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt}) {
-			return t, ErrStopped
+		ctx := r.ctx
+		if r.emitting {
+			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config}
+			ctx = r.startContext(r.ctx, req)
+			if !r.emit(ctx, req) {
+				return t, ErrStopped
+			}
 		}
 		var (
 			resp     *genai.GenerateContentResponse
@@ -33,9 +47,9 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 			streamed bool // content reached the Stream consumer: the turn cannot be replayed
 		)
 		if r.yield != nil {
-			resp, streamed, err = r.stream(turn)
+			resp, streamed, err = r.stream(ctx, turn, contents, config)
 		} else {
-			resp, err = r.a.models.GenerateContent(r.ctx, r.a.model, r.history, r.a.config)
+			resp, err = r.a.models.GenerateContent(ctx, r.a.model, contents, config)
 		}
 		t.Latency = time.Since(start)
 		if r.stopped {
@@ -49,7 +63,7 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 			if !ok || streamed {
 				return t, &ModelError{Turn: turn, Attempts: attempt, Err: err}
 			}
-			r.retrying(turn, attempt, err, d)
+			r.retrying(ctx, turn, attempt, err, d)
 			if !sleep(r.ctx, d) {
 				t.Latency = time.Since(start)
 				return t, r.ctxError(turn)
@@ -58,6 +72,9 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 		}
 		t.Response = resp
 		t.Usage.add(resp.UsageMetadata)
+		if m := resp.UsageMetadata; m != nil {
+			r.promptTokens = int(m.PromptTokenCount)
+		}
 		if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
 			t.FinishReason = resp.Candidates[0].FinishReason
 		}
@@ -65,13 +82,13 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 			stop.Turn, stop.Attempts = turn, attempt
 			if reask && reasks < r.a.retry.MaxReasks && !streamed {
 				reasks++
-				r.retrying(turn, attempt, stop, 0)
+				r.retrying(ctx, turn, attempt, stop, 0)
 				continue
 			}
 			return t, stop
 		}
 		if r.emitting {
-			r.emit(&Event{Kind: EventModelResponse, Turn: turn, Response: resp, Usage: t.Usage,
+			r.emit(ctx, &Event{Kind: EventModelResponse, Turn: turn, Response: resp, Usage: t.Usage,
 				FinishReason: t.FinishReason, Duration: t.Latency})
 		}
 		return t, nil
@@ -79,35 +96,34 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 }
 
 // retrying reports a retry about to happen.
-func (r *run) retrying(turn, attempt int, err error, d time.Duration) {
+func (r *run) retrying(ctx context.Context, turn, attempt int, err error, d time.Duration) {
 	r.a.logger.LogAttrs(r.ctx, slog.LevelWarn, "agent: retrying model call",
 		slog.Int("turn", turn), slog.Int("attempt", attempt), slog.Duration("delay", d), slog.Any("error", err))
 	if r.emitting {
-		r.emit(&Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Err: err, Delay: d})
+		r.emit(ctx, &Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Err: err, Delay: d})
 	}
 }
 
-// stream makes one streaming model call, handing text and thoughts to the
-// consumer as they arrive, and returns the chunks merged into one response.
-// streamed reports whether any content reached the consumer.
-func (r *run) stream(turn int) (resp *genai.GenerateContentResponse, streamed bool, err error) {
+// stream makes one streaming model call, handing the first candidate's
+// text and thoughts to the consumer as they arrive, and returns the chunks
+// merged into one response. streamed reports whether any content reached
+// the consumer.
+func (r *run) stream(ctx context.Context, turn int, contents []*genai.Content, config *genai.GenerateContentConfig) (resp *genai.GenerateContentResponse, streamed bool, err error) {
 	var m merger
-	for chunk, err := range r.a.models.GenerateContentStream(r.ctx, r.a.model, r.history, r.a.config) {
+	onText := func(p *genai.Part) bool {
+		kind := EventText
+		if p.Thought {
+			kind = EventThought
+		}
+		streamed = true
+		return r.emit(ctx, &Event{Kind: kind, Turn: turn, Text: p.Text})
+	}
+	for chunk, err := range r.a.models.GenerateContentStream(ctx, r.a.model, contents, config) {
 		if err != nil {
 			return nil, streamed, err
 		}
-		for _, p := range m.addMeta(chunk) {
-			if !m.addPart(p) || p.Text == "" {
-				continue
-			}
-			kind := EventText
-			if p.Thought {
-				kind = EventThought
-			}
-			streamed = true
-			if !r.emit(&Event{Kind: kind, Turn: turn, Text: p.Text}) {
-				return nil, streamed, ErrStopped
-			}
+		if !m.add(chunk, onText) {
+			return nil, streamed, ErrStopped
 		}
 	}
 	resp = m.response()
@@ -117,20 +133,34 @@ func (r *run) stream(turn int) (resp *genai.GenerateContentResponse, streamed bo
 	return resp, streamed, nil
 }
 
-// unsafeReasons are the finish reasons that stop a turn for safety.
-var unsafeReasons = map[genai.FinishReason]bool{
-	genai.FinishReasonSafety:                 true,
-	genai.FinishReasonProhibitedContent:      true,
-	genai.FinishReasonBlocklist:              true,
-	genai.FinishReasonSPII:                   true,
-	genai.FinishReasonRecitation:             true,
-	genai.FinishReasonImageSafety:            true,
-	genai.FinishReasonImageProhibitedContent: true,
-	genai.FinishReasonImageRecitation:        true,
-}
+// Finish reasons, grouped by what a response that ends with one means.
+var (
+	// unsafeReasons stop a turn for safety.
+	unsafeReasons = map[genai.FinishReason]bool{
+		genai.FinishReasonSafety:                 true,
+		genai.FinishReasonProhibitedContent:      true,
+		genai.FinishReasonBlocklist:              true,
+		genai.FinishReasonSPII:                   true,
+		genai.FinishReasonRecitation:             true,
+		genai.FinishReasonImageSafety:            true,
+		genai.FinishReasonImageProhibitedContent: true,
+		genai.FinishReasonImageRecitation:        true,
+	}
+	// reaskReasons may end an empty reply that asking again can fix: the
+	// model stopped at once, or for no reason it says.
+	reaskReasons = map[genai.FinishReason]bool{
+		"":                            true,
+		genai.FinishReasonUnspecified: true,
+		genai.FinishReasonStop:        true,
+		genai.FinishReasonOther:       true,
+	}
+)
 
 // check returns why resp cannot be used, if it cannot, and whether asking
-// again may help.
+// again may help. Asking again sends the same request, so it is done only
+// where the model may well answer differently: never after MAX_TOKENS (the
+// same budget runs out the same way), nor after LANGUAGE,
+// TOO_MANY_TOOL_CALLS and the other reasons that a request decides.
 func check(resp *genai.GenerateContentResponse) (stop *StopError, reask bool) {
 	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
 		return &StopError{Kind: ErrPromptBlocked, BlockReason: pf.BlockReason, Message: pf.BlockReasonMessage}, false
@@ -144,8 +174,12 @@ func check(resp *genai.GenerateContentResponse) (stop *StopError, reask bool) {
 		return &StopError{Kind: ErrUnsafe, FinishReason: c.FinishReason, Message: c.FinishMessage}, false
 	case c.FinishReason == genai.FinishReasonMalformedFunctionCall || c.FinishReason == genai.FinishReasonUnexpectedToolCall:
 		return &StopError{Kind: ErrMalformedCall, FinishReason: c.FinishReason, Message: c.FinishMessage}, true
-	case c.Content == nil || len(c.Content.Parts) == 0:
-		return &StopError{Kind: ErrEmptyReply, FinishReason: c.FinishReason}, true
+	case c.Content != nil && len(c.Content.Parts) > 0:
+		return nil, false
+	case c.FinishReason == genai.FinishReasonMaxTokens:
+		// Thinking used the whole output budget: asking again with the
+		// same budget bills as many tokens for the same nothing.
+		return &StopError{Kind: ErrMaxTokens, FinishReason: c.FinishReason, Message: c.FinishMessage}, false
 	}
-	return nil, false
+	return &StopError{Kind: ErrEmptyReply, FinishReason: c.FinishReason, Message: c.FinishMessage}, reaskReasons[c.FinishReason]
 }

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -20,10 +22,12 @@ import (
 // sensible policy: every zero field takes the default named in its comment.
 //
 // A call is retried when it failed for a transient reason: HTTP 408, 429,
-// 500, 502, 503 or 504, a broken or refused connection, or a reply cut
-// before its end (a stream cut before its first event, a body that is not
-// whole JSON). It is never retried on 400, 401, 403 or 404, nor once the
-// run's context is done. Waits grow exponentially with jitter, and when the
+// 500, 502, 503 or 504, a network timeout, a refused, reset or dropped
+// connection, or a reply cut before its end (a stream cut before its first
+// event, a body that is not whole JSON). It is never retried on 400, 401,
+// 403 or 404, on what no wait can mend (a host name that does not exist, a
+// TLS certificate the client refuses, a malformed URL or unsupported
+// scheme), nor once the run's context is done. Waits grow exponentially with jitter, and when the
 // API says how long to wait (google.rpc.RetryInfo in the error's details) a
 // wait is at least that long. Every wait ends early when the context is
 // done.
@@ -144,29 +148,66 @@ func sleep(ctx context.Context, d time.Duration) bool {
 var retryableStatus = []int{408, 429, 500, 502, 503, 504}
 
 // transient reports whether err is worth retrying: a retryable API status,
-// a connection failure, or a reply that arrived incomplete or garbled (a
-// body that is not whole JSON, a functionCall whose args are not an object,
-// a thought signature that is not base64: the SDK cannot decode the reply,
-// and asking again is the only remedy).
+// a network failure that can heal (a timeout, a connection refused, reset or
+// dropped, a reply cut short), or a reply that arrived garbled (a body that
+// is not whole JSON, a functionCall whose args are not an object, a thought
+// signature that is not base64: the SDK cannot decode the reply, and asking
+// again is the only remedy). What cannot heal fails at once: a host name
+// that does not exist, a TLS certificate the client refuses, a request the
+// client cannot even make (a malformed URL, an unsupported scheme), and any
+// error the loop does not recognize.
 func transient(err error) bool {
 	var apiErr genai.APIError
 	if errors.As(err, &apiErr) {
 		return slices.Contains(retryableStatus, apiErr.Code)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || permanent(err) {
 		return false
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errStreamCut) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
+		return true
 	}
 	var (
 		netErr    net.Error
-		urlErr    *url.Error
+		dnsErr    *net.DNSError
+		opErr     *net.OpError
 		syntaxErr *json.SyntaxError
 		typeErr   *json.UnmarshalTypeError
 		b64Err    base64.CorruptInputError
 	)
-	return errors.As(err, &netErr) || errors.As(err, &urlErr) || errors.As(err, &syntaxErr) ||
-		errors.As(err, &typeErr) || errors.As(err, &b64Err) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errStreamCut) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	// A name lookup or a network operation that failed for another reason:
+	// a DNS server that did not answer, a connection that broke in a way
+	// the errors above do not name. Failures that cannot heal were ruled
+	// out first.
+	return errors.As(err, &dnsErr) || errors.As(err, &opErr) || errors.As(err, &syntaxErr) || errors.As(err, &typeErr) || errors.As(err, &b64Err)
+}
+
+// permanent reports whether err is a network failure that cannot heal by
+// itself: a DNS name that does not exist, a certificate the client refuses,
+// a server that does not speak TLS, a URL that does not parse.
+func permanent(err error) bool {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return dnsErr.IsNotFound
+	}
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		hostname         x509.HostnameError
+		invalid          x509.CertificateInvalidError
+		verification     *tls.CertificateVerificationError
+		record           tls.RecordHeaderError
+		urlErr           *url.Error
+	)
+	if errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		errors.As(err, &verification) || errors.As(err, &record) {
+		return true
+	}
+	return errors.As(err, &urlErr) && urlErr.Op == "parse"
 }
 
 // retryDelay returns the wait the API asked for in a google.rpc.RetryInfo

@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +34,20 @@ func TestTransient(t *testing.T) {
 		{io.ErrUnexpectedEOF, true},
 		{fmt.Errorf("doRequest: error sending request: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), true},
 		{errStreamCut, true},
+		// What can heal: timeouts, resets, dropped connections.
+		{&url.Error{Op: "Post", URL: "https://x", Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}, true},
+		{&url.Error{Op: "Post", URL: "https://x", Err: &net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true}}, true},
+		{&url.Error{Op: "Post", URL: "https://x", Err: &net.DNSError{Err: "server misbehaving", Name: "x", IsTemporary: true}}, true},
+		{&url.Error{Op: "Post", URL: "https://x", Err: timeoutErr{}}, true},
+		{fmt.Errorf("read: %w", net.ErrClosed), true},
+		// What cannot: a name that does not exist, a refused certificate, a
+		// request that cannot be made.
+		{&url.Error{Op: "Post", URL: "https://x", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "generativelanguage.gooogleapis.com", IsNotFound: true}}}, false},
+		{&url.Error{Op: "Post", URL: "https://x", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, false},
+		{&url.Error{Op: "Post", URL: "https://x", Err: x509.HostnameError{Host: "x"}}, false},
+		{&url.Error{Op: "Post", URL: "https://x", Err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}}, false},
+		{&url.Error{Op: "Post", URL: "htp://x", Err: errors.New(`unsupported protocol scheme "htp"`)}, false},
+		{&url.Error{Op: "parse", URL: "http://[::1", Err: errors.New("missing ']' in host")}, false},
 		{context.Canceled, false},
 		{fmt.Errorf("x: %w", context.DeadlineExceeded), false},
 		{errors.New("tModel: invalid model parameter"), false},
@@ -39,6 +57,13 @@ func TestTransient(t *testing.T) {
 		}
 	}
 }
+
+// timeoutErr is a net.Error that timed out.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
 
 func TestRetryDelay(t *testing.T) {
 	info := func(d any) error {

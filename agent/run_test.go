@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -419,5 +422,97 @@ func TestNewErrors(t *testing.T) {
 	m := toolset.MustFunc("m", "map", func(context.Context, mapIn) (string, error) { return "", nil })
 	if _, err := agent.New(agent.Config{Models: models, Model: model, Tools: toolset.MustNew(m)}); err != nil {
 		t.Errorf("New(map tool) = %v", err)
+	}
+}
+
+// The history holds the model's arguments as it sent them, although the
+// tool's schema fills in nested defaults; an observer that keeps a call
+// and reads it later races with nothing (-race checks).
+func TestRunHistoryKeepsTheModelsArgs(t *testing.T) {
+	srv := newServer(t)
+	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"city": {Type: "string"},
+		"opts": {Type: "object", Properties: map[string]*jsonschema.Schema{"unit": {Type: "string", Default: json.RawMessage(`"celsius"`)}}},
+	}}
+	var unit atomic.Value
+	weather := toolset.MustDefine(toolset.Tool{Name: "get_weather", InputSchema: schema,
+		Run: func(_ context.Context, args map[string]any) (any, error) {
+			unit.Store(args["opts"].(map[string]any)["unit"])
+			time.Sleep(5 * time.Millisecond) // the observer reads meanwhile
+			return "sunny", nil
+		}})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	keep := agent.ObserverFunc(func(_ context.Context, e *agent.Event) {
+		if e.Kind == agent.EventToolCall {
+			wg.Go(func() {
+				for range 50 {
+					_, _ = json.Marshal(e.Call)
+				}
+			})
+		}
+	})
+	a := newAgent(t, srv, toolset.MustNew(weather), func(c *agent.Config) { c.Observer = keep })
+	srv.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris", "opts": map[string]any{}})), fake.Text("ok"))
+	res, err := a.Run(context.Background(), user("weather?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unit.Load() != "celsius" {
+		t.Errorf("the tool saw unit %v, want the default", unit.Load())
+	}
+	got, _ := json.Marshal(res.History[1].Parts[0].FunctionCall.Args)
+	if want := `{"city":"Paris","opts":{}}`; string(got) != want {
+		t.Errorf("History[1] args = %s, want what the model sent: %s", got, want)
+	}
+	sent := srv.LastRequest().Contents[1].Parts[0].FunctionCall.Args
+	if b, _ := json.Marshal(sent); string(b) != `{"city":"Paris","opts":{}}` {
+		t.Errorf("the next request sent the call back as %s", b)
+	}
+}
+
+// With more calls than MaxParallel, each result is reported as its call
+// completes: the run's goroutine never waits for queued calls to start.
+func TestRunReportsResultsBeforeQueuedCallsStart(t *testing.T) {
+	srv := newServer(t)
+	release := make(map[string]chan struct{})
+	for i := range 16 {
+		release[fmt.Sprintf("city-%d", i)] = make(chan struct{})
+	}
+	slow := toolset.MustFunc("get_weather", "weather", func(ctx context.Context, in weatherIn) (string, error) {
+		select {
+		case <-release[in.City]:
+			return "sunny in " + in.City, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	first := make(chan int, 16)
+	obs := agent.ObserverFunc(func(_ context.Context, e *agent.Event) {
+		if e.Kind == agent.EventToolResult {
+			first <- e.Index
+		}
+	})
+	a := newAgent(t, srv, toolset.MustNew(slow), func(c *agent.Config) { c.MaxParallel = 2; c.Observer = obs })
+	srv.Enqueue(fake.Calls(cities(16)...), fake.Text("done"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Run(context.Background(), user("go"))
+		done <- err
+	}()
+	close(release["city-0"])
+	select {
+	case i := <-first:
+		if i != 0 {
+			t.Errorf("first result for call %d, want 0", i)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no result reported while 15 calls wait: results wait for every call to start")
+	}
+	for i := 1; i < 16; i++ {
+		close(release[fmt.Sprintf("city-%d", i)])
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"iter"
+	"slices"
 
 	"google.golang.org/genai"
 )
@@ -31,6 +32,11 @@ import (
 // Stream returns (but a tool that ignores its context, as Run documents).
 func (a *Agent) Stream(ctx context.Context, contents []*genai.Content) iter.Seq2[*Event, error] {
 	return func(yield func(*Event, error) bool) {
+		if a.err != nil {
+			res := &Result{History: slices.Clone(contents)}
+			yield(&Event{Kind: EventDone, Result: res, Err: a.err}, a.err)
+			return
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		r := a.newRun(ctx, contents, yield)

@@ -88,7 +88,7 @@ func TestStreamEvents(t *testing.T) {
 			steps = append(steps, k)
 		}
 	}
-	want := []string{"ModelRequest", "ModelResponse", "ToolCall", "ToolCall", "ToolResult", "ToolResult", "TurnEnd",
+	want := []string{"RunStart", "ModelRequest", "ModelResponse", "ToolCall", "ToolCall", "ToolResult", "ToolResult", "TurnEnd",
 		"ModelRequest", "ModelResponse", "TurnEnd", "Done"}
 	if diff := cmp.Diff(want, steps); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
@@ -351,4 +351,58 @@ func TestStreamBreakObserverSeesDone(t *testing.T) {
 	if kinds := log.kinds(); kinds[len(kinds)-1] != "Done" {
 		t.Errorf("the observer's last event is %s", kinds[len(kinds)-1])
 	}
+}
+
+// With several candidates, chunks are merged by candidate index: the run
+// streams and continues candidate 0, and the merged response keeps the
+// others whole. Before, the merger took each chunk's first candidate by
+// position and mixed them into "A1 B1 A2B2".
+func TestStreamSeveralCandidates(t *testing.T) {
+	srv := newServer(t)
+	a := newAgent(t, srv, nil, func(c *agent.Config) {
+		c.GenerateConfig = &genai.GenerateContentConfig{CandidateCount: 2}
+	})
+	cand := func(i int32, text string, finish genai.FinishReason) *genai.Candidate {
+		c := &genai.Candidate{Index: i, FinishReason: finish}
+		if text != "" {
+			c.Content = &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}
+		}
+		return c
+	}
+	chunk := func(cs ...*genai.Candidate) *genai.GenerateContentResponse {
+		return &genai.GenerateContentResponse{Candidates: cs}
+	}
+	srv.Enqueue(&fake.Reply{Raw: true, Chunks: []*genai.GenerateContentResponse{
+		chunk(cand(0, "A1 ", ""), cand(1, "B1 ", "")),
+		chunk(cand(0, "A2", "")),
+		chunk(cand(1, "B2", "")),
+		chunk(cand(1, "", genai.FinishReasonStop), cand(0, "", genai.FinishReasonStop)),
+	}})
+	events, err := collect(t, a.Stream(context.Background(), user("two answers")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed strings.Builder
+	for _, e := range events {
+		if e.Kind == agent.EventText {
+			streamed.WriteString(e.Text)
+		}
+	}
+	res := events[len(events)-1].Result
+	if streamed.String() != "A1 A2" || res.Text != "A1 A2" || text(res.History[1]) != "A1 A2" {
+		t.Errorf("streamed %q, Result.Text %q, history %q; want candidate 0 alone: A1 A2", streamed.String(), res.Text, text(res.History[1]))
+	}
+	cands := res.Turns[0].Response.Candidates
+	if len(cands) != 2 || cands[1].Index != 1 || text(cands[1].Content) != "B1 B2" || cands[1].FinishReason != genai.FinishReasonStop {
+		t.Errorf("merged candidates = %d, second %+v; want candidate 1 whole: B1 B2", len(cands), cands[len(cands)-1])
+	}
+}
+
+// text joins the text of a content's parts.
+func text(c *genai.Content) string {
+	var b strings.Builder
+	for _, p := range c.Parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"github.com/toolnexus/toolnexus-go/toolset"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/genai"
 )
 
@@ -29,17 +30,35 @@ var (
 
 // runTools runs the calls of one turn, concurrently but for at most
 // MaxParallel at once, and returns their results in call order. Calls that
-// fail do not stop the others; the run's context stops them all.
+// fail do not stop the others; the run's context stops them all. Results
+// are reported as the calls complete: the run's goroutine never waits for a
+// call to start.
 func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
-	results := make([]ToolResult, len(calls))
-	if r.emitting {
-		for i, call := range calls {
-			r.emit(&Event{Kind: EventToolCall, Turn: turn, Index: i, Call: call})
+	n := len(calls)
+	results := make([]ToolResult, n)
+	// A call is answered without running (over the cap, unknown) or runs
+	// its tool, under its own context.
+	plans := make([]callPlan, n)
+	approvals := 0
+	for i, call := range calls {
+		p := &plans[i]
+		p.ctx, p.answer = r.ctx, r.answerNow(i, n, call)
+		if p.answer == nil {
+			p.tool, _ = r.a.tools.Lookup(call.Name)
+			if r.a.needsApproval != nil && r.needsApproval(call) {
+				p.approval = true
+				approvals++
+			}
+		}
+		if r.emitting {
+			e := &Event{Kind: EventToolCall, Turn: turn, Index: i, Call: call, Tool: p.tool}
+			p.ctx = r.startContext(r.ctx, e)
+			r.emit(p.ctx, e)
 		}
 	}
-	if len(calls) == 1 {
-		results[0] = r.runCall(0, len(calls), calls[0])
-		r.toolDone(turn, 0, &results[0])
+	if n == 1 && approvals == 0 {
+		results[0] = r.runCall(&plans[0], calls[0])
+		r.toolDone(turn, 0, &plans[0], &results[0])
 		return results
 	}
 	// Each call writes its own slot. When someone listens, each also
@@ -47,85 +66,185 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 	// goroutine, as they complete.
 	var done chan int
 	if r.emitting {
-		done = make(chan int, len(calls))
+		done = make(chan int, n)
 	}
-	var g errgroup.Group
-	if len(calls) > r.a.maxParallel {
-		g.SetLimit(r.a.maxParallel)
+	var slots chan struct{} // a slot per call running: nil when all fit
+	if n > r.a.maxParallel {
+		slots = make(chan struct{}, r.a.maxParallel)
 	}
-	for i, call := range calls {
-		g.Go(func() error {
-			results[i] = r.runCall(i, len(calls), call)
+	var wg sync.WaitGroup
+	start := func(i int) {
+		wg.Go(func() {
+			p := &plans[i]
+			if slots != nil && p.answer == nil {
+				select {
+				case slots <- struct{}{}:
+					defer func() { <-slots }()
+				case <-p.ctx.Done():
+				}
+			}
+			results[i] = r.runCall(p, calls[i])
 			if done != nil {
 				done <- i
 			}
-			return nil
 		})
 	}
-	if done != nil {
-		for range calls {
-			i := <-done
-			r.toolDone(turn, i, &results[i])
+	for i := range plans {
+		if !plans[i].approval {
+			start(i)
 		}
 	}
-	_ = g.Wait() // the calls never fail: Wait only waits
+	reported := 0
+	for i := range plans {
+		if plans[i].approval {
+			// Calls that need no approval run meanwhile; results that
+			// arrive wait in done until the decisions are taken.
+			plans[i].answer = r.approve(turn, i, calls[i], &plans[i])
+			start(i)
+		}
+	}
+	if done != nil {
+		for ; reported < n; reported++ {
+			i := <-done
+			r.toolDone(turn, i, &plans[i], &results[i])
+		}
+	}
+	wg.Wait()
 	return results
 }
 
+// callPlan is what the loop decided about one call before running it.
+type callPlan struct {
+	ctx      context.Context // the call's context
+	tool     *toolset.Tool   // the tool to run, when answer is nil
+	answer   *toolset.Result // the call's answer, when it does not run its tool
+	approval bool            // the call needs approval
+	decided  bool            // the Stream consumer approved it: the Interceptor is not asked
+}
+
+// answerNow returns the answer of a call that cannot run: over the cap, or
+// of an unknown tool; nil for a call that can.
+func (r *run) answerNow(i, n int, call *genai.FunctionCall) *toolset.Result {
+	if i >= r.a.maxCalls {
+		return &toolset.Result{IsError: true, Err: ErrTooManyCalls, Output: fmt.Sprintf(
+			"not run: %d function calls came in one turn and at most %d are run per turn; call again with fewer",
+			n, r.a.maxCalls)}
+	}
+	if _, ok := r.a.tools.Lookup(call.Name); !ok {
+		return &toolset.Result{IsError: true, Err: fmt.Errorf("%w %q", ErrUnknownTool, call.Name),
+			Output: fmt.Sprintf("unknown tool %q; %s", call.Name, r.a.unknownTool)}
+	}
+	return nil
+}
+
+// needsApproval asks Config.NeedsApproval about call; a panic in it counts
+// as "yes", which is the safe side.
+func (r *run) needsApproval(call *genai.FunctionCall) (yes bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.a.logger.LogAttrs(r.ctx, slog.LevelError, "agent: NeedsApproval panicked", slog.Any("panic", v), slog.String("tool", call.Name))
+			yes = true
+		}
+	}()
+	return r.a.needsApproval(call)
+}
+
+// approve gets the decision about a call that needs approval: from the
+// Stream consumer, through an EventApproval event; in Run, from the
+// Interceptor when there is one. It returns the call's answer, or nil to
+// let it run.
+func (r *run) approve(turn, i int, call *genai.FunctionCall, p *callPlan) *toolset.Result {
+	if r.yield == nil {
+		if r.a.intercept != nil {
+			return nil // runCall asks the Interceptor, as for any call
+		}
+		return notApproved(call, "it needs approval, and nobody was asked (Run has no Interceptor)")
+	}
+	ap := &Approval{Call: call}
+	if r.ctx.Err() == nil && !r.stopped {
+		r.emit(p.ctx, &Event{Kind: EventApproval, Turn: turn, Index: i, Call: call, Tool: p.tool, Approval: ap})
+	}
+	answer, decided := ap.close()
+	switch {
+	case r.stopped || r.ctx.Err() != nil:
+		return cancelledAnswer(r.ctx, call)
+	case !decided:
+		return notApproved(call, "it needed approval and was not approved")
+	}
+	p.decided = true
+	return answer
+}
+
 // toolDone reports a finished call.
-func (r *run) toolDone(turn, i int, res *ToolResult) {
+func (r *run) toolDone(turn, i int, p *callPlan, res *ToolResult) {
 	if r.emitting {
-		r.emit(&Event{Kind: EventToolResult, Turn: turn, Index: i, Call: res.Call, ToolResult: res, Duration: res.Duration})
+		r.emit(p.ctx, &Event{Kind: EventToolResult, Turn: turn, Index: i, Call: res.Call, Tool: p.tool, ToolResult: res, Duration: res.Duration})
 	}
 }
 
-// runCall answers one call: the tool's result, or an error result for an
-// unknown tool, a call over the cap, or a call the interceptor answered.
-func (r *run) runCall(i, n int, call *genai.FunctionCall) ToolResult {
+// runCall answers one call: the tool's result, or the answer the plan, an
+// approval or the interceptor gave, checked and capped as tool outputs are.
+func (r *run) runCall(p *callPlan, call *genai.FunctionCall) ToolResult {
 	start := time.Now()
-	res := r.callResult(i, n, call)
+	res := r.callResult(p, call)
 	if r.a.maxOutputBytes > 0 {
 		res = capOutput(res, r.a.maxOutputBytes)
 	}
 	return ToolResult{Call: call, Result: res, Duration: time.Since(start)}
 }
 
-func (r *run) callResult(i, n int, call *genai.FunctionCall) toolset.Result {
-	if i >= r.a.maxCalls {
-		return toolset.Result{IsError: true, Err: ErrTooManyCalls, Output: fmt.Sprintf(
-			"not run: %d function calls came in one turn and at most %d are run per turn; call again with fewer",
-			n, r.a.maxCalls)}
+func (r *run) callResult(p *callPlan, call *genai.FunctionCall) toolset.Result {
+	if p.answer != nil {
+		return checkedAnswer(call, *p.answer)
 	}
-	tool, ok := r.a.tools.Lookup(call.Name)
-	if !ok {
-		return toolset.Result{IsError: true, Err: fmt.Errorf("%w %q", ErrUnknownTool, call.Name),
-			Output: fmt.Sprintf("unknown tool %q; %s", call.Name, r.a.unknownTool)}
-	}
-	if r.a.intercept != nil {
-		if res := r.intercepted(call); res != nil {
-			return *res
+	ctx := p.ctx
+	if r.a.intercept != nil && !p.decided {
+		if ctx.Err() != nil {
+			// The run is over: nobody is asked any more.
+			return *cancelledAnswer(ctx, call)
+		}
+		if res := r.intercepted(ctx, call); res != nil {
+			return checkedAnswer(call, *res)
 		}
 	}
-	ctx := r.ctx
 	if r.a.toolTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.a.toolTimeout,
 			fmt.Errorf("%w after %v", ErrToolTimeout, r.a.toolTimeout))
 		defer cancel()
 	}
-	return tool.Execute(ctx, call.Args)
+	return p.tool.Execute(ctx, call.Args)
 }
 
 // intercepted asks the interceptor about call; a panic in it answers the
 // call with an error.
-func (r *run) intercepted(call *genai.FunctionCall) (res *toolset.Result) {
+func (r *run) intercepted(ctx context.Context, call *genai.FunctionCall) (res *toolset.Result) {
 	defer func() {
 		if v := recover(); v != nil {
 			res = &toolset.Result{IsError: true, Err: fmt.Errorf("agent: interceptor panicked: %v", v),
 				Output: fmt.Sprintf("tool %s was not run: the approval check failed", call.Name)}
 		}
 	}()
-	return r.a.intercept(r.ctx, call)
+	return r.a.intercept(ctx, call)
+}
+
+// checkedAnswer returns res, an answer given in place of running a tool,
+// if its output can be sent; else an error result saying why, since an
+// output that does not encode would make the request, and every later one
+// that continues the history, fail.
+func checkedAnswer(call *genai.FunctionCall, res toolset.Result) toolset.Result {
+	if err := toolset.CheckOutput(res.Output); err != nil {
+		return toolset.Result{IsError: true, Err: fmt.Errorf("agent: the answer given for %s: %w", call.Name, err),
+			Output: fmt.Sprintf("tool %s was not run, and the answer given in its place was refused: %v", call.Name, err)}
+	}
+	return res
+}
+
+// cancelledAnswer is the answer to a call that the run's end kept from
+// running.
+func cancelledAnswer(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
+	cause := context.Cause(ctx)
+	return &toolset.Result{IsError: true, Err: cause, Output: fmt.Sprintf("tool %s was not run: %v", call.Name, cause)}
 }
 
 // responseContent is the user turn answering calls: one functionResponse
@@ -138,9 +257,11 @@ func responseContent(calls []*genai.FunctionCall, results []ToolResult) *genai.C
 	return &genai.Content{Role: genai.RoleUser, Parts: parts}
 }
 
-// capOutput cuts an output whose JSON is larger than limit bytes, telling
-// the model it was cut and how large it was. Outputs of a few scalar kinds
-// are known to be small and are not encoded to be measured.
+// capOutput cuts an output whose JSON is larger than limit bytes into a
+// string whose JSON is at most limit bytes: a note telling the model it was
+// cut and how large it was, followed by as much of the start of the output
+// (its text, or its JSON) as fits once escaped. Outputs of a few scalar
+// kinds are known to be small and are not encoded to be measured.
 func capOutput(res toolset.Result, limit int) toolset.Result {
 	var text string
 	switch v := res.Output.(type) {
@@ -152,42 +273,65 @@ func capOutput(res toolset.Result, limit int) toolset.Result {
 		if len(v) <= (limit-2)/6 {
 			return res
 		}
+		if jsonLen(v) <= limit {
+			return res
+		}
 		text = v
 	default:
 		b, err := json.Marshal(v)
-		if err != nil {
+		if err != nil || len(b) <= limit {
 			return res // Execute has already reported outputs that do not encode
-		}
-		if len(b) <= limit {
-			return res
 		}
 		text = string(b)
 	}
-	size := jsonSize(res.Output, text)
-	if size <= limit {
-		return res
+	size := len(text)
+	if _, ok := res.Output.(string); ok {
+		size = jsonLen(text)
 	}
-	keep := limit - 200 // room for the note and the JSON quoting
-	if keep < 0 {
-		keep = 0
+	// The note's own JSON is measured with the largest count it may
+	// print, so that what it says and what follows fit together.
+	note := func(kept int) string {
+		return fmt.Sprintf("[output truncated: it was %d bytes of JSON, over the limit of %d; the first %d bytes follow]\n", size, limit, kept)
 	}
-	for keep > 0 && keep < len(text) && !utf8.RuneStart(text[keep]) {
-		keep--
+	budget := limit - jsonLen(note(len(text)))
+	keep := 0
+	for keep < len(text) {
+		c, n := utf8.DecodeRuneInString(text[keep:])
+		w := escapedLen(c, n)
+		if w > budget {
+			break
+		}
+		budget -= w
+		keep += n
 	}
-	if keep > len(text) {
-		keep = len(text)
-	}
-	res.Output = fmt.Sprintf("[output truncated: it was %d bytes of JSON, over the limit of %d; the first %d bytes follow]\n%s",
-		size, limit, keep, text[:keep])
+	res.Output = note(keep) + text[:keep]
 	return res
 }
 
-// jsonSize returns the size of output's JSON, given text: its JSON for
-// non-strings, itself for strings.
-func jsonSize(output any, text string) int {
-	if _, ok := output.(string); !ok {
-		return len(text)
+// jsonLen returns the length of s encoded as a JSON string, as
+// encoding/json writes it (HTML-safe), quotes included.
+func jsonLen(s string) int {
+	total := 2
+	for len(s) > 0 {
+		c, n := utf8.DecodeRuneInString(s)
+		total += escapedLen(c, n)
+		s = s[n:]
 	}
-	b, _ := json.Marshal(text)
-	return len(b)
+	return total
+}
+
+// escapedLen returns the length in a JSON string, as encoding/json writes
+// it, of rune c, read from n bytes: two bytes for \" \\ \n \r \t \b
+// \f, six for the other control characters, <, >, &, U+2028, U+2029 and
+// an invalid byte (written \ufffd), and n for the rest.
+func escapedLen(c rune, n int) int {
+	switch {
+	case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+		return 2
+	case c < 0x20 || c == '<' || c == '>' || c == '&' || c == '\u2028' || c == '\u2029':
+		return 6
+	case c == utf8.RuneError && n == 1:
+		return 6
+	}
+	return n
 }
