@@ -1,0 +1,220 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// Steps are the loop's decisions, one step at a time, for a runtime that
+// drives the loop itself and must behave exactly as [Agent.Run] does: a
+// durable workflow that makes each model call and each tool call a task of
+// its own, run later, retried, or run in another process (the
+// temporalagent module is built on them). Run and Stream do not use them;
+// an application calls Run.
+//
+// A turn made of steps reads as follows; every step makes the decision Run
+// makes, by the same code:
+//
+//  1. The model call sends [Steps.PrepareHistory]'s contents with
+//     [Steps.RequestConfig]; a failure is retried after [Steps.RetryDelay]
+//     when that says so ([Steps.Retrying] reports it).
+//  2. [CheckResponse] says whether the response can be used, or why not,
+//     and whether asking again may help.
+//  3. [FunctionCalls] lists the calls; [Steps.PlanCall] answers those that
+//     need no tool and picks those that need approval; [Steps.RunCall] runs
+//     each other call as Run does; [NotApproved] answers a call nobody
+//     approved.
+//  4. [ResponseContent] is the content that answers the calls.
+//
+// [NewResult] assembles the Result of a run from its history and turns.
+// [Steps.Observe] and [Steps.StartContext] hand events to the agent's
+// Observer as Run does. A Steps value is a small handle on its Agent: copy
+// it freely.
+type Steps struct{ a *Agent }
+
+// Steps returns the steps of a's loop.
+func (a *Agent) Steps() Steps { return Steps{a} }
+
+// Limits are an agent's limits, defaults applied (see [Config]).
+type Limits struct {
+	MaxTurns        int
+	MaxParallel     int
+	MaxCallsPerTurn int
+	ToolTimeout     time.Duration // zero: no bound
+	MaxOutputBytes  int           // negative: no bound
+	Retry           RetryPolicy   // every field set
+}
+
+// Err returns the error every run of the agent fails with, when
+// [Agent.With] could not apply its overrides; nil otherwise.
+func (s Steps) Err() error { return s.a.err }
+
+// Model returns the model's name.
+func (s Steps) Model() string { return s.a.model }
+
+// Models returns the client that makes the model calls.
+func (s Steps) Models() Models { return s.a.models }
+
+// Limits returns the agent's limits.
+func (s Steps) Limits() Limits {
+	return Limits{
+		MaxTurns:        s.a.maxTurns,
+		MaxParallel:     s.a.maxParallel,
+		MaxCallsPerTurn: s.a.maxCalls,
+		ToolTimeout:     s.a.toolTimeout,
+		MaxOutputBytes:  s.a.maxOutputBytes,
+		Retry:           s.a.retry,
+	}
+}
+
+// Tools returns the agent's tools.
+func (s Steps) Tools() *toolset.Set { return s.a.tools }
+
+// RequestConfig returns the config the model call of turn (from 0) sends:
+// the caller's config with the tools' declarations, forcing function calls
+// on the first turn only unless Config.ForceEveryTurn is set. It is shared:
+// read it, never modify it.
+func (s Steps) RequestConfig(turn int) *genai.GenerateContentConfig {
+	if turn > 0 {
+		return s.a.later
+	}
+	return s.a.config
+}
+
+// PrepareHistory returns the contents the model call of turn sends, given
+// the run's working history (its whole history, unless an earlier call
+// shortened it) and the prompt token count of the previous model call:
+// what Config.PrepareHistory returns, or contents itself when it is not
+// set or changes nothing. An error ends the run, as in Run.
+func (s Steps) PrepareHistory(ctx context.Context, contents []*genai.Content, turn, promptTokens int) ([]*genai.Content, error) {
+	r := &run{a: s.a, ctx: ctx, history: contents, promptTokens: promptTokens}
+	return r.contents(turn)
+}
+
+// RetryDelay returns how long to wait before the model call that follows
+// attempt (from 1), which failed with err, in a turn whose model calls
+// started at start; false when the call must not be retried: err is not
+// transient, the attempts are used up, or the wait would overrun
+// RetryPolicy.MaxElapsed. The wait grows with attempt, with jitter, and is
+// at least the delay the API asked for in a google.rpc.RetryInfo detail.
+func (s Steps) RetryDelay(err error, attempt int, start time.Time) (time.Duration, bool) {
+	rt := retrier{policy: &s.a.retry, start: start}
+	var d time.Duration
+	for a := 1; a <= attempt; a++ {
+		var ok bool
+		if d, ok = rt.delay(err, a); !ok {
+			return 0, false
+		}
+	}
+	return d, attempt > 0
+}
+
+// Retrying reports a retry of the model call of turn about to happen, as
+// Run does: a log line at Warn, and an EventRetry event. err is why, and d
+// the wait before the next attempt (zero for a re-ask).
+func (s Steps) Retrying(ctx context.Context, turn, attempt int, err error, d time.Duration) {
+	s.run(ctx).retrying(ctx, turn, attempt, err, d)
+}
+
+// CheckResponse returns why a model response cannot be used, if it
+// cannot: the prompt was blocked, the model stopped for safety, produced
+// malformed calls, reached its token limit with nothing to show, or sent
+// nothing; reask says whether asking again with the same request may help.
+// The caller sets the StopError's Turn and Attempts.
+func CheckResponse(resp *genai.GenerateContentResponse) (stop *StopError, reask bool) {
+	return check(resp)
+}
+
+// FunctionCalls returns the function calls of a model content, in order.
+func FunctionCalls(c *genai.Content) []*genai.FunctionCall { return functionCalls(c) }
+
+// PlanCall decides about call i of the n calls of a turn before anything
+// runs: answer is the answer of a call that cannot run (over
+// Config.MaxCallsPerTurn, or of an unknown tool), nil for one that can;
+// approval says whether Config.NeedsApproval picked a call that can run.
+func (s Steps) PlanCall(ctx context.Context, i, n int, call *genai.FunctionCall) (answer *toolset.Result, approval bool) {
+	r := s.run(ctx)
+	if answer = r.answerNow(i, n, call); answer != nil {
+		return answer, false
+	}
+	return nil, s.a.needsApproval != nil && r.needsApproval(call)
+}
+
+// RunCall answers one call as Run does: it runs the call's tool under
+// Config.ToolTimeout, after asking Config.Intercept unless approved is set
+// (a person approved the call), and checks and caps the output; an unknown
+// tool is answered with the error Run sends. ctx is the call's context:
+// when it is done the tool is cancelled and the result says so.
+func (s Steps) RunCall(ctx context.Context, call *genai.FunctionCall, approved bool) ToolResult {
+	r := s.run(ctx)
+	p := &callPlan{ctx: ctx, answer: r.answerNow(0, 1, call), decided: approved}
+	if p.answer == nil {
+		p.tool, _ = s.a.tools.Lookup(call.Name)
+	}
+	return r.runCall(p, call)
+}
+
+// NotApproved returns the answer to a call that needed approval and did not
+// run: the model receives {"error": "tool NAME was not run: " + why}, and
+// the result's Err is [ErrDenied].
+func NotApproved(call *genai.FunctionCall, why string) *toolset.Result {
+	return notApproved(call, why)
+}
+
+// ResponseContent returns the user content that answers calls: one
+// functionResponse part per call, in call order, each echoing its call's
+// id. results[i] answers calls[i].
+func ResponseContent(calls []*genai.FunctionCall, results []ToolResult) *genai.Content {
+	return responseContent(calls, results)
+}
+
+// UsageOf returns the token counts of one response's usage metadata.
+func UsageOf(m *genai.GenerateContentResponseUsageMetadata) Usage {
+	var u Usage
+	u.add(m)
+	return u
+}
+
+// Plus returns the sum of u and v.
+func (u Usage) Plus(v Usage) Usage { return u.plus(v) }
+
+// NewResult returns the Result of a run whose history and turns these are,
+// as Run fills it in: Text and FinishReason come from the last turn.
+func NewResult(history []*genai.Content, turns []Turn, usage Usage) *Result {
+	res := &Result{History: history, Turns: turns, Usage: usage}
+	if n := len(turns); n > 0 {
+		last := &turns[n-1]
+		res.FinishReason = last.FinishReason
+		if last.Response != nil && len(last.Response.Candidates) > 0 {
+			res.Text = text(last.Response.Candidates[0].Content)
+		}
+	}
+	return res
+}
+
+// Observing reports whether the agent has an Observer: when it has none,
+// there is no need to build events.
+func (s Steps) Observing() bool { return s.a.observer != nil }
+
+// StartContext returns the context of the step e begins, as Run chooses
+// it: the one a [ContextObserver] returns, or ctx.
+func (s Steps) StartContext(ctx context.Context, e *Event) context.Context {
+	return s.run(ctx).startContext(ctx, e)
+}
+
+// Observe hands e to the agent's Observer, if any, with the context of e's
+// step. A panic in the Observer is recovered and logged, as in Run.
+func (s Steps) Observe(ctx context.Context, e *Event) {
+	if s.a.observer != nil {
+		s.run(ctx).observe(ctx, e)
+	}
+}
+
+// run returns a run of s's agent under ctx, for the steps that are methods
+// of run.
+func (s Steps) run(ctx context.Context) *run {
+	return &run{a: s.a, ctx: ctx, emitting: s.a.observer != nil}
+}
