@@ -1,0 +1,210 @@
+package temporalagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"google.golang.org/genai"
+)
+
+// held returns the agent an activity names, or an error that ends the run.
+func (h *host) held(name string) (*held, error) {
+	if hd := h.agents[name]; hd != nil {
+		return hd, nil
+	}
+	return nil, temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("%v %q: this worker holds none by that name", ErrUnknownAgent, name), errTypeUnknownAgent, nil)
+}
+
+// model makes one model call of a turn, as agent.Run does, on the worker:
+// the request config, the agent's client and its credentials never leave
+// it. A transient failure is retried by Temporal after the delay the
+// agent's retry policy gives; any other ends the run. It reports the
+// call's events to the agent's Observer, and plans the response's calls.
+func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
+	hd, err := h.held(in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	s := hd.steps
+	attempt := in.Attempt + int(activity.GetInfo(ctx).Attempt) - 1
+	contents, err := s.PrepareHistory(ctx, in.Contents, in.Turn, in.PromptTokens)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeHistory, nil)
+	}
+	config := withoutClientRetries(s.RequestConfig(in.Turn))
+	callCtx := ctx
+	if s.Observing() {
+		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Model: s.Model(),
+			Contents: contents, Config: config}
+		callCtx = s.StartContext(ctx, e)
+		s.Observe(callCtx, e)
+	}
+	stop := heartbeats(ctx)
+	resp, err := s.Models().GenerateContent(callCtx, s.Model(), contents, config)
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			// The call was cancelled or timed out: Temporal decides what
+			// comes next.
+			return nil, err
+		}
+		f := modelFailure{Attempt: attempt, Message: err.Error()}
+		var apiErr genai.APIError
+		if errors.As(err, &apiErr) {
+			f.Code, f.Status, f.Message = apiErr.Code, apiErr.Status, apiErr.Message
+		}
+		if d, ok := s.RetryDelay(err, attempt, in.Start); ok {
+			s.Retrying(callCtx, in.Turn, attempt, err, d)
+			return nil, temporal.NewApplicationErrorWithOptions(err.Error(), errTypeModelRetry,
+				temporal.ApplicationErrorOptions{NextRetryDelay: max(d, time.Millisecond), Details: []any{f}})
+		}
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeModel, nil, f)
+	}
+	// genai records the HTTP headers of the reply: they are no part of the
+	// conversation and do not belong in the history.
+	resp.SDKHTTPResponse = nil
+	out := &modelOutput{Response: resp, Attempt: attempt}
+	if len(contents) != len(in.Contents) || (len(contents) > 0 && &contents[0] != &in.Contents[0]) {
+		out.Working = contents
+	}
+	stopErr, reask := agent.CheckResponse(resp)
+	switch {
+	case stopErr == nil:
+		if s.Observing() {
+			var reason genai.FinishReason
+			if resp.Candidates[0] != nil {
+				reason = resp.Candidates[0].FinishReason
+			}
+			s.Observe(callCtx, &agent.Event{Kind: agent.EventModelResponse, Turn: in.Turn, Response: resp,
+				Usage: in.Usage.Plus(agent.UsageOf(resp.UsageMetadata)), FinishReason: reason, Duration: time.Since(in.Start)})
+		}
+		out.Plans = h.plan(ctx, hd, in.Turn, resp.Candidates[0].Content)
+	case reask && in.Reasks < in.MaxReasks:
+		stopErr.Turn, stopErr.Attempts = in.Turn, attempt
+		s.Retrying(callCtx, in.Turn, attempt, stopErr, 0)
+	}
+	return out, nil
+}
+
+// plan decides about each function call of a model content, on the
+// worker: the answer of a call that cannot run (reported to the Observer
+// at once, as agent.Run does), or how one that can runs.
+func (h *host) plan(ctx context.Context, hd *held, turn int, content *genai.Content) []callPlan {
+	calls := agent.FunctionCalls(content)
+	if len(calls) == 0 {
+		return nil
+	}
+	s := hd.steps
+	plans := make([]callPlan, len(calls))
+	for i, call := range calls {
+		a, approval := s.PlanCall(ctx, i, len(calls), call)
+		if a == nil {
+			plans[i] = hd.toolPlan(call.Name)
+			plans[i].Approval = approval
+			continue
+		}
+		plans[i].Answer = &answer{Output: a.Output, IsError: a.IsError}
+		if s.Observing() {
+			e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: i, Call: call}
+			callCtx := s.StartContext(ctx, e)
+			s.Observe(callCtx, e)
+			s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: turn, Index: i, Call: call,
+				ToolResult: &agent.ToolResult{Call: call, Result: *a}})
+		}
+	}
+	return plans
+}
+
+// tool runs one function call on the worker, exactly as agent.Run runs it
+// (the Interceptor, ToolTimeout, the output's check and cap), reporting
+// its events to the agent's Observer. The tool's answer, success or
+// error, is the activity's result: only a lost or cancelled call fails
+// the activity.
+func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
+	hd, err := h.held(in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	s := hd.steps
+	callCtx := ctx
+	if s.Observing() {
+		t, _ := s.Tools().Lookup(in.Call.Name)
+		e := &agent.Event{Kind: agent.EventToolCall, Turn: in.Turn, Index: in.Index, Call: in.Call, Tool: t}
+		callCtx = s.StartContext(ctx, e)
+		s.Observe(callCtx, e)
+	}
+	stop := heartbeats(ctx)
+	res := s.RunCall(callCtx, in.Call, in.Approved)
+	stop()
+	if res.IsError && ctx.Err() != nil {
+		// The call did not finish: the run was cancelled, the worker is
+		// stopping, or the server gave up on it. Whether it runs again is
+		// Temporal's decision (see ToolOptions.Idempotent).
+		return nil, fmt.Errorf("tool %s did not finish: %w", in.Call.Name, context.Cause(ctx))
+	}
+	if s.Observing() {
+		t, _ := s.Tools().Lookup(in.Call.Name)
+		s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: in.Turn, Index: in.Index, Call: in.Call,
+			Tool: t, ToolResult: &res, Duration: res.Duration})
+	}
+	return &toolOutput{Output: res.Output, IsError: res.IsError, Duration: res.Duration}, nil
+}
+
+// heartbeats heartbeats the activity of ctx every third of its heartbeat
+// timeout until stop is called, so that the server notices a lost worker
+// in seconds. A call shorter than that sends none.
+func heartbeats(ctx context.Context) (stop func()) {
+	info := activity.GetInfo(ctx)
+	if info.IsLocalActivity || info.HeartbeatTimeout <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(info.HeartbeatTimeout / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// withoutClientRetries returns a copy of config that turns genai's own
+// HTTP retries off, whatever the client's options say: Temporal retries
+// model calls, and two layers of retries would multiply.
+func withoutClientRetries(config *genai.GenerateContentConfig) *genai.GenerateContentConfig {
+	c := genai.GenerateContentConfig{}
+	if config != nil {
+		c = *config
+	}
+	var h genai.HTTPOptions
+	if c.HTTPOptions != nil {
+		h = *c.HTTPOptions
+	}
+	h.Headers = h.Headers.Clone()
+	if h.Headers == nil {
+		h.Headers = map[string][]string{}
+	}
+	one := int32(1)
+	h.RetryOptions = &genai.HTTPRetryOptions{Attempts: &one}
+	c.HTTPOptions = &h
+	return &c
+}

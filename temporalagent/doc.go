@@ -1,0 +1,133 @@
+// Package temporalagent runs the agent loop as a Temporal workflow, so that
+// a run survives crashes and restarts of the processes that run it, spreads
+// over any number of worker machines, and can wait days for a person's
+// approval, with the wire behaviour of agent.Run: the same requests, the
+// same answers to the model, the same retries, limits and errors.
+//
+// It is a module of its own (go.temporal.io/sdk only), so that users of the
+// core module never download Temporal; the in-process Temporal server that
+// its end-to-end tests and the embedded example start lives in a second
+// module, temporalagent/examples, which users never need.
+//
+// # Workers hold the agents
+//
+// A worker registers named agents: an [agent.Agent] (its client and
+// credentials, its tools, which are Go functions, its limits and hooks)
+// under a name, with the settings only a durable run has ([Agent]). Runs
+// refer to an agent by that name. Neither tools nor credentials ever enter
+// the workflow history: the model call and each tool call run on a worker,
+// which rebuilds nothing and looks the agent up by name.
+//
+//	a, _ := agent.New(agent.Config{Models: gemini.Models, Model: "gemini-3.5-flash", Tools: tools})
+//	w := worker.New(c, "agents", worker.Options{})
+//	err := temporalagent.Register(w, temporalagent.Agent{
+//		Name:  "weather",
+//		Agent: a,
+//		Tools: map[string]temporalagent.ToolOptions{"get_weather": {Idempotent: true}},
+//	})
+//	err = w.Run(worker.InterruptCh())
+//
+// # Clients start runs
+//
+// Any process with a Temporal client starts runs and follows them:
+//
+//	ac := temporalagent.NewClient(c, "agents")
+//	run, _ := ac.Start(ctx, client.StartWorkflowOptions{ID: "order-1234"}, "weather",
+//		genai.Text("What is the weather in Paris and Tokyo?"))
+//	res, err := run.Result(ctx) // an *agent.Result, as agent.Run returns it
+//
+// [Run.Progress] reads the run's turn, usage and pending approvals;
+// [Run.Approve], [Run.Deny] and [Run.Decide] decide about calls that wait
+// for approval; [Client.GetRun] follows a run started elsewhere.
+//
+// # One turn
+//
+// The workflow runs agent.Run's loop with the steps package agent shares
+// for this ([agent.Steps]): no second copy of the loop's logic.
+//
+//  1. The model call is an activity. By default it is a local activity:
+//     the worker that runs the workflow task makes it at once, which saves
+//     a task-queue round trip per turn and keeps the request (the whole
+//     conversation) out of the workflow history; Agent.RegularModelCalls
+//     makes it a regular activity that any worker may pick up and that
+//     heartbeats. The request config (tool declarations, system
+//     instruction) is computed on the worker; genai's own retries are
+//     turned off, and the HTTP headers genai records on a response are
+//     dropped before it is returned.
+//  2. The worker checks the response as agent.Run does, and plans the
+//     calls: unknown tools and calls over MaxCallsPerTurn are answered at
+//     once, and NeedsApproval picks the calls that need approval. These
+//     decisions are recorded in the history with the response, so a run
+//     keeps them even if its workers restart with other settings.
+//  3. Every other call is a tool activity. A turn's calls run in parallel,
+//     at most MaxParallel at once, and are answered in call order with
+//     their ids echoed, exactly as agent.Run answers them (the Interceptor,
+//     ToolTimeout, the output's check and cap all run on the worker, by
+//     agent's code).
+//
+// # Retries, crashes and heartbeats
+//
+// A model call that fails for a transient reason (408, 429, 5xx, a broken
+// connection) is retried by Temporal after the delay agent.Run would wait
+// (the agent's RetryPolicy, at least the API's RetryInfo delay), up to the
+// policy's attempts; 400, 401, 403 and 404 are not retried. A model call
+// is safe to make twice, so one whose worker was lost is made again.
+//
+// A tool call is not retried: a tool may not be idempotent. A call that
+// was running when its worker died is answered to the model as
+// interrupted, never silently run twice; a call of a tool marked
+// [ToolOptions].Idempotent is run again instead, on another worker. A
+// completed call is recorded and never runs again, whatever crashes
+// later. ToolTimeout becomes the tool activity's start-to-close timeout
+// (plus a few seconds, so that the worker's own timeout answer, the one
+// agent.Run gives, arrives first). While a tool runs, its activity
+// heartbeats by itself, so that a lost worker is noticed within
+// ToolOptions.HeartbeatTimeout (30 s by default), not at the timeout.
+//
+// # Approvals
+//
+// A call picked by the agent's NeedsApproval makes the run wait, with no
+// worker busy, until a client decides about it ([Run.Approve], [Run.Deny])
+// or Agent.ApprovalTimeout passes (the call is then denied). Calls of the
+// turn that need no approval run meanwhile. Decisions are Temporal updates,
+// validated before they are written: a decision about an id that waits for
+// nothing is rejected with [ErrUnknownApproval], a second decision about a
+// call with [ErrDecided]. An approved call runs without asking the agent's
+// Interceptor, as in agent.Stream.
+//
+// # Long runs
+//
+// Every model call sends the whole conversation, and a run's workflow
+// history grows with each. At a turn boundary, when the server suggests it
+// or every Agent.ContinueAsNewEvery turns, the run continues as new,
+// carrying its history, turns and usage, so that the workflow history stays
+// bounded; MaxTurns counts the turns of the whole run. Each payload must
+// stay under Temporal's limit (2 MiB by default): tool outputs are cut at
+// Agent.MaxOutputBytes (256 KiB by default), and a run whose conversation
+// outgrows Agent.MaxPayloadBytes fails with [ErrPayloadTooLarge] rather
+// than being refused by the server.
+//
+// # Observing
+//
+// The agent's Observer, on each worker, sees the run's events as agent.Run
+// gives them: EventModelRequest, EventRetry and EventModelResponse from the
+// worker that makes the model call, EventToolCall and EventToolResult from
+// the worker that runs the tool, and EventRunStart, EventApproval,
+// EventTurnEnd and EventDone from the worker that runs the workflow task.
+// An event is never reported twice when the workflow replays its history.
+// A ContextObserver chooses the contexts of model and tool calls, as in
+// agent.Run; since a run spans processes, the run's own context is not
+// carried from one step to the next. A workflow task that fails midway
+// (its worker crashed) is run again by another worker, which reports the
+// events of that task again; activities are reported by the worker that
+// runs them, once per attempt.
+//
+// # What differs from agent.Run
+//
+// Result.Turns[i].Results hold the tools' outputs as JSON decodes them
+// (maps, float64 numbers), and their Err is nil: Go errors do not cross
+// processes (the model received the same JSON either way). Turn.Latency
+// and ToolTime are measured by workflow time. PrepareHistory is called on
+// the worker before each model call of a turn, including re-asks and
+// retries.
+package temporalagent

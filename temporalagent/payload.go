@@ -1,0 +1,189 @@
+package temporalagent
+
+// What crosses Temporal: the workflow's input and output and the
+// activities' inputs and outputs, all encoded as JSON by the default data
+// converter. None of them holds a credential, a tool or a Go error.
+
+import (
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// runInput is the workflow's input: a new run, or the continuation of one
+// that continued as new.
+type runInput struct {
+	Agent    string
+	Contents []*genai.Content // the history so far: at first, the run's input
+	State    *carried         `json:",omitempty"` // nil for a new run
+}
+
+// carried is what a run carries over a continue-as-new, besides its
+// history.
+type carried struct {
+	Settings     settings
+	Turns        []turnRecord
+	Usage        agent.Usage
+	Working      []*genai.Content `json:",omitempty"` // the shortened history PrepareHistory made, if it did
+	PromptTokens int
+}
+
+// runOutput is the workflow's result, and the partial result a failed run
+// carries in its failure: the history and the turns, compacted.
+type runOutput struct {
+	History []*genai.Content
+	Turns   []turnRecord
+	Usage   agent.Usage
+}
+
+// turnRecord is an agent.Turn without what the history already holds: the
+// model's content and the calls are history[At], and the results are the
+// function responses of history[At+1].
+type turnRecord struct {
+	Response     *genai.GenerateContentResponse // the first candidate's content left out when At >= 0
+	At           int                            // the model content's index in the history; -1 when it is not there
+	Durations    []time.Duration                // of the calls, in call order
+	Usage        agent.Usage
+	FinishReason genai.FinishReason `json:",omitempty"`
+	Attempts     int
+	Latency      time.Duration
+	ToolTime     time.Duration
+}
+
+// modelInput is the model activity's input.
+type modelInput struct {
+	Agent        string
+	Turn         int              // the turn, from 0, over the whole run
+	Contents     []*genai.Content // the working history
+	PromptTokens int              // of the previous model call
+	Attempt      int              // the turn's attempt that this activity's first attempt is, from 1
+	Reasks       int              // re-asks made so far in the turn
+	MaxReasks    int
+	Start        time.Time   // when the turn's model calls began
+	Usage        agent.Usage // the turn's usage so far (re-asked responses)
+}
+
+// modelOutput is the model activity's result.
+type modelOutput struct {
+	Response *genai.GenerateContentResponse
+	Attempt  int              // the turn's attempt that succeeded
+	Plans    []callPlan       // one per function call of the response, when it is usable
+	Working  []*genai.Content `json:",omitempty"` // what PrepareHistory returned, when it shortened the history
+}
+
+// callPlan is what the worker decided about one function call: its
+// answer, when it needs no tool, or how it runs.
+type callPlan struct {
+	Answer    *answer       `json:",omitempty"`
+	Approval  bool          `json:",omitempty"`
+	Timeout   time.Duration `json:",omitempty"` // start-to-close
+	Heartbeat time.Duration `json:",omitempty"`
+	Attempts  int           `json:",omitempty"`
+}
+
+// answer is a toolset.Result without its Go error.
+type answer struct {
+	Output  any
+	IsError bool `json:",omitempty"`
+}
+
+// toolInput is the tool activity's input.
+type toolInput struct {
+	Agent    string
+	Turn     int
+	Index    int
+	Call     *genai.FunctionCall
+	Approved bool `json:",omitempty"`
+}
+
+// toolOutput is the tool activity's result.
+type toolOutput struct {
+	Output   any
+	IsError  bool `json:",omitempty"`
+	Duration time.Duration
+}
+
+// compact returns turns as records, given the history they are in.
+func compact(history []*genai.Content, turns []agent.Turn, at []int) []turnRecord {
+	out := make([]turnRecord, len(turns))
+	for i, t := range turns {
+		r := turnRecord{At: at[i], Usage: t.Usage, FinishReason: t.FinishReason, Attempts: t.Attempts,
+			Latency: t.Latency, ToolTime: t.ToolTime}
+		r.Response = t.Response
+		if r.At >= 0 && t.Response != nil && len(t.Response.Candidates) > 0 && t.Response.Candidates[0] != nil {
+			resp := *t.Response
+			resp.Candidates = append([]*genai.Candidate(nil), resp.Candidates...)
+			c := *resp.Candidates[0]
+			c.Content = nil
+			resp.Candidates[0] = &c
+			r.Response = &resp
+		}
+		for _, res := range t.Results {
+			r.Durations = append(r.Durations, res.Duration)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// expand returns the turns records stand for, and where each turn's model
+// content is in history.
+func expand(history []*genai.Content, records []turnRecord) ([]agent.Turn, []int) {
+	turns := make([]agent.Turn, len(records))
+	at := make([]int, len(records))
+	for i, r := range records {
+		t := agent.Turn{Response: r.Response, Usage: r.Usage, FinishReason: r.FinishReason, Attempts: r.Attempts,
+			Latency: r.Latency, ToolTime: r.ToolTime}
+		at[i] = r.At
+		if r.At >= 0 && r.At < len(history) {
+			content := history[r.At]
+			if r.Response != nil && len(r.Response.Candidates) > 0 && r.Response.Candidates[0] != nil {
+				resp := *r.Response
+				resp.Candidates = append([]*genai.Candidate(nil), resp.Candidates...)
+				c := *resp.Candidates[0]
+				c.Content = content
+				resp.Candidates[0] = &c
+				t.Response = &resp
+			}
+			t.Calls = agent.FunctionCalls(content)
+			if len(t.Calls) > 0 && r.At+1 < len(history) {
+				t.Results = results(t.Calls, history[r.At+1], r.Durations)
+			}
+		}
+		turns[i] = t
+	}
+	return turns, at
+}
+
+// results reads the answers to calls back from the content that answered
+// them.
+func results(calls []*genai.FunctionCall, answers *genai.Content, durations []time.Duration) []agent.ToolResult {
+	out := make([]agent.ToolResult, len(calls))
+	for i, call := range calls {
+		out[i].Call = call
+		if i < len(durations) {
+			out[i].Duration = durations[i]
+		}
+		if i >= len(answers.Parts) || answers.Parts[i] == nil || answers.Parts[i].FunctionResponse == nil {
+			continue
+		}
+		resp := answers.Parts[i].FunctionResponse.Response
+		if msg, ok := resp["error"]; ok {
+			out[i].Result = toolset.Result{Output: msg, IsError: true}
+		} else {
+			out[i].Result = toolset.Result{Output: resp["result"]}
+		}
+	}
+	return out
+}
+
+// result is the agent.Result o stands for.
+func (o *runOutput) result() *agent.Result {
+	if o == nil {
+		return &agent.Result{}
+	}
+	turns, _ := expand(o.History, o.Turns)
+	return agent.NewResult(o.History, turns, o.Usage)
+}

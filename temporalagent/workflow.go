@@ -1,0 +1,568 @@
+package temporalagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/genai"
+)
+
+// maxReasonBytes bounds the reason a denial gives the model.
+const maxReasonBytes = 4 << 10
+
+// wfRun is one execution of the workflow: a run, or the part of one since
+// its last continue-as-new. Only the workflow's coroutines touch it, one
+// at a time.
+type wfRun struct {
+	h    *host
+	ctx  workflow.Context
+	name string
+	st   settings
+
+	history []*genai.Content
+	working []*genai.Content // the shortened history PrepareHistory made, if it did
+	sizes   payloadSizes
+	turns   []agent.Turn
+	at      []int // where each turn's model content is in history, -1 if it is not
+	usage   agent.Usage
+	tokens  int // the last model call's prompt token count
+	made    int // turns made by this execution
+
+	turn     int // the turn under way
+	pending  []*pendingCall
+	decided  map[string]bool // ids of calls decided in earlier turns
+	finished bool
+}
+
+// payloadSizes tracks the JSON size of the history and of the working
+// history, content by content, so that a turn never encodes the whole
+// conversation to measure it.
+type payloadSizes struct{ history, working int }
+
+// pendingCall is a call waiting for approval.
+type pendingCall struct {
+	PendingApproval
+	decided bool
+	approve bool
+	reason  string
+}
+
+// run is the workflow: the loop of agent.Run, with the model call and
+// each tool call made as activities.
+func (h *host) run(ctx workflow.Context, in runInput) (*runOutput, error) {
+	r, err := h.begin(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return r.loop()
+}
+
+// begin sets a run up: a new one records its agent's settings; one that
+// continued as new takes up its carried state.
+func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
+	r := &wfRun{h: h, ctx: ctx, name: in.Agent, history: in.Contents, decided: map[string]bool{}}
+	if in.State == nil {
+		err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			if hd := h.agents[in.Agent]; hd != nil {
+				return hd.settings
+			}
+			return settings{Missing: true}
+		}).Get(&r.st)
+		if err != nil {
+			return nil, err
+		}
+		if r.st.Missing {
+			f := failure{Kind: failAgent, Message: fmt.Sprintf("%q: no worker of this task queue holds an agent by that name", in.Agent)}
+			return nil, temporal.NewNonRetryableApplicationError(f.err().Error(), errTypeRun, nil, r.output(), f)
+		}
+		r.observe(context.Background(), &agent.Event{Kind: agent.EventRunStart, Model: h.modelName(in.Agent)})
+	} else {
+		s := in.State
+		r.st, r.usage, r.working, r.tokens = s.Settings, s.Usage, s.Working, s.PromptTokens
+		r.turns, r.at = expand(r.history, s.Turns)
+	}
+	r.sizes.history = contentsSize(r.history)
+	if r.working != nil {
+		r.sizes.working = contentsSize(r.working)
+	}
+	if err := workflow.SetQueryHandler(ctx, ProgressQueryName, r.progress); err != nil {
+		return nil, err
+	}
+	err := workflow.SetUpdateHandlerWithOptions(ctx, DecideUpdateName, r.decide,
+		workflow.UpdateHandlerOptions{Validator: r.validate})
+	return r, err
+}
+
+// modelName returns the model name of the named agent, for events.
+func (h *host) modelName(name string) string {
+	if hd := h.agents[name]; hd != nil {
+		return hd.steps.Model()
+	}
+	return ""
+}
+
+// loop runs turns until the model answers without calling a tool, a limit
+// is reached, something fails, or the run continues as new.
+func (r *wfRun) loop() (*runOutput, error) {
+	for {
+		turn := len(r.turns)
+		r.turn = turn
+		if turn == r.st.MaxTurns {
+			return r.fail(failure{Kind: failMaxTurns, Turn: turn - 1, MaxTurns: r.st.MaxTurns})
+		}
+		t, out, f := r.modelTurn(turn)
+		r.usage = r.usage.Plus(t.Usage)
+		if f != nil {
+			if t.Response != nil {
+				r.turns, r.at = append(r.turns, *t), append(r.at, -1)
+			}
+			return r.fail(*f)
+		}
+		content := t.Response.Candidates[0].Content
+		at := len(r.history)
+		r.add(content)
+		t.Calls = agent.FunctionCalls(content)
+		if len(t.Calls) > 0 {
+			start := workflow.Now(r.ctx)
+			t.Results = r.runTools(turn, t.Calls, out.Plans)
+			t.ToolTime = workflow.Now(r.ctx).Sub(start)
+			r.add(agent.ResponseContent(t.Calls, t.Results))
+		}
+		r.turns, r.at = append(r.turns, *t), append(r.at, at)
+		r.made++
+		r.observe(context.Background(), &agent.Event{Kind: agent.EventTurnEnd, Turn: turn, TurnInfo: t,
+			Usage: t.Usage, FinishReason: t.FinishReason})
+		if r.ctx.Err() != nil {
+			return r.fail(failure{Kind: failCanceled, Turn: turn})
+		}
+		if len(t.Calls) == 0 {
+			if t.FinishReason == genai.FinishReasonMaxTokens {
+				return r.fail(stopFailure(&agent.StopError{Kind: agent.ErrMaxTokens, Turn: turn,
+					FinishReason: t.FinishReason, Attempts: t.Attempts}))
+			}
+			return r.succeed()
+		}
+		if workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || (r.st.ContinueEvery > 0 && r.made >= r.st.ContinueEvery) {
+			return nil, r.continueAsNew()
+		}
+	}
+}
+
+// modelTurn makes the model call of a turn, with its re-asks, as activities
+// that Temporal retries, and returns the turn holding the response with the
+// worker's plan for its calls. On failure the turn is returned too, with
+// the last response received, if any.
+func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
+	t := &agent.Turn{}
+	start := workflow.Now(r.ctx)
+	attempt, reasks := 1, 0
+	for {
+		in := modelInput{Agent: r.name, Turn: turn, Contents: r.sending(), PromptTokens: r.tokens, Attempt: attempt,
+			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage}
+		if size := r.sendingSize(); size > r.st.MaxPayload {
+			return t, nil, &failure{Kind: failPayload, Turn: turn, Message: fmt.Sprintf(
+				"the model request of turn %d would carry %d bytes of conversation, over the limit of %d", turn, size, r.st.MaxPayload)}
+		}
+		var out modelOutput
+		err := r.callModel(in, &out)
+		t.Latency = workflow.Now(r.ctx).Sub(start)
+		if err != nil {
+			return t, nil, r.modelFailure(turn, attempt, err)
+		}
+		if out.Working != nil {
+			r.working = out.Working
+			r.sizes.working = contentsSize(r.working)
+		}
+		attempt = out.Attempt
+		resp := out.Response
+		t.Attempts, t.Response = attempt, resp
+		t.Usage = t.Usage.Plus(agent.UsageOf(resp.UsageMetadata))
+		if m := resp.UsageMetadata; m != nil {
+			r.tokens = int(m.PromptTokenCount)
+		}
+		if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
+			t.FinishReason = resp.Candidates[0].FinishReason
+		}
+		stop, reask := agent.CheckResponse(resp)
+		if stop == nil {
+			return t, &out, nil
+		}
+		stop.Turn, stop.Attempts = turn, attempt
+		if !reask || reasks >= r.st.MaxReasks {
+			f := stopFailure(stop)
+			return t, nil, &f
+		}
+		reasks++
+		attempt++
+	}
+}
+
+// callModel runs the model activity, local or regular, with the retry
+// policy the agent's gives, counting attempts from in.Attempt.
+func (r *wfRun) callModel(in modelInput, out *modelOutput) error {
+	retry := &temporal.RetryPolicy{
+		InitialInterval:        r.st.InitialDelay,
+		BackoffCoefficient:     r.st.Multiplier,
+		MaximumInterval:        r.st.MaxDelay,
+		MaximumAttempts:        int32(max(1, r.st.ModelAttempts-in.Attempt+1)),
+		NonRetryableErrorTypes: []string{errTypeModel, errTypeHistory, errTypeUnknownAgent},
+	}
+	if r.st.LocalModel {
+		ctx := workflow.WithLocalActivityOptions(r.ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: r.st.ModelTimeout, RetryPolicy: retry, Summary: fmt.Sprintf("model turn %d", in.Turn)})
+		return workflow.ExecuteLocalActivity(ctx, ModelActivityName, in).Get(ctx, out)
+	}
+	ctx := workflow.WithActivityOptions(r.ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: r.st.ModelTimeout, HeartbeatTimeout: r.st.Heartbeat, RetryPolicy: retry,
+		Summary: fmt.Sprintf("model turn %d", in.Turn)})
+	return workflow.ExecuteActivity(ctx, ModelActivityName, in).Get(ctx, out)
+}
+
+// modelFailure describes a model activity that failed for good.
+func (r *wfRun) modelFailure(turn, attempt int, err error) *failure {
+	if r.ctx.Err() != nil {
+		return &failure{Kind: failCanceled, Turn: turn}
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case errTypeModel, errTypeModelRetry:
+			var m modelFailure
+			if appErr.Details(&m) == nil {
+				f := modelError(turn, m)
+				return &f
+			}
+		case errTypeHistory:
+			return &failure{Kind: failHistory, Turn: turn, Message: appErr.Message()}
+		case errTypeUnknownAgent:
+			return &failure{Kind: failAgent, Turn: turn, Message: fmt.Sprintf("%q: the worker that made the model call holds none by that name", r.name)}
+		}
+	}
+	// A call that timed out on every attempt: its workers were lost, or
+	// the model outlasted ModelTimeout.
+	return &failure{Kind: failModel, Turn: turn, Attempts: max(attempt, r.st.ModelAttempts), Message: err.Error()}
+}
+
+// runTools answers the calls of a turn, in call order: a call the worker
+// planned an answer for gets it, a call that needs approval waits for a
+// decision, and the others run as activities, at most MaxParallel at once.
+func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan) []agent.ToolResult {
+	results := make([]agent.ToolResult, len(calls))
+	sem := workflow.NewSemaphore(r.ctx, int64(r.st.MaxParallel))
+	wg := workflow.NewWaitGroup(r.ctx)
+	start := func(i int, approved bool) {
+		wg.Add(1)
+		workflow.Go(r.ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			if err := sem.Acquire(ctx, 1); err != nil {
+				results[i] = r.cancelled(calls[i])
+				return
+			}
+			defer sem.Release(1)
+			results[i] = r.runTool(ctx, turn, i, calls[i], plans[i], approved)
+		})
+	}
+	var waiting []int
+	for i, call := range calls {
+		switch p := plans[i]; {
+		case p.Answer != nil:
+			results[i] = agent.ToolResult{Call: call, Result: toolset.Result{Output: p.Answer.Output, IsError: p.Answer.IsError}}
+		case p.Approval:
+			waiting = append(waiting, i)
+		default:
+			start(i, false)
+		}
+	}
+	if len(waiting) > 0 {
+		r.approve(turn, calls, waiting, results, start)
+	}
+	wg.Wait(r.ctx)
+	for i := range results {
+		if results[i].Call == nil {
+			results[i] = r.cancelled(calls[i])
+		}
+	}
+	return results
+}
+
+// approve waits until every call of waiting is decided, or its deadline
+// passes, then starts the approved ones and answers the others.
+func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, results []agent.ToolResult, start func(int, bool)) {
+	now := workflow.Now(r.ctx)
+	var deadline time.Time
+	if r.st.ApprovalTimeout > 0 {
+		deadline = now.Add(r.st.ApprovalTimeout)
+	}
+	for _, i := range waiting {
+		p := &pendingCall{PendingApproval: PendingApproval{ID: approvalID(turn, i), Turn: turn, Index: i, Call: calls[i],
+			Since: now, Deadline: deadline}}
+		r.pending = append(r.pending, p)
+		r.observe(context.Background(), &agent.Event{Kind: agent.EventApproval, Turn: turn, Index: i, Call: calls[i],
+			Approval: &agent.Approval{Call: calls[i]}})
+	}
+	all := func() bool {
+		for _, p := range r.pending {
+			if !p.decided {
+				return false
+			}
+		}
+		return true
+	}
+	if r.st.ApprovalTimeout > 0 {
+		_, _ = workflow.AwaitWithTimeout(r.ctx, r.st.ApprovalTimeout, all)
+	} else {
+		_ = workflow.Await(r.ctx, all)
+	}
+	for _, p := range r.pending {
+		r.decided[p.ID] = true
+		call := p.Call
+		var answer *toolset.Result
+		switch {
+		case r.ctx.Err() != nil:
+			continue // the run was cancelled: runTools answers the call
+		case p.decided && p.approve:
+			start(p.Index, true)
+			continue
+		case p.decided && p.reason != "":
+			answer = agent.Deny(p.reason)
+		case p.decided:
+			answer = agent.NotApproved(call, "it needed approval and was denied")
+		default:
+			answer = agent.NotApproved(call, "it needed approval and no decision came before its deadline")
+		}
+		results[p.Index] = agent.ToolResult{Call: call, Result: toolset.Result{Output: answer.Output, IsError: answer.IsError}}
+		r.observeAnswer(turn, p.Index, call, &results[p.Index], true)
+	}
+	r.pending = nil
+}
+
+// approvalID names the call of a turn that waits for approval.
+func approvalID(turn, index int) string { return fmt.Sprintf("%d.%d", turn, index) }
+
+// validate accepts a decision about a call that waits for one, and
+// rejects any other: a rejected update is not written to the history.
+func (r *wfRun) validate(_ workflow.Context, d Decision) error {
+	p := r.find(d.ID)
+	switch {
+	case p == nil && r.decided[d.ID], p != nil && p.decided:
+		return temporal.NewApplicationError(fmt.Sprintf("%v: %s", ErrDecided, d.ID), errTypeDecided)
+	case p == nil:
+		return temporal.NewApplicationError(fmt.Sprintf("%v: %q", ErrUnknownApproval, d.ID), errTypeUnknownID)
+	case len(d.Reason) > maxReasonBytes:
+		return fmt.Errorf("temporalagent: the reason is %d bytes, over the limit of %d", len(d.Reason), maxReasonBytes)
+	}
+	return nil
+}
+
+// decide records a decision that validate accepted.
+func (r *wfRun) decide(ctx workflow.Context, d Decision) error {
+	if err := r.validate(ctx, d); err != nil {
+		return err
+	}
+	p := r.find(d.ID)
+	p.decided, p.approve, p.reason = true, d.Approve, d.Reason
+	return nil
+}
+
+func (r *wfRun) find(id string) *pendingCall {
+	for _, p := range r.pending {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// progress answers the progress query.
+func (r *wfRun) progress() (*Progress, error) {
+	p := &Progress{Turn: r.turn, Turns: len(r.turns), Usage: r.usage, Done: r.finished}
+	for _, c := range r.pending {
+		if !c.decided {
+			p.Pending = append(p.Pending, c.PendingApproval)
+		}
+	}
+	return p, nil
+}
+
+// runTool runs one call as a tool activity. A call that does not complete
+// (its worker was lost and it may not run again, or every attempt was) is
+// answered as interrupted.
+func (r *wfRun) runTool(ctx workflow.Context, turn, i int, call *genai.FunctionCall, p callPlan, approved bool) agent.ToolResult {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: p.Timeout,
+		HeartbeatTimeout:    p.Heartbeat,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(max(1, p.Attempts))},
+		Summary: call.Name,
+	})
+	var out toolOutput
+	err := workflow.ExecuteActivity(ctx, ToolActivityName,
+		toolInput{Agent: r.name, Turn: turn, Index: i, Call: call, Approved: approved}).Get(ctx, &out)
+	if err == nil {
+		return agent.ToolResult{Call: call, Result: toolset.Result{Output: out.Output, IsError: out.IsError}, Duration: out.Duration}
+	}
+	if ctx.Err() != nil {
+		return r.cancelled(call)
+	}
+	cause := err
+	if u := errors.Unwrap(err); u != nil {
+		cause = u
+	}
+	var msg string
+	if p.Attempts > 1 {
+		msg = fmt.Sprintf("tool %s did not finish: %d attempts were interrupted (last: %v)", call.Name, p.Attempts, cause)
+	} else {
+		msg = fmt.Sprintf("tool %s was interrupted (%v) and was not run again, since it is not idempotent: it may or may not have taken effect", call.Name, cause)
+	}
+	res := agent.ToolResult{Call: call, Result: toolset.Result{Output: msg, IsError: true}}
+	r.observeAnswer(turn, i, call, &res, false)
+	return res
+}
+
+// cancelled is the answer to a call that the run's cancellation kept from
+// finishing.
+func (r *wfRun) cancelled(call *genai.FunctionCall) agent.ToolResult {
+	return agent.ToolResult{Call: call, Result: toolset.Result{IsError: true,
+		Output: fmt.Sprintf("tool %s was not run: the run was cancelled", call.Name)}}
+}
+
+// add appends a content to the history and, when PrepareHistory
+// shortened it, to the working history.
+func (r *wfRun) add(c *genai.Content) {
+	n := contentSize(c)
+	r.history = append(r.history, c)
+	r.sizes.history += n
+	if r.working != nil {
+		r.working = append(r.working, c)
+		r.sizes.working += n
+	}
+}
+
+// sending returns what the next model call sends, before PrepareHistory.
+func (r *wfRun) sending() []*genai.Content {
+	if r.working != nil {
+		return r.working
+	}
+	return r.history
+}
+
+func (r *wfRun) sendingSize() int {
+	if r.working != nil {
+		return r.sizes.working
+	}
+	return r.sizes.history
+}
+
+// output is the run's result as it stands.
+func (r *wfRun) output() *runOutput {
+	return &runOutput{History: r.history, Turns: compact(r.history, r.turns, r.at), Usage: r.usage}
+}
+
+// succeed ends a run that finished.
+func (r *wfRun) succeed() (*runOutput, error) {
+	out := r.output()
+	if size := jsonSize(out); size > r.st.MaxPayload {
+		return r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
+			"the run's result would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})
+	}
+	if err := workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) }); err != nil {
+		return r.fail(failure{Kind: failCanceled, Turn: len(r.turns) - 1})
+	}
+	r.finished = true
+	r.observe(context.Background(), &agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
+		Result: agent.NewResult(r.history, r.turns, r.usage)})
+	return out, nil
+}
+
+// fail ends a run that failed: as cancelled when its context is done, or
+// with an error that carries the partial result and what agent.Run would
+// have returned.
+func (r *wfRun) fail(f failure) (*runOutput, error) {
+	r.finished = true
+	err := f.err()
+	r.observe(context.Background(), &agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
+		Result: agent.NewResult(r.history, r.turns, r.usage), Err: err})
+	out := r.output()
+	if jsonSize(out) > r.st.MaxPayload {
+		out = &runOutput{Usage: r.usage} // too large to carry: the error still says why
+	}
+	if f.Kind == failCanceled {
+		return nil, temporal.NewCanceledError(out, f)
+	}
+	return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeRun, nil, out, f)
+}
+
+// continueAsNew ends this execution and starts the next with the run's
+// state, so that the workflow history starts afresh.
+func (r *wfRun) continueAsNew() error {
+	if err := workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) }); err != nil {
+		_, err = r.fail(failure{Kind: failCanceled, Turn: len(r.turns) - 1})
+		return err
+	}
+	in := runInput{Agent: r.name, Contents: r.history, State: &carried{Settings: r.st, Turns: compact(r.history, r.turns, r.at),
+		Usage: r.usage, Working: r.working, PromptTokens: r.tokens}}
+	if size := jsonSize(in); size > r.st.MaxPayload {
+		_, err := r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
+			"the state to continue as new would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})
+		return err
+	}
+	return workflow.NewContinueAsNewError(r.ctx, WorkflowName, in)
+}
+
+// observe hands an event of the workflow itself to the agent's Observer,
+// unless the workflow is replaying what it did before: an event is
+// reported once.
+func (r *wfRun) observe(ctx context.Context, e *agent.Event) {
+	if workflow.IsReplaying(r.ctx) {
+		return
+	}
+	if hd := r.h.agents[r.name]; hd != nil && hd.steps.Observing() {
+		hd.steps.Observe(ctx, e)
+	}
+}
+
+// observeAnswer reports the answer the workflow gave a call, as agent.Run
+// reports a call it answered: EventToolCall (when the call was not
+// reported by a worker already) and EventToolResult, with the context the
+// Observer chooses for the call.
+func (r *wfRun) observeAnswer(turn, i int, call *genai.FunctionCall, res *agent.ToolResult, withCall bool) {
+	hd := r.h.agents[r.name]
+	if workflow.IsReplaying(r.ctx) || hd == nil || !hd.steps.Observing() {
+		return
+	}
+	t, _ := hd.steps.Tools().Lookup(call.Name)
+	ctx := context.Background()
+	if withCall {
+		e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: i, Call: call, Tool: t}
+		ctx = hd.steps.StartContext(ctx, e)
+		hd.steps.Observe(ctx, e)
+	}
+	hd.steps.Observe(ctx, &agent.Event{Kind: agent.EventToolResult, Turn: turn, Index: i, Call: call, Tool: t, ToolResult: res})
+}
+
+// contentsSize returns the JSON size of a list of contents.
+func contentsSize(cs []*genai.Content) int {
+	n := 2
+	for _, c := range cs {
+		n += contentSize(c)
+	}
+	return n
+}
+
+// contentSize returns the JSON size of a content, with its comma.
+func contentSize(c *genai.Content) int { return jsonSize(c) + 1 }
+
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0 // the data converter reports it
+	}
+	return len(b)
+}
