@@ -145,16 +145,22 @@ func (r *Run) Decide(ctx context.Context, d Decision) error {
 	if err == nil {
 		return nil
 	}
+	return fmt.Errorf("temporalagent: run %s: %w", r.id, decisionError(err, d))
+}
+
+// decisionError returns the error of a rejected decision: this package's
+// own when the validator rejected it.
+func decisionError(err error, d Decision) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
 		case errTypeUnknownID:
-			return fmt.Errorf("%w: %q (run %s)", ErrUnknownApproval, d.ID, r.id)
+			return fmt.Errorf("%w: %q", ErrUnknownApproval, d.ID)
 		case errTypeDecided:
-			return fmt.Errorf("%w: %q (run %s)", ErrDecided, d.ID, r.id)
+			return fmt.Errorf("%w: %q", ErrDecided, d.ID)
 		}
 	}
-	return fmt.Errorf("temporalagent: run %s: decision about %q: %w", r.id, d.ID, err)
+	return fmt.Errorf("decision about %q: %w", d.ID, err)
 }
 
 // Cancel asks the run to stop: running tools are cancelled (through their

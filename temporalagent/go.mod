@@ -7,8 +7,10 @@ go 1.26.0
 replace github.com/toolnexus/toolnexus-go => ../
 
 require (
+	github.com/stretchr/testify v1.11.1
 	github.com/toolnexus/toolnexus-go v0.0.0-00010101000000-000000000000
 	go.temporal.io/sdk v1.50.0
+	go.uber.org/goleak v1.3.0
 	google.golang.org/genai v1.77.0
 )
 
@@ -39,7 +41,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/robfig/cron v1.2.0 // indirect
 	github.com/stretchr/objx v0.5.2 // indirect
-	github.com/stretchr/testify v1.11.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.61.0 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect

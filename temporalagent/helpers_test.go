@@ -3,6 +3,7 @@ package temporalagent
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -149,4 +150,14 @@ func (l *eventLog) count(kind agent.EventKind) int {
 		}
 	}
 	return n
+}
+
+// containsAll reports whether s contains every one of subs.
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }

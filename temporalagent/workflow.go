@@ -80,7 +80,7 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 		}
 		if r.st.Missing {
 			f := failure{Kind: failAgent, Message: fmt.Sprintf("%q: no worker of this task queue holds an agent by that name", in.Agent)}
-			return nil, temporal.NewNonRetryableApplicationError(f.err().Error(), errTypeRun, nil, r.output(), f)
+			return nil, temporal.NewNonRetryableApplicationError(f.err().Error(), errTypeRun, nil, *r.output(), f)
 		}
 		r.observe(context.Background(), &agent.Event{Kind: agent.EventRunStart, Model: h.modelName(in.Agent)})
 	} else {
@@ -494,9 +494,9 @@ func (r *wfRun) fail(f failure) (*runOutput, error) {
 		out = &runOutput{Usage: r.usage} // too large to carry: the error still says why
 	}
 	if f.Kind == failCanceled {
-		return nil, temporal.NewCanceledError(out, f)
+		return nil, temporal.NewCanceledError(*out, f)
 	}
-	return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeRun, nil, out, f)
+	return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeRun, nil, *out, f)
 }
 
 // continueAsNew ends this execution and starts the next with the run's

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
@@ -116,5 +117,146 @@ func TestSameWireAsRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParallelCallsBounded runs a turn of six calls with MaxParallel 2:
+// they run as parallel activities, never more than two at once, and are
+// answered in call order.
+func TestParallelCallsBounded(t *testing.T) {
+	srv := newServer(t)
+	var calls []*genai.FunctionCall
+	for i := range 6 {
+		calls = append(calls, fake.Call("get_weather", map[string]any{"city": fmt.Sprintf("city-%d", i)}))
+	}
+	srv.Enqueue(fake.Calls(calls...), fake.Text("done"))
+	w := &weatherTool{delay: 30 * time.Millisecond}
+	a := newAgent(t, srv, toolset.MustNew(w.tool()), func(c *agent.Config) { c.MaxParallel = 2 })
+	env := newEnv(t, Agent{Name: "w", Agent: a})
+	res, err := execute(env, "w", user("Weather?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.peak.Load(); got != 2 {
+		t.Errorf("at most %d calls ran at once, want 2", got)
+	}
+	if got := w.calls.Load(); got != 6 {
+		t.Errorf("the tool ran %d times, want 6", got)
+	}
+	answers := res.History[2].Parts
+	for i, p := range answers {
+		fr := p.FunctionResponse
+		if fr.ID != calls[i].ID && calls[i].ID != "" || fr.Response["result"] != fmt.Sprintf("sunny in city-%d", i) {
+			t.Errorf("answer %d = %s %v, want the answer to call %d", i, fr.ID, fr.Response, i)
+		}
+		if fr.ID == "" {
+			t.Errorf("answer %d has no id; the model gave every call one", i)
+		}
+	}
+}
+
+// TestObserverSeesRunEvents checks that the agent's Observer sees the
+// events agent.Run gives, as many of each kind.
+func TestObserverSeesRunEvents(t *testing.T) {
+	script := func() []*fake.Reply {
+		return []*fake.Reply{
+			fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"}), fake.Call("get_weather", map[string]any{"city": "Tokyo"}),
+				fake.Call("nope", map[string]any{})),
+			fake.Text("Sunny."),
+		}
+	}
+	direct, durable := newServer(t), newServer(t)
+	direct.Enqueue(script()...)
+	durable.Enqueue(script()...)
+	var want, got eventLog
+	if _, err := newAgent(t, direct, toolset.MustNew((&weatherTool{}).tool()), func(c *agent.Config) { c.Observer = &want }).
+		Run(context.Background(), user("Weather?")); err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(t, durable, toolset.MustNew((&weatherTool{}).tool()), func(c *agent.Config) { c.Observer = &got })
+	for _, regular := range []bool{false, true} {
+		if regular {
+			durable.Enqueue(script()...)
+			got = eventLog{}
+		}
+		env := newEnv(t, Agent{Name: "w", Agent: a, RegularModelCalls: regular})
+		if _, err := execute(env, "w", user("Weather?")); err != nil {
+			t.Fatal(err)
+		}
+		for kind := agent.EventRunStart; kind <= agent.EventDone; kind++ {
+			if g, w := got.count(kind), want.count(kind); g != w {
+				t.Errorf("regular=%v: the observer saw %d %s events, agent.Run gives %d\n durable: %v\n     Run: %v",
+					regular, g, kind, w, got.kinds(), want.kinds())
+			}
+		}
+		kinds := got.kinds()
+		if kinds[0] != "RunStart" || kinds[len(kinds)-1] != "Done" {
+			t.Errorf("events = %v, want RunStart first and Done last", kinds)
+		}
+	}
+}
+
+// TestUnknownAgent: a run of an agent no worker holds fails at once.
+func TestUnknownAgent(t *testing.T) {
+	srv := newServer(t)
+	env := newEnv(t, Agent{Name: "w", Agent: newAgent(t, srv, nil)})
+	res, err := execute(env, "other", user("Hi"))
+	if !errors.Is(err, ErrUnknownAgent) {
+		t.Fatalf("err = %v, want ErrUnknownAgent", err)
+	}
+	if res == nil || len(srv.Requests()) != 0 {
+		t.Errorf("result %v, %d requests; want a result and no request", res, len(srv.Requests()))
+	}
+}
+
+// TestPayloadTooLarge: a conversation that outgrows MaxPayloadBytes ends
+// the run with ErrPayloadTooLarge before the server would refuse it.
+func TestPayloadTooLarge(t *testing.T) {
+	srv := newServer(t)
+	srv.Enqueue(fake.Calls(fake.Call("big", map[string]any{})), fake.Text("never sent"))
+	big := toolset.MustFunc("big", "A large output", func(ctx context.Context, in struct{}) (string, error) {
+		return strings.Repeat("y", 3000), nil
+	})
+	env := newEnv(t, Agent{Name: "w", Agent: newAgent(t, srv, toolset.MustNew(big)), MaxPayloadBytes: 2500})
+	res, err := execute(env, "w", user("Hi"))
+	if !errors.Is(err, ErrPayloadTooLarge) {
+		t.Fatalf("err = %v, want ErrPayloadTooLarge", err)
+	}
+	if len(srv.Requests()) != 1 {
+		t.Errorf("%d requests, want 1: the second would be too large", len(srv.Requests()))
+	}
+	// The conversation is too large to carry in the failure too: the
+	// partial result keeps the usage.
+	if res.Usage.TotalTokens == 0 {
+		t.Errorf("partial result has usage %+v, want the first turn's", res.Usage)
+	}
+}
+
+// TestMaxTurnsAndMaxTokens: the run's limits end it with agent.Run's
+// errors and its partial result.
+func TestMaxTurnsAndMaxTokens(t *testing.T) {
+	srv := newServer(t)
+	w := &weatherTool{}
+	srv.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "A"})), fake.Calls(fake.Call("get_weather", map[string]any{"city": "B"})))
+	env := newEnv(t, Agent{Name: "w", Agent: newAgent(t, srv, toolset.MustNew(w.tool()), func(c *agent.Config) { c.MaxTurns = 2 })})
+	res, err := execute(env, "w", user("Hi"))
+	if !errors.Is(err, agent.ErrMaxTurns) || !strings.Contains(err.Error(), "(2)") {
+		t.Fatalf("err = %v, want ErrMaxTurns (2)", err)
+	}
+	if len(res.Turns) != 2 || len(res.History) != 5 || res.History[4].Parts[0].FunctionResponse == nil {
+		t.Errorf("partial result: %d turns, %d contents; want 2 turns and the last calls answered", len(res.Turns), len(res.History))
+	}
+
+	cut := fake.Text("cut sho")
+	cut.Response.Candidates[0].FinishReason = genai.FinishReasonMaxTokens
+	srv.Enqueue(cut)
+	env = newEnv(t, Agent{Name: "w", Agent: newAgent(t, srv, nil)})
+	res, err = execute(env, "w", user("Hi"))
+	var stop *agent.StopError
+	if !errors.Is(err, agent.ErrMaxTokens) || !errors.As(err, &stop) || stop.Turn != 0 {
+		t.Fatalf("err = %v, want a StopError of kind ErrMaxTokens", err)
+	}
+	if res.Text != "cut sho" || res.FinishReason != genai.FinishReasonMaxTokens {
+		t.Errorf("result = %q %s, want the cut answer", res.Text, res.FinishReason)
 	}
 }
