@@ -235,7 +235,9 @@ type stepScope struct{}
 // scopeObserver is a ContextObserver that records the kinds it observes.
 type scopeObserver struct{ seen []string }
 
-func (o *scopeObserver) Observe(_ context.Context, e *agent.Event) { o.seen = append(o.seen, e.Kind.String()) }
+func (o *scopeObserver) Observe(_ context.Context, e *agent.Event) {
+	o.seen = append(o.seen, e.Kind.String())
+}
 
 func (o *scopeObserver) StartContext(ctx context.Context, e *agent.Event) context.Context {
 	return context.WithValue(ctx, stepScope{}, e.Kind.String())
