@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/temporalagent"
+)
+
+// TestWorkerKilledMidTurn kills a worker process (SIGKILL) in the middle of
+// a turn, once two of each run's four tool calls completed and the other
+// two are running; a second worker process finishes every run. Each
+// completed call ran exactly once; the running call of a tool that is not
+// idempotent is answered to the model as interrupted and never runs again;
+// the running call of an idempotent tool runs again, on the second worker,
+// and completes.
+func TestWorkerKilledMidTurn(t *testing.T) {
+	e := newEnv(t)
+	first := e.startWorker()
+	var ids []string
+	for i := range 4 {
+		ids = append(ids, fmt.Sprintf("r%d", i))
+	}
+	runs := make(map[string]*temporalagent.Run)
+	for _, id := range ids {
+		runs[id] = e.start("crash", id, "crash "+id)
+	}
+	e.waitFor(60*time.Second, "every run's fast calls to complete and slow ones to start", func() bool {
+		recs := e.records()
+		for _, id := range ids {
+			if count(recs, "done_"+id+"/a") == 0 || count(recs, "done_"+id+"/b") == 0 ||
+				count(recs, "start_"+id+"/c") == 0 || count(recs, "start_"+id+"/d") == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	first.kill()
+	firstPID := fmt.Sprintf("_pid%d", first.cmd.Process.Pid)
+	second := e.startWorker()
+	secondPID := fmt.Sprintf("_pid%d", second.cmd.Process.Pid)
+
+	for _, id := range ids {
+		res, err := result(t, runs[id], 90*time.Second)
+		if err != nil {
+			t.Fatalf("run %s: %v", id, err)
+		}
+		if res.Text != "crash "+id+" done" {
+			t.Errorf("run %s answered %q", id, res.Text)
+		}
+		calls := res.Turns[0].Results
+		for _, k := range []int{0, 1, 3} {
+			if calls[k].IsError {
+				t.Errorf("run %s, call %d: %v, want its result", id, k, calls[k].Output)
+			}
+		}
+		if msg, _ := calls[2].Output.(string); !calls[2].IsError || !strings.Contains(msg, "interrupted") {
+			t.Errorf("run %s, call c: %v, want an interrupted error", id, calls[2].Output)
+		}
+	}
+	recs := e.records()
+	for _, id := range ids {
+		for _, key := range []string{"a", "b"} {
+			if n, m := count(recs, "start_"+id+"/"+key), count(recs, "done_"+id+"/"+key); n != 1 || m != 1 {
+				t.Errorf("call %s/%s started %d times and completed %d times, want exactly once", id, key, n, m)
+			}
+		}
+		if n, m := count(recs, "start_"+id+"/c"), count(recs, "done_"+id+"/c"); n != 1 || m != 0 {
+			t.Errorf("non-idempotent call %s/c started %d times and completed %d times, want 1 and 0", id, n, m)
+		}
+		if m := count(recs, "done_"+id+"/d"); m != 1 || count(recs, "start_"+id+"/d") != 2 {
+			t.Errorf("idempotent call %s/d started %d times and completed %d, want 2 and 1", id, count(recs, "start_"+id+"/d"), m)
+		}
+		if !has(recs, "start_"+id+"/d"+firstPID) || !has(recs, "done_"+id+"/d"+secondPID) {
+			t.Errorf("idempotent call %s/d: records %v, want it started on the first worker and completed on the second", id, recs)
+		}
+	}
+}
+
+func has(records []string, line string) bool {
+	for _, r := range records {
+		if r == line {
+			return true
+		}
+	}
+	return false
+}
