@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"go.temporal.io/api/enums/v1"
 )
 
@@ -63,6 +65,11 @@ func TestApprovalFromAnotherProcess(t *testing.T) {
 		}
 		if ev.GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED {
 			accepted++
+		}
+		// Neither the worker's credentials nor the HTTP headers genai
+		// records on a response enter the history.
+		if text := ev.String(); strings.Contains(text, fake.APIKey) || strings.Contains(text, "sdkHttpResponse") {
+			t.Errorf("event %d holds a credential or HTTP headers: %s", ev.GetEventId(), text)
 		}
 	}
 	if accepted != 2 {

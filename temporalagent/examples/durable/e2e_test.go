@@ -365,8 +365,8 @@ func (r *recorder) read() []string {
 // --- the approver process ---
 
 // approverMain decides about the run named in its environment from a
-// process of its own: it approves call 0.0, denies 0.1, and checks that a
-// decision about an unknown id is rejected.
+// process of its own: it approves call 0.0, denies 0.1, and checks that
+// decisions about an unknown id and about a decided call are rejected.
 func approverMain() int {
 	c, err := client.Dial(client.Options{HostPort: os.Getenv(envHostPort), Namespace: os.Getenv(envNamespace), Logger: quietLogger})
 	if err != nil {
@@ -384,12 +384,14 @@ func approverMain() int {
 		fmt.Fprintln(os.Stderr, "approver:", err)
 		return 1
 	}
-	if err := run.Deny(ctx, "0.1", "too much"); err != nil {
-		fmt.Fprintln(os.Stderr, "approver:", err)
+	// While 0.1 still waits, the run waits too: a second decision about
+	// 0.0 reaches it, and is rejected.
+	if err := run.Deny(ctx, "0.0", "changed my mind"); err == nil || !strings.Contains(err.Error(), temporalagent.ErrDecided.Error()) {
+		fmt.Fprintln(os.Stderr, "approver: a second decision was not rejected:", err)
 		return 1
 	}
-	if err := run.Approve(ctx, "0.1"); err == nil || !strings.Contains(err.Error(), temporalagent.ErrDecided.Error()) {
-		fmt.Fprintln(os.Stderr, "approver: a second decision was not rejected:", err)
+	if err := run.Deny(ctx, "0.1", "too much"); err != nil {
+		fmt.Fprintln(os.Stderr, "approver:", err)
 		return 1
 	}
 	fmt.Println("decided")
