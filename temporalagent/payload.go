@@ -81,6 +81,7 @@ type callPlan struct {
 	Timeout   time.Duration `json:",omitempty"` // start-to-close
 	Heartbeat time.Duration `json:",omitempty"`
 	Attempts  int           `json:",omitempty"`
+	Local     bool          `json:",omitempty"` // a local activity
 }
 
 // answer is a toolset.Result without its Go error.

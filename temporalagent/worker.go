@@ -136,6 +136,16 @@ type ToolOptions struct {
 	// lost call is noticed only when its start-to-close timeout passes
 	// (the agent's ToolTimeout plus a few seconds, or a day).
 	HeartbeatTimeout time.Duration
+
+	// Local runs the tool's calls as local activities: the worker that
+	// runs the workflow task runs them at once, which saves a task-queue
+	// round trip per turn (see BENCHMARKS.md). It applies to idempotent
+	// tools only, and suits calls that take seconds, not minutes: a local
+	// call is recorded only when its workflow task completes, so a call
+	// whose worker is lost before then runs again on another worker, after
+	// the workflow task timeout (10 s by default), and it sends no
+	// heartbeats.
+	Local bool
 }
 
 // ErrUnknownAgent is the error of a run that names an agent its worker
@@ -193,6 +203,9 @@ func newHost(agents []Agent) (*host, error) {
 			}
 			if o.MaxAttempts < 0 {
 				return nil, fmt.Errorf("temporalagent: agent %q: tool %q: negative MaxAttempts", def.Name, name)
+			}
+			if o.Local && !o.Idempotent {
+				return nil, fmt.Errorf("temporalagent: agent %q: tool %q: Local needs Idempotent: a local call may run again", def.Name, name)
 			}
 		}
 		a := def.Agent
@@ -266,6 +279,7 @@ func (hd *held) toolPlan(name string) callPlan {
 		if p.Attempts == 0 {
 			p.Attempts = DefaultToolAttempts
 		}
+		p.Local = o.Local
 	}
 	return p
 }

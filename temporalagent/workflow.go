@@ -395,16 +395,21 @@ func (r *wfRun) progress() (*Progress, error) {
 // (its worker was lost and it may not run again, or every attempt was) is
 // answered as interrupted.
 func (r *wfRun) runTool(ctx workflow.Context, turn, i int, call *genai.FunctionCall, p callPlan, approved bool) agent.ToolResult {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: p.Timeout,
-		HeartbeatTimeout:    p.Heartbeat,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(max(1, p.Attempts))},
-		Summary: call.Name,
-	})
+	retry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: 30 * time.Second, MaximumAttempts: int32(max(1, p.Attempts))}
+	in := toolInput{Agent: r.name, Turn: turn, Index: i, Call: call, Approved: approved}
+	var fut workflow.Future
+	if p.Local {
+		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: p.Timeout, RetryPolicy: retry, Summary: call.Name})
+		fut = workflow.ExecuteLocalActivity(ctx, ToolActivityName, in)
+	} else {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: p.Timeout, HeartbeatTimeout: p.Heartbeat, RetryPolicy: retry, Summary: call.Name})
+		fut = workflow.ExecuteActivity(ctx, ToolActivityName, in)
+	}
 	var out toolOutput
-	err := workflow.ExecuteActivity(ctx, ToolActivityName,
-		toolInput{Agent: r.name, Turn: turn, Index: i, Call: call, Approved: approved}).Get(ctx, &out)
+	err := fut.Get(ctx, &out)
 	if err == nil {
 		return agent.ToolResult{Call: call, Result: toolset.Result{Output: out.Output, IsError: out.IsError}, Duration: out.Duration}
 	}

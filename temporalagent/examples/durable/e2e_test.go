@@ -269,6 +269,7 @@ func workerMain() int {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
 	}
+	registerBare(w)
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -333,6 +334,8 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 			Tools: map[string]temporalagent.ToolOptions{"step": quick, "step_idem": {Idempotent: true, HeartbeatTimeout: 2 * time.Second}}},
 		{Name: "weather", Agent: newAgent(toolset.MustNew(weather), nil)},
 		{Name: "weather-regular", Agent: newAgent(toolset.MustNew(weather), nil), RegularModelCalls: true},
+		{Name: "weather-local", Agent: newAgent(toolset.MustNew(weather), nil),
+			Tools: map[string]temporalagent.ToolOptions{"get_weather": {Idempotent: true, Local: true}}},
 		{Name: "approve", Agent: newAgent(toolset.MustNew(pay, weather), func(c *agent.Config) {
 			c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Name == "pay" }
 		})},
