@@ -15,9 +15,9 @@ import (
 )
 
 // executeChain runs the workflow, and each execution it continues as new
-// into, until the run ends; it returns the outcome and the number of
+// into, until the run ends; it returns the outcome, with the number of
 // executions.
-func executeChain(t *testing.T, def Agent, contents []*genai.Content) (*agent.Result, error, int) {
+func executeChain(t *testing.T, def Agent, contents []*genai.Content) (*agent.Result, int, error) {
 	t.Helper()
 	in := runInput{Agent: def.Name, Contents: contents}
 	for n := 1; ; n++ {
@@ -33,7 +33,7 @@ func executeChain(t *testing.T, def Agent, contents []*genai.Content) (*agent.Re
 				}
 			}
 			res, err := outcome(err, &out)
-			return res, err, n
+			return res, n, err
 		}
 		in = runInput{}
 		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
@@ -63,7 +63,7 @@ func TestContinueAsNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := Agent{Name: "w", Agent: newAgent(t, durable, toolset.MustNew((&weatherTool{}).tool())), ContinueAsNewEvery: 2}
-	got, err, executions := executeChain(t, def, user("Weather?"))
+	got, executions, err := executeChain(t, def, user("Weather?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestContinueAsNew(t *testing.T) {
 
 	durable.Enqueue(weatherTurns(5)...)
 	def.Agent = newAgent(t, durable, toolset.MustNew((&weatherTool{}).tool()), func(c *agent.Config) { c.MaxTurns = 3 })
-	res, err, _ := executeChain(t, def, user("Weather?"))
+	res, _, err := executeChain(t, def, user("Weather?"))
 	if !errors.Is(err, agent.ErrMaxTurns) || len(res.Turns) != 3 {
 		t.Errorf("with MaxTurns 3: %v after %d turns, want ErrMaxTurns after 3", err, len(res.Turns))
 	}

@@ -3,6 +3,7 @@ package temporalagent
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,8 +125,11 @@ func TestInterruptedCalls(t *testing.T) {
 	set := toolset.MustNew(toolset.MustFunc("once", "not idempotent", noop), toolset.MustFunc("again", "idempotent", noop))
 	env := newEnv(t, Agent{Name: "w", Agent: newAgent(t, srv, set),
 		Tools: map[string]ToolOptions{"again": {Idempotent: true, MaxAttempts: 3}}})
+	var mu sync.Mutex // the calls of a turn run concurrently
 	attempts := map[string]int{}
 	env.OnActivity(ToolActivityName, mock.Anything, mock.Anything).Return(func(ctx context.Context, in toolInput) (*toolOutput, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		attempts[in.Call.Name]++
 		if in.Call.Name == "again" && attempts["again"] == 3 {
 			return &toolOutput{Output: "ran at last"}, nil

@@ -90,7 +90,7 @@ func TestPrepareHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := Agent{Name: "w", Agent: newAgent(t, durable, toolset.MustNew((&weatherTool{}).tool()), edit), ContinueAsNewEvery: 2}
-	got, err, _ := executeChain(t, def, user("Weather?"))
+	got, _, err := executeChain(t, def, user("Weather?"))
 	if err != nil {
 		t.Fatal(err)
 	}
