@@ -41,7 +41,7 @@ func (c *Client) Start(ctx context.Context, opts client.StartWorkflowOptions, ag
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = c.queue
 	}
-	wr, err := c.c.ExecuteWorkflow(ctx, opts, WorkflowName, runInput{Agent: agentName, Contents: contents})
+	wr, err := c.c.ExecuteWorkflow(ctx, opts, WorkflowName, Input{Agent: agentName, Contents: contents})
 	if err != nil {
 		return nil, fmt.Errorf("temporalagent: starting a run of %q: %w", agentName, err)
 	}

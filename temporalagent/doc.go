@@ -84,6 +84,17 @@
 // heartbeats by itself, so that a lost worker is noticed within
 // ToolOptions.HeartbeatTimeout (30 s by default), not at the timeout.
 //
+// # Latency
+//
+// Each turn costs one workflow task (the model call runs inside it) and one
+// task-queue round trip for its tool calls: about 48 ms a turn on the
+// in-process test server, which is Temporal's own round trip there (see
+// BENCHMARKS.md). A tool marked both Idempotent and [ToolOptions].Local
+// runs as a local activity, inside the workflow task, so that a run of
+// such tools costs about as much as agent.Run per turn; a local call is
+// recorded only when its workflow task completes, so it may run again when
+// its worker dies, which only an idempotent tool allows.
+//
 // # Approvals
 //
 // A call picked by the agent's NeedsApproval makes the run wait, with no

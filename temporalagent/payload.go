@@ -5,6 +5,7 @@ package temporalagent
 // converter. None of them holds a credential, a tool or a Go error.
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -12,8 +13,44 @@ import (
 	"google.golang.org/genai"
 )
 
-// runInput is the workflow's input: a new run, or the continuation of one
-// that continued as new.
+// Input is the workflow's input, for callers that start the workflow
+// themselves rather than through Client.Start: as a child workflow of
+// their own, or in the SDK's test environment.
+//
+//	workflow.ExecuteChildWorkflow(ctx, temporalagent.WorkflowName,
+//		temporalagent.Input{Agent: "weather", Contents: contents})
+type Input struct {
+	// Agent names the agent, as registered on the workers.
+	Agent string
+
+	// Contents is the conversation, as for agent.Run.
+	Contents []*genai.Content
+}
+
+// Output is the workflow's result, for callers that run the workflow
+// themselves: decode the workflow's result into it, and hand it to
+// [RunResult] with the workflow's error.
+type Output struct{ o runOutput }
+
+// MarshalJSON encodes the output as the workflow returns it.
+func (o Output) MarshalJSON() ([]byte, error) { return json.Marshal(o.o) }
+
+// UnmarshalJSON decodes the output the workflow returned.
+func (o *Output) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &o.o) }
+
+// RunResult returns the Result and error of a run whose workflow returned
+// out (nil when it failed) and err, as [Run.Result] returns them: the
+// partial result of a failed run comes from err.
+func RunResult(out *Output, err error) (*agent.Result, error) {
+	var o runOutput
+	if out != nil {
+		o = out.o
+	}
+	return outcome(err, &o)
+}
+
+// runInput is the workflow's input: a new run (the fields of Input), or
+// the continuation of one that continued as new.
 type runInput struct {
 	Agent    string
 	Contents []*genai.Content // the history so far: at first, the run's input

@@ -1,0 +1,130 @@
+package temporalagent_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"log/slog"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/temporalagent"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/genai"
+)
+
+// Example shows the whole flow on a Temporal cluster: workers hold the
+// agents, and any process starts runs, follows them and decides their
+// approvals.
+func Example() {
+	ctx := context.Background()
+	c, err := client.Dial(client.Options{HostPort: "localhost:7233"})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	gemini, err := genai.NewClient(ctx, nil) // GEMINI_API_KEY, on the worker only
+	if err != nil {
+		panic(err)
+	}
+	weather := toolset.MustFunc("get_weather", "The weather in a city",
+		func(ctx context.Context, in city) (string, error) { return "sunny in " + in.City, nil })
+	a, err := agent.New(agent.Config{Models: gemini.Models, Model: "gemini-3.5-flash", Tools: toolset.MustNew(weather)})
+	if err != nil {
+		panic(err)
+	}
+
+	// A worker: it holds the agent under a name.
+	w := worker.New(c, "agents", worker.Options{})
+	if err := temporalagent.Register(w, temporalagent.Agent{
+		Name:  "weather",
+		Agent: a,
+		Tools: map[string]temporalagent.ToolOptions{"get_weather": {Idempotent: true}},
+	}); err != nil {
+		panic(err)
+	}
+	if err := w.Start(); err != nil {
+		panic(err)
+	}
+	defer w.Stop()
+
+	// A client, in this process or any other.
+	ac := temporalagent.NewClient(c, "agents")
+	run, err := ac.Start(ctx, client.StartWorkflowOptions{ID: "weather-1"}, "weather",
+		genai.Text("What is the weather in Paris?"))
+	if err != nil {
+		panic(err)
+	}
+	progress, err := run.Progress(ctx)
+	if err == nil {
+		for _, p := range progress.Pending {
+			_ = run.Approve(ctx, p.ID) // or run.Deny(ctx, p.ID, "why")
+		}
+	}
+	res, err := run.Result(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Text)
+}
+
+// city is the weather tool's input.
+type city struct {
+	City string `json:"city"`
+}
+
+// scripted is a Models that calls get_weather, then answers with the
+// tool's result: a stand-in for Gemini in tests.
+type scripted struct{}
+
+func (scripted) GenerateContent(ctx context.Context, model string, contents []*genai.Content,
+	config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	last := contents[len(contents)-1]
+	part := &genai.Part{FunctionCall: &genai.FunctionCall{Name: "get_weather", Args: map[string]any{"city": "Paris"}}}
+	if fr := last.Parts[0].FunctionResponse; fr != nil {
+		part = genai.NewPartFromText(fmt.Sprint("It is ", fr.Response["result"], "."))
+	}
+	return &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{
+		Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{part}}, FinishReason: genai.FinishReasonStop}}}, nil
+}
+
+func (scripted) GenerateContentStream(ctx context.Context, model string, contents []*genai.Content,
+	config *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	panic("not used")
+}
+
+// ExampleRunResult runs a durable agent in the Temporal SDK's test
+// environment, with no server: the way to test an application's agents
+// and their tools as workflows.
+func ExampleRunResult() {
+	weather := toolset.MustFunc("get_weather", "The weather in a city",
+		func(ctx context.Context, in city) (string, error) { return "sunny in " + in.City, nil })
+	a, err := agent.New(agent.Config{Models: scripted{}, Model: "scripted", Tools: toolset.MustNew(weather)})
+	if err != nil {
+		panic(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := suite.NewTestWorkflowEnvironment()
+	if err := temporalagent.Register(env, temporalagent.Agent{Name: "weather", Agent: a}); err != nil {
+		panic(err)
+	}
+	env.ExecuteWorkflow(temporalagent.WorkflowName, temporalagent.Input{Agent: "weather", Contents: genai.Text("Weather in Paris?")})
+	var out temporalagent.Output
+	err = env.GetWorkflowError()
+	if err == nil {
+		err = env.GetWorkflowResult(&out)
+	}
+	res, err := temporalagent.RunResult(&out, err)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Text)
+	fmt.Println(len(res.Turns), "turns;", res.Turns[0].Calls[0].Name, "returned", res.Turns[0].Results[0].Output)
+	// Output:
+	// It is sunny in Paris.
+	// 2 turns; get_weather returned sunny in Paris
+}
