@@ -15,7 +15,8 @@ import (
 // completed call ran exactly once; the running call of a tool that is not
 // idempotent is answered to the model as interrupted and never runs again;
 // the running call of an idempotent tool runs again, on the second worker,
-// and completes.
+// and completes. The Observers of both workers see each event once: the
+// second worker's replay of what the first did reports nothing.
 func TestWorkerKilledMidTurn(t *testing.T) {
 	e := newEnv(t)
 	first := e.startWorker()
@@ -61,6 +62,17 @@ func TestWorkerKilledMidTurn(t *testing.T) {
 		}
 	}
 	recs := e.records()
+	// The second worker replays each run's history: the Observer never
+	// sees an event twice. Per run: 2 model calls; 4 tool calls on the
+	// first worker and the idempotent one again on the second; results for
+	// the 2 that completed there, the idempotent one, and the interrupted
+	// one; 2 turns.
+	for kind, want := range map[string]int{"RunStart": 4, "ModelRequest": 8, "ModelResponse": 8, "ToolCall": 20,
+		"ToolResult": 16, "TurnEnd": 8, "Done": 4} {
+		if got := count(recs, "event_"+kind); got != want {
+			t.Errorf("the Observers saw %d %s events, want %d", got, kind, want)
+		}
+	}
 	for _, id := range ids {
 		for _, key := range []string{"a", "b"} {
 			if n, m := count(recs, "start_"+id+"/"+key), count(recs, "done_"+id+"/"+key); n != 1 || m != 1 {

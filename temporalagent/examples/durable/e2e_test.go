@@ -330,7 +330,11 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 	}
 	quick := temporalagent.ToolOptions{HeartbeatTimeout: 2 * time.Second}
 	return []temporalagent.Agent{
-		{Name: "crash", Agent: newAgent(toolset.MustNew(step("step", false), step("step_idem", true)), nil),
+		{Name: "crash", Agent: newAgent(toolset.MustNew(step("step", false), step("step_idem", true)), func(c *agent.Config) {
+			// Each event this worker reports, so that the test can count
+			// them over the workers.
+			c.Observer = agent.ObserverFunc(func(_ context.Context, e *agent.Event) { rec.add("event", e.Kind.String()) })
+		}),
 			Tools: map[string]temporalagent.ToolOptions{"step": quick, "step_idem": {Idempotent: true, HeartbeatTimeout: 2 * time.Second}}},
 		{Name: "weather", Agent: newAgent(toolset.MustNew(weather), nil)},
 		{Name: "weather-regular", Agent: newAgent(toolset.MustNew(weather), nil), RegularModelCalls: true},
