@@ -23,7 +23,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	srv := newServer(t)
 	var log eventLog
 	var agents []Agent
-	for _, name := range []string{"weather", "weather-regular", "approve"} {
+	for _, name := range []string{"weather", "weather-regular", "weather-local", "approve"} {
 		a := newAgent(t, srv, toolset.MustNew((&weatherTool{}).tool()), func(c *agent.Config) { c.Observer = &log })
 		agents = append(agents, Agent{Name: name, Agent: a})
 	}

@@ -53,7 +53,7 @@ func TestRecordHistories(t *testing.T) {
 		}
 	}
 
-	for _, name := range []string{"weather", "weather-regular"} {
+	for _, name := range []string{"weather", "weather-regular", "weather-local"} {
 		run := e.start(name, name, "weather "+name+" Paris Tokyo Oslo")
 		wait(run.ID())
 		save(name, run.ID(), "")
