@@ -16,7 +16,8 @@ type Result struct {
 	Text string
 
 	// FinishReason is the last model turn's finish reason: STOP normally,
-	// MAX_TOKENS when the answer was cut short.
+	// MAX_TOKENS when the answer was cut short (the run then fails with
+	// ErrMaxTokens).
 	FinishReason genai.FinishReason
 
 	// History is the input followed by every model turn and every tool

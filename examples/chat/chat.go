@@ -29,6 +29,7 @@ const systemPrompt = "You are a helpful assistant in a terminal chat. Use the to
 type options struct {
 	model       string
 	verbose     bool
+	approve     bool   // ask before each tool call runs
 	apiKey      string // empty: the offline model
 	interactive bool   // the input is a terminal: show a prompt
 	color       bool   // the output is a terminal: dim tool lines
@@ -71,7 +72,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=... to chat with Gemini).")
 	}
 
-	a, err := agent.New(agent.Config{
+	cfg := agent.Config{
 		Models: models,
 		Model:  model,
 		Tools:  tools,
@@ -79,7 +80,11 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
 		},
 		ToolTimeout: 30 * time.Second,
-	})
+	}
+	if opts.approve {
+		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
+	}
+	a, err := agent.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -97,6 +102,7 @@ type chat struct {
 	st      style
 	model   string
 	history []*genai.Content
+	lines   <-chan string // the input, a line at a time
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -109,6 +115,7 @@ func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) 
 	go c.watchInterrupts(ctx, exit)
 
 	lines := make(chan string)
+	c.lines = lines
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(lines)
@@ -234,7 +241,11 @@ func (c *chat) ask(ctx context.Context, message string) {
 	var err error
 	for ev, e := range c.agent.Stream(actx, contents) {
 		p.event(ev)
-		if ev.Kind == agent.EventDone {
+		switch ev.Kind {
+		case agent.EventApproval:
+			c.decide(actx, ev.Approval)
+			p.atLineStart = true
+		case agent.EventDone:
 			res, err = ev.Result, e
 		}
 	}
@@ -254,9 +265,34 @@ func (c *chat) ask(ctx context.Context, message string) {
 		}
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(c.out, c.st.dim("(answer stopped)"))
+	case errors.Is(err, agent.ErrMaxTokens):
+		fmt.Fprintln(c.out, c.st.dim("(answer cut: the model reached its output token limit)"))
 	default:
 		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
+}
+
+// decide asks whether a tool call may run, and reads the answer from the
+// next input line: y or yes runs it; anything else, the end of the input or
+// Ctrl-C refuses it.
+func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
+	fmt.Fprint(c.out, c.st.prompt(fmt.Sprintf("run %s %s? [y/N] ", ap.Call.Name, compactJSON(ap.Call.Args))))
+	var answer string
+	select {
+	case <-ctx.Done():
+	case line, ok := <-c.lines:
+		if ok {
+			answer = strings.ToLower(strings.TrimSpace(line))
+		}
+	}
+	if !c.opts.interactive {
+		fmt.Fprintln(c.out, answer) // echo the piped answer, as a terminal would
+	}
+	if answer == "y" || answer == "yes" {
+		ap.Approve()
+		return
+	}
+	ap.Deny("the user did not allow this call")
 }
 
 // printHistory shows the conversation, one line per part.

@@ -229,3 +229,24 @@ func TestEndOfInputLeaves(t *testing.T) {
 		t.Errorf("run() = %v, output %q", err, out.String())
 	}
 }
+
+// With -approve, each call waits for the next input line: y runs it,
+// anything else (or the end of the input) refuses it.
+func TestApprove(t *testing.T) {
+	out := chatOutput(t, options{approve: true}, "What's the weather in Paris and Tokyo?\ny\nno\nwhat is 2+2\n")
+	for _, want := range []string{
+		"run get_weather {\"city\":\"Paris\"}? [y/N] y\n",
+		"run get_weather {\"city\":\"Tokyo\"}? [y/N] no\n",
+		"✗ get_weather the user did not allow this call",
+		"Paris: heavy rain",
+		"run calculate {\"expression\":\"2+2\"}? [y/N] \n", // the input ended: refused
+		"✗ calculate the user did not allow this call",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := strings.Count(out, "← get_weather"); got != 1 {
+		t.Errorf("%d get_weather calls ran, want 1 (Paris):\n%s", got, out)
+	}
+}

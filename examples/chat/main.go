@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API.
 // Without one it runs on a built-in offline model, served by an in-process
@@ -17,6 +17,11 @@
 // terminal, each line is one message:
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat
+//
+// With -approve it asks before each tool call runs; y runs it, anything
+// else refuses it. Piped, the answer is the next input line:
+//
+//	printf 'What is the weather in Paris and Tokyo?\ny\nn\n' | go run ./examples/chat -approve
 package main
 
 import (
@@ -33,8 +38,9 @@ func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
+	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve]\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
 	}
