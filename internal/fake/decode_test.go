@@ -3,6 +3,8 @@ package fake
 import (
 	"fmt"
 	"testing"
+
+	"google.golang.org/genai"
 )
 
 func TestSnakeCase(t *testing.T) {
@@ -14,7 +16,7 @@ func TestSnakeCase(t *testing.T) {
 }
 
 func TestPayloadErrorDetails(t *testing.T) {
-	_, rej := validate("gemini-2.5-flash", []byte(body([]string{userText},
+	_, rej := validate(genai.BackendGeminiAPI, "gemini-2.5-flash", []byte(body([]string{userText},
 		tools(`{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","$defs":{}}}]}`))))
 	if rej == nil || rej.Rule != "json-fields" {
 		t.Fatalf("validate = %+v; want rejected by json-fields", rej)
