@@ -101,8 +101,9 @@
 // keywords), not for every constraint; parametersJsonSchema, inline data
 // and other tools are accepted when their JSON has the right shape. Model
 // names are not checked, and any non-empty key or token is valid. Enums are
-// answered by name. The server never sends continuationToken, so genai's
-// automatic continuation never starts.
+// answered by name. [RateLimited] sends the Gemini API's 429, RetryInfo
+// included, on Vertex AI too. The server never sends continuationToken, so
+// genai's automatic continuation never starts.
 //
 // # Concurrency
 //

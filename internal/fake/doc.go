@@ -138,7 +138,8 @@
 // field names and types, and the API versions of one backend accept the
 // same fields. Model names are not checked against a list, and any
 // non-empty key or token is valid. Enums are always answered by name, even
-// to a stream that asked for numbers. Floats written as "NaN" or
+// to a stream that asked for numbers. [RateLimited] sends the Gemini API's
+// 429 body, RetryInfo included, on both backends. Floats written as "NaN" or
 // "Infinity" are refused. Streams with several candidates are sent as one
 // event. continuationToken is never sent, so the SDK's automatic
 // continuation never triggers.

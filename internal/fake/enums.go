@@ -21,8 +21,9 @@ import (
 // may hold by number (index = number, "" for an unused number). They come
 // from googleapis/googleapis at f8291d2 (2026-08-22):
 // google/ai/generativelanguage/v1beta/{content,safety,generative_service}.proto
-// and google/cloud/aiplatform/v1beta1/{openapi,content,tool}.proto. Enums
-// not listed take any number, recorded as its decimal string.
+// and google/cloud/aiplatform/v1beta1/{openapi,content,tool}.proto. Other
+// numbers, and the enums not listed, are recorded as the decimal string of
+// the number, except for the checked enums below, which refuse them.
 var (
 	geminiEnums = map[reflect.Type][]string{
 		reflect.TypeFor[genai.Type](): {"TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"},
@@ -80,21 +81,21 @@ func isEnum(t reflect.Type) bool {
 }
 
 // enumByNumber returns the name of the value numbered n of enum t on the
-// backend. ok is false when t is listed for the backend and has no such
-// value; an enum that is not listed gives n in decimal.
+// backend. A number the table lacks is refused (ok false) for a checked enum
+// and otherwise taken as n in decimal: the API may know values that are
+// newer than the protos.
 func enumByNumber(backend genai.Backend, t reflect.Type, n int64) (name string, ok bool) {
 	tables := geminiEnums
 	if backend == genai.BackendVertexAI {
 		tables = vertexEnums
 	}
-	values, listed := tables[t]
-	if !listed {
-		return strconv.FormatInt(n, 10), true
+	if values := tables[t]; n >= 0 && n < int64(len(values)) && values[n] != "" {
+		return values[n], true
 	}
-	if n < 0 || n >= int64(len(values)) || values[n] == "" {
+	if _, checked := checkedEnums[t]; checked {
 		return "", false
 	}
-	return values[n], true
+	return strconv.FormatInt(n, 10), true
 }
 
 // knownEnumName reports whether s names a value of t, when t is a checked
