@@ -26,9 +26,9 @@ const (
 	VertexLocation = "us-central1"
 )
 
-// Server is a fake Gemini API server on a loopback port. Create it with
-// [NewServer] and stop it with [Server.Close]. All methods are safe for
-// concurrent use.
+// Server is a fake Gemini API and Vertex AI server on a loopback port.
+// Create it with [NewServer] and stop it with [Server.Close]. All methods
+// are safe for concurrent use.
 type Server struct {
 	// URL is the base URL of the server, "http://127.0.0.1:port", with no
 	// trailing slash. Use it as genai.HTTPOptions.BaseURL.
