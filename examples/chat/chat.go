@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ type options struct {
 	verbose     bool
 	approve     bool   // ask before each tool call runs
 	apiKey      string // empty: the offline model
+	vertex      bool   // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
 	interactive bool   // the input is a terminal: show a prompt
 	color       bool   // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
@@ -38,6 +40,9 @@ type options struct {
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
 	models agent.Models
+	// httpClient, when set, is the Vertex AI client's HTTP client (tests
+	// point it at the fake; nil uses Google credentials).
+	httpClient *http.Client
 	// clock, when set, is the current_time tool's clock.
 	clock func() time.Time
 }
@@ -58,6 +63,14 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	}
 	switch {
 	case models != nil:
+	case opts.vertex:
+		// genai reads GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, and
+		// finds Application Default Credentials.
+		client, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendVertexAI, HTTPClient: opts.httpClient})
+		if err != nil {
+			return fmt.Errorf("connecting to Vertex AI: %w", err)
+		}
+		models = client.Models
 	case opts.apiKey != "":
 		client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI})
 		if err != nil {
@@ -69,7 +82,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		defer srv.Close()
 		srv.SetReplyFunc(offlineModel)
 		models, model = srv.Client().Models, offlineModelName
-		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=... to chat with Gemini).")
+		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
 	cfg := agent.Config{

@@ -5,8 +5,11 @@
 //
 //	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve]
 //
-// With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API.
-// Without one it runs on a built-in offline model, served by an in-process
+// With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
+// with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
+// GOOGLE_CLOUD_LOCATION set it talks to Gemini on Vertex AI, with
+// Application Default Credentials (gcloud auth application-default login).
+// Without either it runs on a built-in offline model, served by an in-process
 // fake of the API, which answers through the same agent loop, HTTP client
 // and real tool calls; it understands questions like "What's the weather in
 // Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
@@ -32,6 +35,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 )
 
 func main() {
@@ -41,7 +45,8 @@ func main() {
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve]\n\n"+
-			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, with a built-in offline model otherwise.\n\n")
+			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
+			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -52,6 +57,11 @@ func main() {
 	opts.apiKey = os.Getenv("GEMINI_API_KEY")
 	if opts.apiKey == "" {
 		opts.apiKey = os.Getenv("GOOGLE_API_KEY")
+	}
+	// The test genai applies to the variable.
+	switch strings.ToLower(os.Getenv("GOOGLE_GENAI_USE_VERTEXAI")) {
+	case "1", "true":
+		opts.vertex = true
 	}
 	opts.interactive = isTerminal(os.Stdin)
 	opts.color = isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
