@@ -102,6 +102,13 @@ var rules = []rule{
 	// Verbatim: "* GenerateContentRequest.tools[0].function_declarations[1].
 	// parameters.required[0]: property is not defined".
 	{"schema-required", checkSchemaRequired},
+	// A JSON response (responseMimeType "application/json") with function
+	// declarations is refused by Gemini 1.x and 2.x models on the Gemini
+	// API, unless function calling mode is NONE. Verbatim: "Function
+	// calling with a response mime type: 'application/json' is
+	// unsupported". Sources, and what is assumed for Vertex AI, in
+	// responseschema.go.
+	{"response-schema-with-tools", checkResponseSchemaWithTools},
 	// The next rules see consecutive contents of the same role as one turn,
 	// as genai's Chat streaming history needs (see [turn]).
 	//
