@@ -281,7 +281,9 @@ func testNested(t *testing.T, stream bool) {
 func TestAsToolFailureIsAnErrorResult(t *testing.T) {
 	srv := newServer(t)
 	tm := newTeam(srv)
-	tm.add("researcher", 0, func(*fake.Request) *fake.Reply { return fake.Error(403, "Permission denied on the researcher's project.") })
+	tm.add("researcher", 0, func(*fake.Request) *fake.Reply {
+		return fake.Error(403, "Permission denied on the researcher's project.")
+	})
 	tm.add("coordinator", 0, func(req *fake.Request) *fake.Reply {
 		if rs := answers(req); len(rs) > 0 {
 			return fake.Text(fmt.Sprint("The researcher failed: ", rs[0].Response["error"]))
