@@ -39,6 +39,11 @@ const (
 	//     enables it for Gemini 3 and later.
 	//   - Vertex AI accepts it from Gemini 2.0 on: google/adk-go
 	//     (CanUseOutputSchemaWithTools) and ADK Python use it there.
+	//
+	// Genkit (genkit-ai/genkit#5401, May 2026) says the Gemini API has
+	// accepted it since Gemini 2.0; the refusals above, captured in 2026,
+	// say otherwise, and the default follows the captures. Forcing
+	// OutputNative tries it anyway.
 	OutputAuto OutputStrategy = iota
 
 	// OutputNative asks for the answer as JSON: T's schema is sent as the
