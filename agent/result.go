@@ -117,18 +117,6 @@ func (u *Usage) add(m *genai.GenerateContentResponseUsageMetadata) {
 	u.TotalTokens += int(m.TotalTokenCount)
 }
 
-// minus returns u less v.
-func (u Usage) minus(v Usage) Usage {
-	return u.plus(Usage{
-		PromptTokens:        -v.PromptTokens,
-		CandidatesTokens:    -v.CandidatesTokens,
-		ThoughtsTokens:      -v.ThoughtsTokens,
-		CachedTokens:        -v.CachedTokens,
-		ToolUsePromptTokens: -v.ToolUsePromptTokens,
-		TotalTokens:         -v.TotalTokens,
-	})
-}
-
 // plus returns the sum of u and v.
 func (u Usage) plus(v Usage) Usage {
 	return Usage{
