@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -62,7 +63,11 @@ func (c *chat) trip(ctx context.Context, city string) {
 		return
 	}
 	plan, res, err := agent.RunTyped[tripPlan](ctx, planner, genai.Text("Plan a day in "+city+"."))
-	if err != nil {
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(c.out, c.st.dim("(answer stopped)"))
+		return
+	case err != nil:
 		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 		return
 	}
