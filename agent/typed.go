@@ -30,8 +30,9 @@ import (
 // T's JSON Schema is inferred as [toolset.Func] infers a tool's input
 // schema: the exported fields of a struct become required properties
 // (optional with omitempty or omitzero), and `jsonschema:"..."` tags become
-// the descriptions the model reads. A T that is not a struct (a slice, a
-// string, a pointer...) is asked for as the property "value" of an object.
+// the descriptions the model reads. A T whose schema is not an object (a
+// slice, a string, a pointer to a struct...) is asked for as the property
+// "value" of an object.
 // The answer is validated against the schema and decoded into T by
 // toolset's machinery, the one that checks every tool call.
 //
@@ -46,7 +47,9 @@ import (
 // the native strategy where the backend and model are known to accept a
 // response schema with function declarations, or when the agent has no
 // tools, and the tool strategy elsewhere. Config.Output.Strategy, or
-// [Overrides].Output for some runs, forces either.
+// [Overrides].Output for some runs, forces either. With either, the last
+// turn Config.MaxTurns allows makes the model answer rather than call
+// tools.
 //
 // # Refused answers
 //
@@ -74,7 +77,8 @@ func RunTyped[T any](ctx context.Context, a *Agent, contents []*genai.Content) (
 	if err != nil {
 		return zero, res, err
 	}
-	return res.Output.(T), res, nil
+	v, _ := res.Output.(T) // nil when T is an interface and the answer null
+	return v, res, nil
 }
 
 // StreamTyped is [Agent.Stream] for a typed run: it runs the loop as
