@@ -28,6 +28,9 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 	if turn > 0 {
 		config = r.a.later
 	}
+	if r.typed.o != nil {
+		config = r.typedConfig(turn, config)
+	}
 	start := time.Now()
 	rt := retrier{policy: &r.a.retry, start: start}
 	reasks := 0

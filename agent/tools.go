@@ -51,6 +51,7 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 		if r.emitting {
 			e := &Event{Kind: EventToolCall, Turn: turn, Index: i, Call: call, Tool: p.tool}
 			p.ctx = r.startContext(r.ctx, e)
+			p.ctx = context.WithValue(p.ctx, callKey{}, e) // the Parent of a sub-agent's events (AsTool)
 			r.emit(p.ctx, e)
 		}
 	}

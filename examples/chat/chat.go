@@ -101,7 +101,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &chat{agent: a, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model}
+	c := &chat{agent: a, models: models, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model}
 	return c.loop(ctx, exit, in)
 }
 
@@ -109,6 +109,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 // is written.
 type chat struct {
 	agent   *agent.Agent
+	models  agent.Models
 	tools   *toolset.Set
 	out     io.Writer
 	opts    options
@@ -170,6 +171,8 @@ func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) 
 		switch {
 		case line == "":
 			continue
+		case line == "/trip" || strings.HasPrefix(line, "/trip "):
+			c.trip(ctx, strings.TrimSpace(strings.TrimPrefix(line, "/trip")))
 		case strings.HasPrefix(line, "/"):
 			if c.command(line) {
 				return nil
@@ -231,22 +234,15 @@ Commands:
   /tools    the tools the model can call
   /reset    forget the conversation
   /history  show the conversation so far
+  /trip CITY  plan a day in CITY: a typed answer from an agent that asks another agent
   /exit     leave (Ctrl-D works too)
 Ctrl-C stops the answer in progress; at the prompt it leaves.
 `
 
 // ask sends one message and streams the answer.
 func (c *chat) ask(ctx context.Context, message string) {
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c.mu.Lock()
-	c.current = cancel
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.current = nil
-		c.mu.Unlock()
-	}()
+	actx, done := c.answering(ctx)
+	defer done()
 
 	contents := append(c.history, genai.NewContentFromText(message, genai.RoleUser))
 	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, atLineStart: true}

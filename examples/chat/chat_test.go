@@ -250,3 +250,22 @@ func TestApprove(t *testing.T) {
 		t.Errorf("%d get_weather calls ran, want 1 (Paris):\n%s", got, out)
 	}
 }
+
+func TestOfflineTrip(t *testing.T) {
+	out := chatOutput(t, options{verbose: true}, "/trip Rome\n/trip Paris\n/trip\n")
+	for _, want := range []string{
+		"→ weather_researcher {\"request\":\"What is the weather in Rome?\"}\n" +
+			"  [weather_researcher] → get_weather {\"city\":\"Rome\"}\n" +
+			"  [weather_researcher] ← get_weather {\"city\":\"Rome\",\"condition\":\"cloudy\"",
+		"← weather_researcher \"Rome: cloudy, 27°C",
+		"A day in Rome (cloudy, 27°C, humidity 20%, wind 24 km/h):\n  1. a walk through the old town\n  2. lunch on a terrace\n  3. a viewpoint at sunset\n",
+		"A day in Paris (heavy rain, 3°C, humidity 53%, wind 45 km/h):\n  1. a morning at a museum\n",
+		"[tokens by agent: trip_planner ",
+		", weather_researcher ",
+		"usage: /trip <city>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

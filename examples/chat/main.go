@@ -14,6 +14,10 @@
 // and real tool calls; it understands questions like "What's the weather in
 // Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
 //
+// /trip Lisbon plans a day in a city: a typed answer (agent.RunTyped) from
+// a planner agent that asks a weather researcher, another agent it calls as
+// a tool (agent.AsTool).
+//
 // It streams the answer as it is generated and shows each tool call and its
 // result. Type /help for the commands. Ctrl-C stops the answer in progress;
 // Ctrl-C at the prompt, or Ctrl-D, exits. When standard input is not a

@@ -35,6 +35,9 @@ func offlineModel(req *fake.Request) *fake.Reply {
 	if len(req.Contents) == 0 {
 		return offlineText("I did not get a message.")
 	}
+	if reply := offlineTrip(req); reply != nil { // the /trip planner
+		return reply
+	}
 	last := req.Contents[len(req.Contents)-1]
 	if results := functionResponses(last); len(results) > 0 {
 		return offlineText(summarize(results))

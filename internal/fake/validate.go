@@ -98,6 +98,11 @@ var rules = []rule{
 	// The next rules see consecutive contents of the same side (model, or
 	// the user side: user, function and tool) as one turn, as genai's Chat
 	// streaming history needs (see [turn]).
+	{name: "response-schema-with-tools", check: checkResponseSchemaWithTools,
+		verified: "a JSON response (responseMimeType \"application/json\") with function declarations is refused " +
+			"by Gemini 1.x and 2.x models on the Gemini API unless function calling mode is NONE, text verified " +
+			"(the sources are in responseschema.go).",
+		assumed: "what responseschema.go says of Vertex AI and of Gemini 3 and later."},
 	{name: "function-call-placement", check: checkCallPlacement,
 		verified: "text verified (discuss.ai.google.dev, topic 46213)."},
 	{name: "function-response-placement", check: checkResponsePlacement,

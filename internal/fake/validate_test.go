@@ -230,6 +230,21 @@ var ruleCases = []ruleCase{
 	{name: "required names no property", body: body([]string{userText}, tools(`{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"STRING"}},"required":["a","b"]}}]}`)),
 		rule: "schema-required", want: "* GenerateContentRequest.tools[0].function_declarations[0].parameters.required[1]: property is not defined\n"},
 
+	{name: "JSON response with tools on gemini-3", passes: "response-schema-with-tools", model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object"}}`)},
+	{name: "JSON response with mode NONE", passes: "response-schema-with-tools",
+		body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"NONE"}}`, `"generationConfig":{"responseMimeType":"application/json"}`)},
+	{name: "JSON response without tools", passes: "response-schema-with-tools",
+		body: body([]string{userText}, `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`)},
+	{name: "model alias of unknown version", passes: "response-schema-with-tools", model: "gemini-flash-latest",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json"}`)},
+	{name: "JSON response with tools on gemini-2.5", rule: "response-schema-with-tools",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`),
+		want: "Function calling with a response mime type: 'application/json' is unsupported"},
+	{name: "JSON response with mode ANY on gemini-1.5", rule: "response-schema-with-tools", model: "models/gemini-1.5-flash",
+		body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`, `"generationConfig":{"responseMimeType":"application/json"}`),
+		want: "Function calling with a response mime type: 'application/json' is unsupported"},
+
 	{name: "call after response turn", passes: "function-call-placement", body: body([]string{userText, callF, respF, callF, respF}, tools(declF))},
 	{name: "call turn first", body: body([]string{callF, respF}, tools(declF)), rule: "function-call-placement",
 		want: "Please ensure that function call turns come immediately after a user turn or after a function response turn."},
@@ -357,5 +372,29 @@ func TestRuleNamesUnique(t *testing.T) {
 			t.Errorf("rule %q listed twice", r.name)
 		}
 		names = append(names, r.name)
+	}
+}
+
+func TestJSONWithToolsAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		backend genai.Backend
+		model   string
+		want    bool
+	}{
+		{genai.BackendGeminiAPI, "gemini-2.5-flash", false},
+		{genai.BackendGeminiAPI, "models/gemini-2.0-flash-001", false},
+		{genai.BackendGeminiAPI, "gemini-1.5-pro", false},
+		{genai.BackendGeminiAPI, "gemini-3-flash-preview", true},
+		{genai.BackendGeminiAPI, "gemini-3.5-flash", true},
+		{genai.BackendGeminiAPI, "gemini-flash-latest", true},
+		{genai.BackendGeminiAPI, "tunedModels/my-model", true},
+		{genai.BackendVertexAI, "gemini-2.5-flash", true},
+		{genai.BackendVertexAI, "projects/p/locations/l/publishers/google/models/gemini-2.0-flash", true},
+		{genai.BackendVertexAI, "gemini-1.5-pro", false},
+		{genai.BackendVertexAI, "gemini-3-pro-preview", true},
+	} {
+		if got := jsonWithToolsAccepted(tc.backend, tc.model); got != tc.want {
+			t.Errorf("jsonWithToolsAccepted(%v, %q) = %t; want %t", tc.backend, tc.model, got, tc.want)
+		}
 	}
 }
