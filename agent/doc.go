@@ -118,6 +118,19 @@
 // any of them: the client sends the key in a header, which the loop never
 // sees.
 //
+// # Typed answers and agents as tools
+//
+// [RunTyped] runs the loop and returns the final answer decoded into a Go
+// value, validated against the schema inferred from its type; it picks,
+// per backend and model, between sending the response schema with the
+// tools and a final-answer tool (see [OutputStrategy]), and sends an
+// invalid answer back to the model a bounded number of times.
+// [StreamTyped] does the same while streaming. [AsTool] turns an agent into
+// a tool another agent calls: the sub-run's usage is added to the parent's
+// (Result.Agents breaks it down), its events reach the parent's observer
+// marked with Event.Agent and Event.Parent, and the parent's cancellation
+// and limits reach it.
+//
 // # Approvals
 //
 // Config.Intercept decides about each call before it runs: let it run, deny
