@@ -39,7 +39,8 @@
 // names, sound parameter schemas, function responses that immediately follow
 // the call turn, one per call, echoing the calls' ids, responses that are
 // JSON objects, and, for models whose name starts with "gemini-3", thought
-// signatures on the first function call of each step of the current turn.
+// signatures on the first function call of each step of the current turn,
+// and, with [Server.SetInputTokenLimit], a prompt within the token limit.
 // Consecutive contents of one role count as one turn, as genai's Chat
 // records a streamed answer as one content per chunk.
 // A rejected request gets the rule's 4xx error and takes no reply from the

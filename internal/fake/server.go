@@ -36,6 +36,8 @@ type Server struct {
 	logf      func(format string, args ...any)
 	records   []*record
 	ids       int // function-call ids, signatures and response ids issued
+
+	inputTokenLimit int // see SetInputTokenLimit; 0: none
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
@@ -143,7 +145,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	req.Body = body
 	var rej *Rejection
-	in := &input{apiKey: req.APIKey, body: body}
+	in := &input{apiKey: req.APIKey, body: body, inputTokenLimit: s.tokenLimit()}
 	if m := route.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost &&
 		(m[3] == string(MethodGenerateContent) || m[3] == string(MethodStreamGenerateContent)) {
 		req.APIVersion, req.Model, req.Method = m[1], m[2], Method(m[3])

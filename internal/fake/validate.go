@@ -140,6 +140,12 @@ var rules = []rule{
 	// https://ai.google.dev/gemini-api/docs/thought-signatures for more
 	// details."
 	{"thought-signature", checkThoughtSignatures},
+	// With Server.SetInputTokenLimit, the prompt, counted as usageMetadata
+	// counts it, must not exceed the limit. Verbatim, 400 INVALID_ARGUMENT
+	// (google-gemini/gemini-cli#4231, a Gemini API key; the same text in
+	// #6678 and googleapis/python-genai#2466): "The input token count
+	// (3475108) exceeds the maximum number of tokens allowed (1048576)."
+	{"input-token-limit", checkInputTokens},
 }
 
 // rule is one check of [rules].
@@ -154,6 +160,8 @@ type input struct {
 	model  string // without "models/"
 	apiKey string
 	body   []byte
+
+	inputTokenLimit int // see Server.SetInputTokenLimit; 0: none
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"
