@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-session name] [-session-db file]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API.
 // Without one it runs on a built-in offline model, served by an in-process
@@ -17,6 +17,15 @@
 // terminal, each line is one message:
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat
+//
+// With -session NAME the conversation is kept in a SQLite file (in the
+// user's config directory, or the one -session-db names) and continued the
+// next time the chat starts with that name; /sessions lists the kept
+// conversations, /new starts another. Long conversations are trimmed to
+// fit the model's context (see package history); the file keeps them whole:
+//
+//	printf 'What is the weather in Paris?\n' | go run ./examples/chat -session demo
+//	printf '/history\n' | go run ./examples/chat -session demo
 package main
 
 import (
@@ -33,8 +42,10 @@ func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
+	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
+	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-session name] [-session-db file]\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
 	}
