@@ -18,9 +18,9 @@ import (
 // The fake's input limit for these tests, in its tokens (4 bytes of JSON
 // each), and the Trimmer's limit under it.
 const (
-	fakeLimit   = 12_000
-	trimAt      = 10_000
-	outputBytes = 3000 // each tool output
+	fakeLimit   = 8_000
+	trimAt      = 6_500
+	outputBytes = 2000 // each tool output
 )
 
 type cityIn struct {
@@ -61,7 +61,7 @@ func longAgent(t *testing.T, srv *fake.Server, prepare agent.HistoryFunc) *agent
 	return a
 }
 
-// A 200-turn conversation, each turn reading a 3 KB report, kept in a
+// A 200-turn conversation, each turn reading a 2 KB report, kept in a
 // session store: with the Trimmer every run succeeds under the fake's
 // limit, the first message is in every request and the store keeps the
 // whole conversation; without it, the conversation hits the limit early.
@@ -103,7 +103,7 @@ func TestLongConversationStaysUnderTheLimit(t *testing.T) {
 			continue
 		}
 		var ae genai.APIError
-		if !errors.As(err, &ae) || ae.Code != 400 || !strings.Contains(ae.Message, "exceeds the maximum number of tokens allowed (12000)") {
+		if !errors.As(err, &ae) || ae.Code != 400 || !strings.Contains(ae.Message, "exceeds the maximum number of tokens allowed (8000)") {
 			t.Fatalf("without the Trimmer, turn %d failed with %v; want the token limit's 400", i, err)
 		}
 		t.Logf("without the Trimmer, turn %d of %d failed: %s", i, turns, ae.Message)
@@ -112,11 +112,11 @@ func TestLongConversationStaysUnderTheLimit(t *testing.T) {
 	t.Fatalf("without the Trimmer, all %d turns passed: the limit is too high for this test to prove anything", turns)
 }
 
-// One run of 40 steps, each reading a 3 KB report: all of it is the
+// One run of 25 steps, each reading a 2 KB report: all of it is the
 // current exchange, which is never dropped (its calls' signatures are
 // checked), so the Trimmer shortens the older outputs, and the run fits.
 func TestLongRunStaysUnderTheLimit(t *testing.T) {
-	const steps = 40
+	const steps = 25
 	for _, trim := range []bool{true, false} {
 		srv := fake.NewServer()
 		srv.SetInputTokenLimit(fakeLimit)
@@ -137,7 +137,7 @@ func TestLongRunStaysUnderTheLimit(t *testing.T) {
 			prepare = history.Trimmer{MaxTokens: trimAt}.Prepare
 		}
 		a := longAgent(t, srv, prepare)
-		res, err := a.With(agent.Overrides{MaxTurns: steps + 1}).Run(ctx, genai.Text("Read the reports on 40 cities, one at a time."))
+		res, err := a.With(agent.Overrides{MaxTurns: steps + 1}).Run(ctx, genai.Text("Read the reports on 25 cities, one at a time."))
 		srv.Close()
 		switch {
 		case trim && err != nil:
