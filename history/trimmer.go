@@ -130,7 +130,7 @@ func (t Trimmer) settings() (settings, error) {
 // far as it can: old tool outputs shortened, oldest first, then the oldest
 // exchanges dropped. The current exchange (from the last user message on)
 // is never dropped: the API checks the thought signatures of its function
-// calls.
+// calls. When there is nothing it can do, it returns contents itself.
 func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
 	sizes := make([]int, len(contents))
 	sum := 0
@@ -144,7 +144,7 @@ func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
 	over := func() bool { return float64(total) > float64(s.target) }
 	save := func(tokens int) { total -= int(float64(tokens) * scale) }
 
-	out := append([]*genai.Content(nil), contents...)
+	out := contents // copied on the first change
 
 	// 1. Shorten the outputs of the older tool turns, oldest first.
 	var toolTurns []int
@@ -158,6 +158,9 @@ func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
 			return out
 		}
 		if c, ok := s.shorten(out[i]); ok {
+			if &out[0] == &contents[0] {
+				out = slices.Clone(contents)
+			}
 			out[i] = c
 			size := contentTokens(c)
 			save(sizes[i] - size)
@@ -175,16 +178,20 @@ func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
 	if !s.dropFirst {
 		first = slices.IndexFunc(out, isMessage)
 	}
-	dropped := make([]bool, len(out))
+	dropped, n := make([]bool, len(out)), 0
 	for k := 0; k+1 < len(starts) && over(); k++ {
 		for i := starts[k]; i < starts[k+1]; i++ {
 			if i != first {
 				dropped[i] = true
 				save(sizes[i])
+				n++
 			}
 		}
 	}
-	kept := out[:0:0]
+	if n == 0 {
+		return out
+	}
+	kept := make([]*genai.Content, 0, len(out)-n)
 	for i, c := range out {
 		if !dropped[i] {
 			kept = append(kept, c)

@@ -233,3 +233,12 @@ func TestEstimate(t *testing.T) {
 		t.Errorf("Estimate of nothing is not 0")
 	}
 }
+
+// When nothing can go, the input comes back as it is, not a copy.
+func TestNothingToTrim(t *testing.T) {
+	contents := []*genai.Content{userText(strings.Repeat("a long question ", 500))}
+	out, err := history.Trimmer{MaxTokens: 10}.Prepare(ctx, info(contents))
+	if err != nil || len(out) != 1 || &out[0] != &contents[0] {
+		t.Errorf("Prepare() = %d contents (the input: %v), %v; want the input itself", len(out), len(out) == 1 && &out[0] == &contents[0], err)
+	}
+}
