@@ -69,7 +69,6 @@ CREATE TABLE IF NOT EXISTS contents (
 	content      BLOB    NOT NULL, -- the content's JSON
 	PRIMARY KEY (conversation, seq)
 );
-PRAGMA user_version = 1;
 `
 
 // Store is a [session.Store] in a SQLite file. Open it with [Open] and
@@ -132,7 +131,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		case version == schemaVersion:
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, schema)
+		_, err := tx.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion))
 		return err
 	})
 }
