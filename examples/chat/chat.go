@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,9 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/history"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -34,6 +37,8 @@ type options struct {
 	apiKey      string // empty: the offline model
 	vertex      bool   // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
 	interactive bool   // the input is a terminal: show a prompt
+	session     string // -session: the conversation's name, kept in a file
+	sessionDB   string // -session-db: the file
 	color       bool   // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
 
@@ -45,6 +50,8 @@ type options struct {
 	httpClient *http.Client
 	// clock, when set, is the current_time tool's clock.
 	clock func() time.Time
+	// trimAt, when set, replaces maxPromptTokens (tests trim early).
+	trimAt int
 }
 
 // run is the whole chat: it reads messages from in until it ends, /exit,
@@ -92,7 +99,8 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		GenerateConfig: &genai.GenerateContentConfig{
 			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
 		},
-		ToolTimeout: 30 * time.Second,
+		ToolTimeout:    30 * time.Second,
+		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
 	}
 	if opts.approve {
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
@@ -101,22 +109,32 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &chat{agent: a, models: models, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model}
+	convs, err := openConversations(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("opening the conversations: %w", err)
+	}
+	defer convs.Close()
+	c := &chat{agent: a, models: models, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs}
 	return c.loop(ctx, exit, in)
 }
+
+// maxPromptTokens is the prompt size past which the chat trims what it
+// sends: old tool outputs first, then the oldest exchanges. Gemini takes a
+// million tokens; this keeps long chats affordable.
+const maxPromptTokens = 200_000
 
 // chat is one session: the agent, the conversation so far, and where it
 // is written.
 type chat struct {
-	agent   *agent.Agent
-	models  agent.Models
-	tools   *toolset.Set
-	out     io.Writer
-	opts    options
-	st      style
-	model   string
-	history []*genai.Content
-	lines   <-chan string // the input, a line at a time
+	agent  *agent.Agent
+	models agent.Models
+	tools  *toolset.Set
+	out    io.Writer
+	opts   options
+	st     style
+	model  string
+	convs  *conversations
+	lines  <-chan string // the input, a line at a time
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -125,6 +143,9 @@ type chat struct {
 func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) error {
 	if c.opts.interactive {
 		fmt.Fprintf(c.out, "Chatting with %s. Type /help for commands, Ctrl-D to leave.\n", c.model)
+		if c.convs.path != "" {
+			fmt.Fprintln(c.out, c.st.dim(fmt.Sprintf("(conversation %q, kept in %s)", c.convs.name, c.convs.path)))
+		}
 	}
 	go c.watchInterrupts(ctx, exit)
 
@@ -174,7 +195,7 @@ func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) 
 		case line == "/trip" || strings.HasPrefix(line, "/trip "):
 			c.trip(ctx, strings.TrimSpace(strings.TrimPrefix(line, "/trip")))
 		case strings.HasPrefix(line, "/"):
-			if c.command(line) {
+			if c.command(ctx, line) {
 				return nil
 			}
 		default:
@@ -205,8 +226,10 @@ func (c *chat) watchInterrupts(ctx context.Context, exit context.CancelFunc) {
 }
 
 // command runs a /command and reports whether the chat should end.
-func (c *chat) command(line string) (quit bool) {
-	name, _, _ := strings.Cut(line, " ")
+func (c *chat) command(ctx context.Context, line string) (quit bool) {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	var err error
 	switch name {
 	case "/exit", "/quit":
 		return true
@@ -217,12 +240,22 @@ func (c *chat) command(line string) (quit bool) {
 			fmt.Fprintf(c.out, "  %-13s %s\n", t.Name, firstSentence(t.Description))
 		}
 	case "/reset":
-		c.history = nil
-		fmt.Fprintln(c.out, c.st.dim("(conversation cleared)"))
+		if err = c.convs.reset(ctx); err == nil {
+			fmt.Fprintln(c.out, c.st.dim("(conversation cleared)"))
+		}
 	case "/history":
-		c.printHistory()
+		err = c.printHistory(ctx)
+	case "/new":
+		if err = c.convs.start(ctx, arg); err == nil {
+			fmt.Fprintln(c.out, c.st.dim(fmt.Sprintf("(conversation %q)", c.convs.name)))
+		}
+	case "/sessions":
+		err = c.convs.list(ctx, c.out, c.st)
 	default:
 		fmt.Fprintf(c.out, "unknown command %s; /help lists them\n", name)
+	}
+	if err != nil {
+		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
 	return false
 }
@@ -230,12 +263,14 @@ func (c *chat) command(line string) (quit bool) {
 const helpText = `Ask anything; the model may call these tools: get_weather (made-up data),
 current_time (IANA zones such as Europe/Paris) and calculate (arithmetic).
 Commands:
-  /help     this text
-  /tools    the tools the model can call
-  /reset    forget the conversation
-  /history  show the conversation so far
-  /trip CITY  plan a day in CITY: a typed answer from an agent that asks another agent
-  /exit     leave (Ctrl-D works too)
+  /help         this text
+  /tools        the tools the model can call
+  /reset        forget the conversation
+  /history      show the conversation so far
+  /new [name]   start a new conversation, or go to the one named
+  /sessions     list the conversations (kept in a file with -session)
+  /trip CITY    plan a day in CITY: a typed answer from an agent that asks another agent
+  /exit         leave (Ctrl-D works too)
 Ctrl-C stops the answer in progress; at the prompt it leaves.
 `
 
@@ -244,11 +279,13 @@ func (c *chat) ask(ctx context.Context, message string) {
 	actx, done := c.answering(ctx)
 	defer done()
 
-	contents := append(c.history, genai.NewContentFromText(message, genai.RoleUser))
 	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, atLineStart: true}
 	var res *agent.Result
 	var err error
-	for ev, e := range c.agent.Stream(actx, contents) {
+	// The conversation is loaded, continued and saved, failed runs too:
+	// their partial history ends where the conversation can go on.
+	input := genai.NewContentFromText(message, genai.RoleUser)
+	for ev, e := range session.Stream(actx, c.agent, c.convs.store, c.convs.name, input) {
 		p.event(ev)
 		switch ev.Kind {
 		case agent.EventApproval:
@@ -261,11 +298,6 @@ func (c *chat) ask(ctx context.Context, message string) {
 	p.endLine()
 	if !c.opts.interactive {
 		defer fmt.Fprintln(c.out) // a blank line between answers
-	}
-	// The partial history of a failed run still ends where the
-	// conversation can go on, so it is kept either way.
-	if res != nil {
-		c.history = res.History
 	}
 	switch {
 	case err == nil:
@@ -305,12 +337,16 @@ func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
 }
 
 // printHistory shows the conversation, one line per part.
-func (c *chat) printHistory() {
-	if len(c.history) == 0 {
-		fmt.Fprintln(c.out, c.st.dim("(no conversation yet)"))
-		return
+func (c *chat) printHistory(ctx context.Context) error {
+	contents, err := c.convs.load(ctx)
+	if err != nil {
+		return err
 	}
-	for _, content := range c.history {
+	if len(contents) == 0 {
+		fmt.Fprintln(c.out, c.st.dim("(no conversation yet)"))
+		return nil
+	}
+	for _, content := range contents {
 		for _, part := range content.Parts {
 			switch {
 			case part.FunctionCall != nil:
@@ -324,6 +360,7 @@ func (c *chat) printHistory() {
 			}
 		}
 	}
+	return nil
 }
 
 // printer renders a stream's events.

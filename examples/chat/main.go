@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-session name] [-session-db file]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -29,6 +29,15 @@
 // else refuses it. Piped, the answer is the next input line:
 //
 //	printf 'What is the weather in Paris and Tokyo?\ny\nn\n' | go run ./examples/chat -approve
+//
+// With -session NAME the conversation is kept in a SQLite file (in the
+// user's config directory, or the one -session-db names) and continued the
+// next time the chat starts with that name; /sessions lists the kept
+// conversations, /new starts another. Long conversations are trimmed to
+// fit the model's context (see package history); the file keeps them whole:
+//
+//	printf 'What is the weather in Paris?\n' | go run ./examples/chat -session demo
+//	printf '/history\n' | go run ./examples/chat -session demo
 package main
 
 import (
@@ -47,8 +56,10 @@ func main() {
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
+	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
+	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-session name] [-session-db file]\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()

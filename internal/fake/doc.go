@@ -60,7 +60,8 @@
 // the call turn, one per call, matching the calls' ids where both have them,
 // responses that are JSON objects when present, and, for models whose name
 // starts with "gemini-3", thought signatures on the first function call of
-// each step of the current turn. Consecutive contents of one side count as
+// each step of the current turn, and, with [Server.SetInputTokenLimit], a
+// prompt within the token limit. Consecutive contents of one side count as
 // one turn, as genai's Chat records a streamed answer as one content per
 // chunk.
 // A rejected request gets the rule's 4xx error and takes no reply from the

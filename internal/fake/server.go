@@ -45,6 +45,8 @@ type Server struct {
 	now       func() time.Time
 	records   []*record
 	ids       int // function-call ids, signatures and response ids issued
+
+	inputTokenLimit int // see SetInputTokenLimit; 0: none
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
@@ -215,7 +217,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit()}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method

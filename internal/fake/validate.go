@@ -95,14 +95,14 @@ var rules = []rule{
 		verified: "text verified (OpenAgentsInc/openagents#857)."},
 	{name: "schema-required", check: checkSchemaRequired,
 		verified: "text verified (iBUHub/AIStudioToAPI#154)."},
-	// The next rules see consecutive contents of the same side (model, or
-	// the user side: user, function and tool) as one turn, as genai's Chat
-	// streaming history needs (see [turn]).
 	{name: "response-schema-with-tools", check: checkResponseSchemaWithTools,
 		verified: "a JSON response (responseMimeType \"application/json\") with function declarations is refused " +
 			"by Gemini 1.x and 2.x models on the Gemini API unless function calling mode is NONE, text verified " +
 			"(the sources are in responseschema.go).",
 		assumed: "what responseschema.go says of Vertex AI and of Gemini 3 and later."},
+	// The next rules see consecutive contents of the same side (model, or
+	// the user side: user, function and tool) as one turn, as genai's Chat
+	// streaming history needs (see [turn]).
 	{name: "function-call-placement", check: checkCallPlacement,
 		verified: "text verified (discuss.ai.google.dev, topic 46213)."},
 	{name: "function-response-placement", check: checkResponsePlacement,
@@ -123,6 +123,11 @@ var rules = []rule{
 			"(https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).",
 		assumed: "the position in the text is the 1-based index of the content holding the call; models are " +
 			"recognized by the prefix gemini-3."},
+	{name: "input-token-limit", check: checkInputTokens,
+		verified: "with Server.SetInputTokenLimit, a prompt over the limit, counted as usageMetadata counts it, " +
+			"gets 400 INVALID_ARGUMENT, text verified (google-gemini/gemini-cli#4231, a Gemini API key; the same " +
+			"text in #6678 and googleapis/python-genai#2466).",
+		assumed: "the fake's token estimate (about 4 bytes a token) stands in for the model's tokenizer."},
 }
 
 // rule is one check of [rules].
@@ -144,6 +149,8 @@ type input struct {
 	project string // Vertex AI: the project of the route; "" in express mode
 	creds   credentials
 	body    []byte
+
+	inputTokenLimit int // see Server.SetInputTokenLimit; 0: none
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"

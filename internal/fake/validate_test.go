@@ -44,6 +44,8 @@ type ruleCase struct {
 	want    string
 	// passes names the rule an accepted case is the passing example of.
 	passes string
+	// limit is the server's input token limit (Server.SetInputTokenLimit).
+	limit int
 }
 
 // input returns the rules' input for tc.
@@ -310,13 +312,23 @@ var ruleCases = []ruleCase{
 		want: "position 4."},
 	{name: "gemini-3 earlier turns are not checked", passes: "thought-signature", model: "gemini-3-flash-preview",
 		body: body([]string{userText, `{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`, respF, `{"role":"model","parts":[{"text":"done"}]}`, userText}, tools(declF))},
+
+	// The contents [userText] count 11 tokens.
+	{name: "prompt at the token limit", passes: "input-token-limit", limit: 11, body: body([]string{userText})},
+	{name: "prompt over the token limit", rule: "input-token-limit", limit: 10, body: body([]string{userText}),
+		want: "The input token count (11) exceeds the maximum number of tokens allowed (10)."},
+	{name: "the system instruction and tools count", rule: "input-token-limit", limit: 20,
+		body: body([]string{userText}, `"systemInstruction":{"parts":[{"text":"Be brief."}]}`, tools(declF)),
+		want: "exceeds the maximum number of tokens allowed (20)."},
 }
 
 func TestRules(t *testing.T) {
 	rejected, accepted := map[string]bool{}, map[string]bool{}
 	for _, tc := range ruleCases {
 		t.Run(tc.name, func(t *testing.T) {
-			rej := check(tc.input())
+			in := tc.input()
+			in.inputTokenLimit = tc.limit
+			rej := check(in)
 			if tc.rule == "" {
 				accepted[tc.passes] = true
 				if rej != nil {
