@@ -71,7 +71,7 @@ func (r *run) loop() error {
 			start := time.Now()
 			t.Results = r.runTools(turn, t.Calls)
 			t.ToolTime = time.Since(start)
-			r.history = append(r.history, responseContent(t.Calls, t.Results))
+			r.history = append(r.history, responseContent(t.Calls, mediaFor(r.a.model, t.Results)))
 		}
 		r.result.Turns = append(r.result.Turns, *t)
 		if r.emitting {

@@ -127,6 +127,18 @@ var rules = []rule{
 	// verbatim: "* GenerateContentRequest.contents[2].parts[0].
 	// function_response.id: …" saying which call is unanswered.
 	{"function-response-id", checkResponseIDs},
+	// functionResponse.parts (media inside a function response) is taken by
+	// models whose name starts with "gemini-3" only; for any other model a
+	// function response with parts is refused. Verbatim (reported on Gemini
+	// 2.5, google-gemini/gemini-cli#19436): "Unable to submit request
+	// because `function_response.parts` is not supported for this model.
+	// Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling".
+	// Verified: the text, and that Gemini 2.5 refuses parts. Assumed: that
+	// the Gemini API answers every pre-3 model with that same text (the
+	// report came through gemini-cli, whose error links the Vertex docs),
+	// and that Gemini 3 accepts any MIME type (gemini-cli#19436 and the
+	// Gemini 3 developer guide show images and PDFs).
+	{"function-response-parts", checkFunctionResponseParts},
 	// Models whose name starts with "gemini-3": walking back to the most
 	// recent user content that is not only function responses, the first
 	// functionCall part of every model turn after it must carry its
@@ -635,6 +647,20 @@ func matchResponses(calls, responses []located) []string {
 		}
 	}
 	return v
+}
+
+func checkFunctionResponseParts(in *input) *APIError {
+	if isGemini3(in.model) {
+		return nil
+	}
+	for _, c := range in.req.Contents {
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil && len(p.FunctionResponse.Parts) > 0 {
+				return invalidArgument("Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling")
+			}
+		}
+	}
+	return nil
 }
 
 // isGemini3 reports whether model is one of the Gemini 3 models, which
