@@ -233,14 +233,15 @@ func (c *Client) tool(rt *mcp.Tool) (*toolset.Tool, error) {
 }
 
 // call calls the server's tool rt. A call whose connection was lost is
-// made again, once, after reconnecting, when the tool says it is read-only
+// made again, once, after reconnecting, when it certainly did not run (the
+// server no longer knew the session) or when the tool says it is read-only
 // or idempotent; any other such call is answered with an error saying that
 // it may or may not have run.
 func (c *Client) call(ctx context.Context, rt *mcp.Tool, args map[string]any) (any, error) {
 	res, err := c.callOnce(ctx, rt.Name, args)
 	var lost *lostError
-	if errors.As(err, &lost) && retrySafe(rt) && ctx.Err() == nil {
-		c.logger.Warn("mcptools: calling again after the connection was lost", slog.String("tool", rt.Name), slog.Any("error", lost.err))
+	if errors.As(err, &lost) && (errors.Is(err, mcp.ErrSessionMissing) || retrySafe(rt)) && ctx.Err() == nil {
+		c.logger.Warn("mcptools: calling again on a new session", slog.String("tool", rt.Name), slog.Any("error", lost.err))
 		res, err = c.callOnce(ctx, rt.Name, args)
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -34,6 +35,10 @@ type options struct {
 	color       bool   // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
 
+	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
+	// whose tools are added.
+	mcp, mcpHTTP []string
+
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
 	models agent.Models
@@ -47,9 +52,9 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	ctx, exit := context.WithCancel(ctx)
 	defer exit()
 
-	tools := demoTools()
+	native := demotools.Set()
 	if opts.clock != nil {
-		tools = newDemoTools(opts.clock)
+		native = demotools.New(opts.clock)
 	}
 	models, model := opts.models, opts.model
 	if model == "" {
@@ -71,6 +76,12 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=... to chat with Gemini).")
 	}
 
+	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+
 	a, err := agent.New(agent.Config{
 		Models: models,
 		Model:  model,
@@ -83,7 +94,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &chat{agent: a, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model}
+	c := &chat{agent: a, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model}
 	return c.loop(ctx, exit, in)
 }
 
@@ -92,6 +103,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 type chat struct {
 	agent   *agent.Agent
 	tools   *toolset.Set
+	sources map[string]string // where each tool comes from
 	out     io.Writer
 	opts    options
 	st      style
@@ -190,8 +202,12 @@ func (c *chat) command(line string) (quit bool) {
 	case "/help":
 		fmt.Fprint(c.out, helpText)
 	case "/tools":
+		width := 13
 		for _, t := range c.tools.Tools() {
-			fmt.Fprintf(c.out, "  %-13s %s\n", t.Name, firstSentence(t.Description))
+			width = max(width, len(t.Name))
+		}
+		for _, t := range c.tools.Tools() {
+			fmt.Fprintf(c.out, "  %-*s %s %s\n", width, t.Name, firstSentence(t.Description), c.st.dim("["+c.sources[t.Name]+"]"))
 		}
 	case "/reset":
 		c.history = nil
@@ -208,7 +224,7 @@ const helpText = `Ask anything; the model may call these tools: get_weather (mad
 current_time (IANA zones such as Europe/Paris) and calculate (arithmetic).
 Commands:
   /help     this text
-  /tools    the tools the model can call
+  /tools    the tools the model can call, and where each comes from
   /reset    forget the conversation
   /history  show the conversation so far
   /exit     leave (Ctrl-D works too)

@@ -3,13 +3,22 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API.
 // Without one it runs on a built-in offline model, served by an in-process
 // fake of the API, which answers through the same agent loop, HTTP client
 // and real tool calls; it understands questions like "What's the weather in
 // Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
+//
+// -mcp starts an MCP server as a subprocess (the value is split at spaces)
+// and -mcp-http reaches one over streamable HTTP; their tools join the
+// built-in ones, replacing a built-in tool of the same name. With "name="
+// in front, a server's tools are called name_tool. /tools lists every tool
+// and where it comes from. The demo tools are also served over MCP by
+// examples/mcpserver:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -mcp "go run ./examples/mcpserver"
 //
 // It streams the answer as it is generated and shows each tool call and its
 // result. Type /help for the commands. Ctrl-C stops the answer in progress;
@@ -33,8 +42,10 @@ func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
+	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
+	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-mcp command]... [-mcp-http URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
 	}
