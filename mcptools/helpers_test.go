@@ -55,7 +55,7 @@ func demoSet() *toolset.Set {
 }
 
 // connect connects to dial, closing the client when the test ends.
-func connect(t *testing.T, dial mcptools.Dial, opts *mcptools.Options) *mcptools.Client {
+func connect(t testing.TB, dial mcptools.Dial, opts *mcptools.Options) *mcptools.Client {
 	t.Helper()
 	c, err := mcptools.Connect(context.Background(), dial, opts)
 	if err != nil {
@@ -66,7 +66,7 @@ func connect(t *testing.T, dial mcptools.Dial, opts *mcptools.Options) *mcptools
 }
 
 // lookup returns the tool named name among tools.
-func lookup(t *testing.T, tools []*toolset.Tool, name string) *toolset.Tool {
+func lookup(t testing.TB, tools []*toolset.Tool, name string) *toolset.Tool {
 	t.Helper()
 	for _, tool := range tools {
 		if tool.Name == name {

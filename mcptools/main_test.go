@@ -50,7 +50,7 @@ var testServers = map[string]func(ctx context.Context, args []string) error{
 }
 
 // serverCommand dials the test binary run as the named test server.
-func serverCommand(t *testing.T, name string, args ...string) mcptools.Dial {
+func serverCommand(t testing.TB, name string, args ...string) mcptools.Dial {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 var resultOpts = cmp.Options{cmpopts.IgnoreUnexported(mcp.CallToolResult{}), cmpopts.IgnoreFields(mcp.CallToolResult{}, "Meta")}
 
 // sdkSession connects go-sdk's own client to srv, in memory.
-func sdkSession(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+func sdkSession(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(t.Context(), st, nil); err != nil {
