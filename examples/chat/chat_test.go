@@ -93,6 +93,8 @@ func TestPlan(t *testing.T) {
 		{"what time is it in Tokyo and what is 2+2", []string{"current_time:Asia/Tokyo", "calculate:2+2"}},
 		{"weather in Paris and what is 2+2", []string{"get_weather:Paris", "calculate:2+2"}},
 		{"what is 2+2 and 3*4?", []string{"calculate:2+2", "calculate:3*4"}},
+		{"what is -5+3", []string{"calculate:-5+3"}},
+		{"I scored +3 and (4)", nil}, // a sign alone is no operation
 		{"hello", nil},
 		{"I have 3 cats", nil},
 	} {

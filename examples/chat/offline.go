@@ -246,12 +246,13 @@ type expr struct {
 }
 
 // expressions returns the arithmetic expressions in q that have an
-// operator, in order: "2+2 and 3*4" has two.
+// operator after their first number, in order: "2+2 and 3*4" has two;
+// "+3" (as in Etc/GMT+3) has none.
 func expressions(q string) []expr {
 	var out []expr
 	for _, m := range exprRE.FindAllStringIndex(q, -1) {
 		e := strings.TrimSpace(q[m[0]:m[1]])
-		if strings.ContainsAny(e, "+-*/%") && !strings.HasSuffix(e, "-") {
+		if strings.ContainsAny(strings.TrimLeft(e, "-+("), "+-*/%") {
 			out = append(out, expr{m[0], e})
 		}
 	}
