@@ -96,7 +96,7 @@ func (r *run) loop() error {
 			start := time.Now()
 			t.Results = r.runTools(turn, t.Calls)
 			t.ToolTime = time.Since(start)
-			r.add(responseContent(t.Calls, t.Results))
+			r.add(responseContent(t.Calls, mediaFor(r.a.model, t.Results)))
 		}
 		r.result.Turns = append(r.result.Turns, *t)
 		if r.emitting {

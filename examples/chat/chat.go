@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/history"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -42,6 +43,10 @@ type options struct {
 	color       bool   // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
 
+	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
+	// whose tools are added.
+	mcp, mcpHTTP []string
+
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
 	models agent.Models
@@ -60,9 +65,9 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	ctx, exit := context.WithCancel(ctx)
 	defer exit()
 
-	tools := demoTools()
+	native := demotools.Set()
 	if opts.clock != nil {
-		tools = newDemoTools(opts.clock)
+		native = demotools.New(opts.clock)
 	}
 	models, model := opts.models, opts.model
 	if model == "" {
@@ -92,6 +97,12 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
+	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
@@ -114,7 +125,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("opening the conversations: %w", err)
 	}
 	defer convs.Close()
-	c := &chat{agent: a, models: models, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs}
+	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs}
 	return c.loop(ctx, exit, in)
 }
 
@@ -126,15 +137,16 @@ const maxPromptTokens = 200_000
 // chat is one session: the agent, the conversation so far, and where it
 // is written.
 type chat struct {
-	agent  *agent.Agent
-	models agent.Models
-	tools  *toolset.Set
-	out    io.Writer
-	opts   options
-	st     style
-	model  string
-	convs  *conversations
-	lines  <-chan string // the input, a line at a time
+	agent   *agent.Agent
+	models  agent.Models
+	tools   *toolset.Set
+	sources map[string]string // where each tool comes from
+	out     io.Writer
+	opts    options
+	st      style
+	model   string
+	convs   *conversations
+	lines   <-chan string // the input, a line at a time
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -236,8 +248,12 @@ func (c *chat) command(ctx context.Context, line string) (quit bool) {
 	case "/help":
 		fmt.Fprint(c.out, helpText)
 	case "/tools":
+		width := 13
 		for _, t := range c.tools.Tools() {
-			fmt.Fprintf(c.out, "  %-13s %s\n", t.Name, firstSentence(t.Description))
+			width = max(width, len(t.Name))
+		}
+		for _, t := range c.tools.Tools() {
+			fmt.Fprintf(c.out, "  %-*s %s %s\n", width, t.Name, firstSentence(t.Description), c.st.dim("["+c.sources[t.Name]+"]"))
 		}
 	case "/reset":
 		if err = c.convs.reset(ctx); err == nil {
@@ -264,7 +280,7 @@ const helpText = `Ask anything; the model may call these tools: get_weather (mad
 current_time (IANA zones such as Europe/Paris) and calculate (arithmetic).
 Commands:
   /help         this text
-  /tools        the tools the model can call
+  /tools        the tools the model can call, and where each comes from
   /reset        forget the conversation
   /history      show the conversation so far
   /new [name]   start a new conversation, or go to the one named

@@ -4,6 +4,7 @@
 // Usage:
 //
 //	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-session name] [-session-db file]
+//	                       [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -17,6 +18,15 @@
 // /trip Lisbon plans a day in a city: a typed answer (agent.RunTyped) from
 // a planner agent that asks a weather researcher, another agent it calls as
 // a tool (agent.AsTool).
+//
+// -mcp starts an MCP server as a subprocess (the value is split at spaces)
+// and -mcp-http reaches one over streamable HTTP; their tools join the
+// built-in ones, replacing a built-in tool of the same name. With "name="
+// in front, a server's tools are called name_tool. /tools lists every tool
+// and where it comes from. The demo tools are also served over MCP by
+// examples/mcpserver:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -mcp "go run ./examples/mcpserver"
 //
 // It streams the answer as it is generated and shows each tool call and its
 // result. Type /help for the commands. Ctrl-C stops the answer in progress;
@@ -58,8 +68,10 @@ func main() {
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
 	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
 	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
+	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
+	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-session name] [-session-db file]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()

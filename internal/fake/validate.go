@@ -116,6 +116,12 @@ var rules = []rule{
 			"calls that had none is accepted (google-gemini/gemini-cli#6974).",
 		assumed: "a response without an id may answer a call with one, by name; a response whose name matches " +
 			"no call of the turn is refused."},
+	{name: "function-response-parts", check: checkFunctionResponseParts,
+		verified: "media inside a function response (functionResponse.parts) is refused for Gemini 2.5, text " +
+			"verified (google-gemini/gemini-cli#19436); Gemini 3 takes images and PDFs there (the same report, and " +
+			"the Gemini 3 developer guide).",
+		assumed: "the Gemini API answers every model before Gemini 3 with that same text (the report came through " +
+			"gemini-cli, whose error links the Vertex AI docs), and Gemini 3 accepts any MIME type."},
 	{name: "thought-signature", check: checkThoughtSignatures,
 		verified: "text verified (manthanabc/paws#103, nanbingxyz/5ire#405, csells/dartantic#86); the scope, the " +
 			"first functionCall of each step since the last user message, is documented " +
@@ -718,6 +724,20 @@ func matchResponses(calls, responses []located) []string {
 		}
 	}
 	return v
+}
+
+func checkFunctionResponseParts(in *input) *APIError {
+	if isGemini3(in.model) {
+		return nil
+	}
+	for _, c := range in.req.Contents {
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil && len(p.FunctionResponse.Parts) > 0 {
+				return invalidArgument("Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling")
+			}
+		}
+	}
+	return nil
 }
 
 // isGemini3 reports whether model is one of the Gemini 3 models, which

@@ -15,6 +15,8 @@ const (
 	declF    = `{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"STRING"}},"required":["a"]}}]}`
 	callF    = `{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":"x"}},"thoughtSignature":"c2ln"}]}`
 	respF    = `{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"result":1}}}]}`
+	// respMediaF answers callF with an image inside the function response.
+	respMediaF = `{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"result":1},"parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw=="}}]}}]}`
 )
 
 // body builds a request body from contents and extra top-level fields.
@@ -297,6 +299,13 @@ var ruleCases = []ruleCase{
 		`{"role":"model","parts":[{"functionCall":{"name":"f"}},{"functionCall":{"name":"g"}}]}`,
 		`{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}},{"functionResponse":{"name":"f","response":{}}}]}`}),
 		want: `contents[2].parts[1].function_response.name: no function call named "f" in the function call turn.`},
+
+	{name: "gemini-3 takes media in a function response", passes: "function-response-parts", model: "gemini-3-flash-preview",
+		body: body([]string{userText, callF, respMediaF}, tools(declF))},
+	{name: "gemini-2.5 takes a function response without parts", passes: "function-response-parts", body: body([]string{userText, callF, respF}, tools(declF))},
+	{name: "gemini-2.5 refuses media in a function response", rule: "function-response-parts",
+		body: body([]string{userText, callF, respMediaF}, tools(declF)),
+		want: "Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling"},
 
 	{name: "gemini-3 signature present", passes: "thought-signature", model: "gemini-3-pro-preview", body: body([]string{userText, callF, respF}, tools(declF))},
 	{name: "gemini-2.5 accepts a missing signature", passes: "thought-signature", body: body([]string{userText, `{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`, respF}, tools(declF))},

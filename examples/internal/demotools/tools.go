@@ -1,4 +1,4 @@
-package main
+package demotools
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
 
-// demoTools returns the chat's tools: get_weather, current_time, calculate.
-func demoTools() *toolset.Set {
-	return newDemoTools(time.Now)
+// Set returns the demo tools: get_weather, current_time, calculate.
+func Set() *toolset.Set {
+	return New(time.Now)
 }
 
-// newDemoTools is demoTools with current_time reading the given clock, so
-// that tests can fix the time without touching shared state.
-func newDemoTools(clock func() time.Time) *toolset.Set {
+// New is Set with current_time reading the given clock, so that tests can
+// fix the time without touching shared state.
+func New(clock func() time.Time) *toolset.Set {
 	return toolset.MustNew(weatherTool(), currentTimeTool(clock), calculateTool())
 }
 
