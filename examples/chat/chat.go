@@ -29,9 +29,11 @@ const systemPrompt = "You are a helpful assistant in a terminal chat. Use the to
 type options struct {
 	model       string
 	verbose     bool
-	apiKey      string // empty: the offline model
-	interactive bool   // the input is a terminal: show a prompt
-	color       bool   // the output is a terminal: dim tool lines
+	trace       bool      // trace each answer (see tracing)
+	traceOut    io.Writer // where -trace prints span trees; nil means stderr
+	apiKey      string    // empty: the offline model
+	interactive bool      // the input is a terminal: show a prompt
+	color       bool      // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
 
 	// models, when set, replaces both the real API and the offline model
@@ -51,14 +53,29 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	if opts.clock != nil {
 		tools = newDemoTools(opts.clock)
 	}
+	var tr *tracing // nil: no tracing
+	if opts.trace {
+		w := opts.traceOut
+		if w == nil {
+			w = os.Stderr
+		}
+		var err error
+		if tr, err = startTracing(ctx, w); err != nil {
+			return err
+		}
+		defer tr.shutdown()
+	}
+
 	models, model := opts.models, opts.model
 	if model == "" {
 		model = defaultModel
 	}
+	var client *genai.Client
 	switch {
 	case models != nil:
 	case opts.apiKey != "":
-		client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI})
+		var err error
+		client, err = genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI, HTTPClient: tr.httpClient(nil)})
 		if err != nil {
 			return fmt.Errorf("connecting to Gemini: %w", err)
 		}
@@ -67,7 +84,13 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		srv := fake.NewServer()
 		defer srv.Close()
 		srv.SetReplyFunc(offlineModel)
-		models, model = srv.Client().Models, offlineModelName
+		cc := srv.ClientConfig()
+		cc.HTTPClient = tr.httpClient(cc.HTTPClient)
+		var err error
+		if client, err = genai.NewClient(ctx, cc); err != nil {
+			return err
+		}
+		models, model = client.Models, offlineModelName
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=... to chat with Gemini).")
 	}
 
@@ -79,11 +102,12 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
 		},
 		ToolTimeout: 30 * time.Second,
+		Observer:    tr.observer(client),
 	})
 	if err != nil {
 		return err
 	}
-	c := &chat{agent: a, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model}
+	c := &chat{agent: a, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
 
@@ -97,6 +121,7 @@ type chat struct {
 	st      style
 	model   string
 	history []*genai.Content
+	tracing *tracing // nil without -trace
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -257,6 +282,7 @@ func (c *chat) ask(ctx context.Context, message string) {
 	default:
 		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
+	c.tracing.flush() // the answer's span tree, after the answer
 }
 
 // printHistory shows the conversation, one line per part.

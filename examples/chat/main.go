@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-trace]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API.
 // Without one it runs on a built-in offline model, served by an in-process
@@ -17,6 +17,18 @@
 // terminal, each line is one message:
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat
+//
+// With -trace, each answer is traced with OpenTelemetry (package otelagent,
+// and otelhttp around the client's HTTP transport) and its span tree is
+// printed to standard error: the run, each model call with its HTTP
+// request, each tool call with the spans the tool starts, one per line
+// with its duration and key attributes. With OTEL_EXPORTER_OTLP_ENDPOINT
+// set, the spans and metrics are exported over OTLP/HTTP instead (to a
+// collector, Jaeger, Tempo…), configured by the standard OTEL_EXPORTER_OTLP_*
+// and OTEL_SERVICE_NAME variables:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -trace
+//	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 go run ./examples/chat -trace
 package main
 
 import (
@@ -33,8 +45,9 @@ func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
+	flag.BoolVar(&opts.trace, "trace", false, "print each answer's span tree to stderr (with OTEL_EXPORTER_OTLP_ENDPOINT set: export over OTLP/HTTP instead)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-trace]\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
 	}
