@@ -8,8 +8,10 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/otelagent"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/genai"
 )
 
@@ -72,6 +74,16 @@ func BenchmarkRunTraced(b *testing.B) {
 	})
 	benchRun(b, func(srv *fake.Server) agent.Observer {
 		return otelagent.New(otelagent.WithTracerProvider(tp), otelagent.WithMeterProvider(mp), otelagent.WithClient(srv.Client()))
+	})
+}
+
+// BenchmarkRunNoSDK is agent.Run with otelagent on the API's no-op
+// providers: what installing otelagent costs a program that installs no
+// OpenTelemetry SDK.
+func BenchmarkRunNoSDK(b *testing.B) {
+	benchRun(b, func(srv *fake.Server) agent.Observer {
+		return otelagent.New(otelagent.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelagent.WithMeterProvider(metricnoop.NewMeterProvider()), otelagent.WithClient(srv.Client()))
 	})
 }
 

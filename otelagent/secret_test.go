@@ -81,7 +81,7 @@ func spanText(s sdktrace.ReadOnlySpan) string {
 
 func writeAttrs(b *strings.Builder, kvs []attribute.KeyValue) {
 	for _, kv := range kvs {
-		fmt.Fprintf(b, "%s=%s\n", kv.Key, kv.Value.Emit())
+		fmt.Fprintf(b, "%s=%s\n", kv.Key, kv.Value.String())
 	}
 }
 
@@ -112,7 +112,7 @@ func metricText(rm metricdata.ResourceMetrics) []string {
 			}
 			for _, s := range sets {
 				for _, kv := range s.ToSlice() {
-					out = append(out, string(kv.Key)+"="+kv.Value.Emit())
+					out = append(out, string(kv.Key)+"="+kv.Value.String())
 				}
 			}
 		}

@@ -209,7 +209,7 @@ func spanDetail(s sdktrace.ReadOnlySpan) string {
 		case v.Type() == attribute.STRINGSLICE:
 			parts = append(parts, label+"="+strings.Join(v.AsStringSlice(), ","))
 		default:
-			parts = append(parts, label+"="+v.Emit())
+			parts = append(parts, label+"="+v.String())
 		}
 	}
 	add("in", "gen_ai.usage.input_tokens")
