@@ -97,7 +97,8 @@
 // environment variable OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
 // set to true, records as JSON strings, in the shapes of the conventions'
 // JSON schemas: gen_ai.input.messages and gen_ai.output.messages on each
-// model call span (and the run's input and final answer on the run span),
+// model call span (and, on the run span, what the run's first model call
+// sent and the last response),
 // gen_ai.system_instructions and gen_ai.tool.definitions (type, name and
 // description of each tool) on each model call span, and
 // gen_ai.tool.call.arguments and gen_ai.tool.call.result on each tool span.

@@ -2,6 +2,7 @@ package otelagent
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -500,10 +501,13 @@ func toolErrorType(err error) string {
 	return errorType(err)
 }
 
-// toolErrorText describes a failed tool call: its Go error, or the message
-// sent to the model.
+// toolErrorText describes a failed tool call: its Go error (with the reason
+// given, for a denied call), or the message sent to the model.
 func toolErrorText(res *agent.ToolResult) string {
 	if res.Err != nil {
+		if reason, ok := res.Output.(string); ok && reason != "" && errors.Is(res.Err, agent.ErrDenied) {
+			return res.Err.Error() + ": " + reason
+		}
 		return res.Err.Error()
 	}
 	if s, ok := res.Output.(string); ok {

@@ -291,7 +291,7 @@ func TestToolErrors(t *testing.T) {
 	}{
 		{"execute_tool broken", "_OTHER", "disk on fire"},
 		{"execute_tool missing", "unknown_tool", `agent: unknown tool "missing"`},
-		{"execute_tool guarded", "denied", "agent: tool call denied"},
+		{"execute_tool guarded", "denied", "agent: tool call denied: not today"},
 	} {
 		s := named(spans, tc.name)
 		if len(s) != 1 {
@@ -488,4 +488,45 @@ func TestTwoObservers(t *testing.T) {
 	if diff := cmp.Diff(want, tree(append(first.ended(t), second.ended(t)...))); diff != "" {
 		t.Errorf("span tree of both providers (-want +got):\n%s", diff)
 	}
+}
+
+// A call that waits for approval says so on its span; one the Stream
+// consumer denies ends as denied, with the reason.
+func TestApprovals(t *testing.T) {
+	srv, tel := newServer(t), newTelemetry(t)
+	a, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(weather),
+		Observer:      tel.observer(srv),
+		NeedsApproval: func(*genai.FunctionCall) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(fake.Calls(call("Paris"), call("Tokyo")), fake.Text("Paris only."))
+	for ev, err := range a.Stream(context.Background(), user("Paris and Tokyo?")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == agent.EventApproval {
+			if ev.Call.Args["city"] == "Paris" {
+				ev.Approval.Approve()
+			} else {
+				ev.Approval.Deny("no flights to Tokyo")
+			}
+		}
+	}
+	tools := named(tel.ended(t), "execute_tool get_weather")
+	if len(tools) != 2 {
+		t.Fatalf("%d tool spans, want 2", len(tools))
+	}
+	for i, s := range tools {
+		if len(s.Events()) != 1 || s.Events()[0].Name != "approval_requested" {
+			t.Errorf("tool span %d: events %v, want approval_requested", i, s.Events())
+		}
+	}
+	if tools[0].Status().Code == codes.Error {
+		t.Errorf("approved call: status %v, want no error", tools[0].Status())
+	}
+	if got := tools[1].Status(); got.Code != codes.Error || got.Description != "agent: tool call denied: no flights to Tokyo" {
+		t.Errorf("denied call: status %v, want the denial and its reason", got)
+	}
+	checkAttrs(t, tools[1], map[string]any{"error.type": "denied"})
 }
