@@ -98,3 +98,10 @@ func finishReason(r genai.FinishReason, calls bool) string {
 	}
 	return strings.ToLower(string(r))
 }
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
