@@ -530,3 +530,50 @@ func TestApprovals(t *testing.T) {
 	}
 	checkAttrs(t, tools[1], map[string]any{"error.type": "denied"})
 }
+
+// An agent run inside a tool (an agent used as a tool) nests under the
+// tool's span, even with the same Observer: each run keeps its own state.
+func TestNestedRun(t *testing.T) {
+	srv, tel := newServer(t), newTelemetry(t)
+	obs := tel.observer(srv)
+	inner, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(weather), Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := toolset.MustFunc("ask_expert", "asks the weather expert", func(ctx context.Context, in struct {
+		Question string `json:"question"`
+	}) (string, error) {
+		res, err := inner.Run(ctx, user(in.Question))
+		if err != nil {
+			return "", err
+		}
+		return res.Text, nil
+	})
+	outer, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(ask),
+		Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(
+		fake.Calls(fake.Call("ask_expert", map[string]any{"question": "Paris?"})), // outer
+		fake.Calls(call("Paris")),           // inner
+		fake.Text("Sunny."),                 // inner
+		fake.Text("The expert says sunny."), // outer
+	)
+	if _, err := outer.Run(context.Background(), user("Ask the expert about Paris")); err != nil {
+		t.Fatal(err)
+	}
+	want := `invoke_agent
+  generate_content gemini-3-flash-preview
+  execute_tool ask_expert
+    invoke_agent
+      generate_content gemini-3-flash-preview
+      execute_tool get_weather
+        lookup Paris
+      generate_content gemini-3-flash-preview
+  generate_content gemini-3-flash-preview
+`
+	if diff := cmp.Diff(want, tree(tel.ended(t))); diff != "" {
+		t.Errorf("span tree (-want +got):\n%s", diff)
+	}
+}
