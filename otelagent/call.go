@@ -21,17 +21,38 @@ func (o *Observer) startCall(ctx context.Context, st *runState, e *agent.Event) 
 		// span open, though.
 		o.endCall(ctx, st, nil)
 	}
-	attrs := make([]attribute.KeyValue, 0, 8+len(o.server))
-	attrs = append(attrs, semconv.GenAIOperationNameGenerateContent, o.provider, semconv.GenAIRequestModel(e.Model))
-	attrs = append(attrs, o.server...)
-	if e.Stream {
-		attrs = append(attrs, semconv.GenAIRequestStream(true))
+	var start spanStart
+	if settings := requestAttrs(nil, e.Config); len(settings) == 0 {
+		// The common case: what the span starts with depends on the model
+		// and the streaming only, and is built once.
+		start = o.callStarts.get(callKey{e.Model, e.Stream}, func(k callKey) spanStart { return o.callStart(k, nil) })
+	} else {
+		start = o.callStart(callKey{e.Model, e.Stream}, settings)
 	}
-	attrs = requestAttrs(attrs, e.Config)
-	name := o.callNames.get(e.Model, func(m string) string { return "generate_content " + m })
-	ctx, span := o.tracer.Start(ctx, name, o.client, trace.WithAttributes(attrs...))
+	ctx, span := o.tracer.Start(ctx, start.name, start.opts...)
 	st.call, st.callStart, st.chunked = span, time.Now(), false
 	return ctx
+}
+
+// callKey is what a model call's span starts with, but the request's
+// settings.
+type callKey struct {
+	model  string
+	stream bool
+}
+
+// callStart returns the name and start options of a model call's span:
+// its kind, and the attributes samplers read, the streaming and the
+// request's settings.
+func (o *Observer) callStart(k callKey, settings []attribute.KeyValue) spanStart {
+	attrs := make([]attribute.KeyValue, 0, 4+len(o.server)+len(settings))
+	attrs = append(attrs, semconv.GenAIOperationNameGenerateContent, o.provider, semconv.GenAIRequestModel(k.model))
+	attrs = append(attrs, o.server...)
+	if k.stream {
+		attrs = append(attrs, semconv.GenAIRequestStream(true))
+	}
+	attrs = append(attrs, settings...)
+	return spanStart{name: "generate_content " + k.model, opts: []trace.SpanStartOption{o.client, trace.WithAttributes(attrs...)}}
 }
 
 // requestAttrs appends the request settings the conventions name, those

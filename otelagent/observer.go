@@ -38,10 +38,19 @@ type Observer struct {
 
 	// What calls would otherwise build again and again.
 	client, internal trace.SpanStartOption
-	callNames        cache[string, string] // model: span name
-	toolNames        cache[string, string] // tool: span name
+	runStarts        cache[string, spanStart] // by model
+	callStarts       cache[callKey, spanStart]
+	toolStarts       cache[toolKey, spanStart]
 	reasons          cache[string, attribute.KeyValue]
 	measures         cache[measure, []metric.RecordOption]
+}
+
+// A spanStart is what a kind of span starts with: its name, its kind and
+// the attributes samplers read. The options are shared: they are only
+// read.
+type spanStart struct {
+	name string
+	opts []trace.SpanStartOption
 }
 
 var _ agent.ContextObserver = (*Observer)(nil)

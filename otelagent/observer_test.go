@@ -577,3 +577,49 @@ func TestNestedRun(t *testing.T) {
 		t.Errorf("span tree (-want +got):\n%s", diff)
 	}
 }
+
+// The request settings the config sets are on the model call's span from
+// its start; a config without any shares one set of start options.
+func TestRequestSettings(t *testing.T) {
+	srv, tel := newServer(t), newTelemetry(t)
+	f := func(v float32) *float32 { return &v }
+	seed := int32(7)
+	a, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Observer: tel.observer(srv),
+		GenerateConfig: &genai.GenerateContentConfig{
+			Temperature: f(0.5), TopP: f(0.9), TopK: f(40), MaxOutputTokens: 256, StopSequences: []string{"END"},
+			Seed: &seed, PresencePenalty: f(0.25), FrequencyPenalty: f(0.125), ResponseMIMEType: "application/json",
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(fake.Text(`{"ok":true}`))
+	if _, err := a.Run(context.Background(), user("json please")); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Observer: tel.observer(srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(fake.Text("hi"))
+	if _, err := plain.Run(context.Background(), user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	calls := named(tel.ended(t), "generate_content "+model)
+	checkAttrs(t, calls[0], map[string]any{
+		"gen_ai.request.temperature":       0.5,
+		"gen_ai.request.top_p":             float64(float32(0.9)),
+		"gen_ai.request.top_k":             40,
+		"gen_ai.request.max_tokens":        256,
+		"gen_ai.request.stop_sequences":    "[END]",
+		"gen_ai.request.seed":              7,
+		"gen_ai.request.presence_penalty":  0.25,
+		"gen_ai.request.frequency_penalty": 0.125,
+		"gen_ai.output.type":               "json",
+		"gen_ai.request.choice.count":      nil,
+	})
+	checkAttrs(t, calls[1], map[string]any{
+		"gen_ai.operation.name":      "generate_content",
+		"gen_ai.request.temperature": nil,
+		"gen_ai.output.type":         nil,
+	})
+}

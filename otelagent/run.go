@@ -15,12 +15,14 @@ import (
 // startRun starts the run's invoke_agent span and keeps the run's state
 // in the context it returns.
 func (o *Observer) startRun(ctx context.Context, e *agent.Event) context.Context {
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, semconv.GenAIOperationNameInvokeAgent, o.provider, semconv.GenAIRequestModel(e.Model))
-	if o.named {
-		attrs = append(attrs, o.agent)
-	}
-	ctx, span := o.tracer.Start(ctx, o.runName, o.internal, trace.WithAttributes(attrs...))
+	start := o.runStarts.get(e.Model, func(model string) spanStart {
+		attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, o.provider, semconv.GenAIRequestModel(model)}
+		if o.named {
+			attrs = append(attrs, o.agent)
+		}
+		return spanStart{name: o.runName, opts: []trace.SpanStartOption{o.internal, trace.WithAttributes(attrs...)}}
+	})
+	ctx, span := o.tracer.Start(ctx, start.name, start.opts...)
 	st := &runState{span: span, start: time.Now(), model: e.Model}
 	st.tools = st.toolBuf[:0]
 	return context.WithValue(ctx, runKey{o}, st)

@@ -13,22 +13,37 @@ import (
 
 // startTool starts a tool call's execute_tool span.
 func (o *Observer) startTool(ctx context.Context, st *runState, e *agent.Event) context.Context {
-	name := ""
-	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, semconv.GenAIOperationNameExecuteTool)
+	var k toolKey
+	id := ""
 	if e.Call != nil {
-		name = e.Call.Name
-		attrs = append(attrs, semconv.GenAIToolName(name), semconv.GenAIToolTypeKey.String("function"))
-		if e.Call.ID != "" {
-			attrs = append(attrs, semconv.GenAIToolCallID(e.Call.ID))
-		}
+		k.name, id = e.Call.Name, e.Call.ID
 	}
-	if e.Tool != nil && e.Tool.Description != "" {
-		attrs = append(attrs, semconv.GenAIToolDescription(e.Tool.Description))
+	if e.Tool != nil {
+		k.description = e.Tool.Description
 	}
-	ctx, span := o.tracer.Start(ctx, o.toolNames.get(name, func(n string) string { return "execute_tool " + n }), o.internal, trace.WithAttributes(attrs...))
+	start := o.toolStarts.get(k, o.toolStart)
+	opts := start.opts
+	if id != "" {
+		opts = append(opts[:len(opts):len(opts)], trace.WithAttributes(semconv.GenAIToolCallID(id)))
+	}
+	ctx, span := o.tracer.Start(ctx, start.name, opts...)
 	st.tools = append(st.tools, openTool{turn: e.Turn, index: e.Index, span: span})
 	return ctx
+}
+
+// toolKey is what a tool call's span starts with, but the call's id.
+type toolKey struct{ name, description string }
+
+// toolStart returns the name and start options of a tool's calls' spans.
+func (o *Observer) toolStart(k toolKey) spanStart {
+	attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool}
+	if k.name != "" {
+		attrs = append(attrs, semconv.GenAIToolName(k.name), semconv.GenAIToolTypeKey.String("function"))
+	}
+	if k.description != "" {
+		attrs = append(attrs, semconv.GenAIToolDescription(k.description))
+	}
+	return spanStart{name: "execute_tool " + k.name, opts: []trace.SpanStartOption{o.internal, trace.WithAttributes(attrs...)}}
 }
 
 // tool returns the span of a tool call in progress, removing it from the
