@@ -16,15 +16,12 @@ require (
 	github.com/tmc/langchaingo v0.1.14
 	github.com/toolnexus/toolnexus-go v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.46.0
+	go.opentelemetry.io/otel/metric v1.46.0
 	go.opentelemetry.io/otel/sdk v1.46.0
+	go.opentelemetry.io/otel/sdk/metric v1.46.0
 	go.opentelemetry.io/otel/trace v1.46.0
 	google.golang.org/api v0.264.0
 	google.golang.org/genai v1.77.0
-)
-
-require (
-	go.opentelemetry.io/otel/metric v1.46.0
-	go.opentelemetry.io/otel/sdk/metric v1.46.0
 )
 
 require (

@@ -202,7 +202,7 @@ func attrs(s sdktrace.ReadOnlySpan) map[string]any {
 	return m
 }
 
-// hasAttrs reports the attributes of s that differ from want, where a want
+// diffAttrs reports the attributes of s that differ from want, where a want
 // value of nil means "absent".
 func diffAttrs(s sdktrace.ReadOnlySpan, want map[string]any) []string {
 	got := attrs(s)
