@@ -18,8 +18,8 @@ const (
 
 	// EventModelRequest: a model call is about to be sent (Turn, Attempt,
 	// Model, Contents: what is sent, Config: the request config, with the
-	// tools' declarations). Contents and Config are the loop's: read them,
-	// never modify them.
+	// tools' declarations, Stream: whether the call streams). Contents and
+	// Config are the loop's: read them, never modify them.
 	EventModelRequest
 
 	// EventRetry: a model call failed and will be made again after Delay
@@ -110,6 +110,7 @@ type Event struct {
 	Model    string                       // EventRunStart, EventModelRequest: the model's name
 	Contents []*genai.Content             // EventModelRequest: the contents sent
 	Config   *genai.GenerateContentConfig // EventModelRequest: the request config
+	Stream   bool                         // EventModelRequest: the call streams (Agent.Stream)
 
 	Attempt  int           // EventModelRequest, EventRetry: the model call of the turn, from 1
 	Delay    time.Duration // EventRetry: the wait before the next attempt

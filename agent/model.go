@@ -38,7 +38,7 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 		t.Attempts = attempt
 		ctx := r.ctx
 		if r.emitting {
-			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config}
+			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config, Stream: r.yield != nil}
 			ctx = r.startContext(r.ctx, req)
 			if !r.emit(ctx, req) {
 				return t, ErrStopped

@@ -34,13 +34,15 @@ const systemPrompt = "You are a helpful assistant in a terminal chat. Use the to
 type options struct {
 	model       string
 	verbose     bool
-	approve     bool   // ask before each tool call runs
-	apiKey      string // empty: the offline model
-	vertex      bool   // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
-	interactive bool   // the input is a terminal: show a prompt
-	session     string // -session: the conversation's name, kept in a file
-	sessionDB   string // -session-db: the file
-	color       bool   // the output is a terminal: dim tool lines
+	approve     bool      // ask before each tool call runs
+	trace       bool      // trace each answer (see tracing)
+	traceOut    io.Writer // where -trace prints span trees; nil means stderr
+	apiKey      string    // empty: the offline model
+	vertex      bool      // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
+	interactive bool      // the input is a terminal: show a prompt
+	session     string    // -session: the conversation's name, kept in a file
+	sessionDB   string    // -session-db: the file
+	color       bool      // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
 
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
@@ -69,22 +71,40 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	if opts.clock != nil {
 		native = demotools.New(opts.clock)
 	}
+	var tr *tracing // nil: no tracing
+	if opts.trace {
+		w := opts.traceOut
+		if w == nil {
+			w = os.Stderr
+		}
+		var err error
+		if tr, err = startTracing(ctx, w); err != nil {
+			return err
+		}
+		defer tr.shutdown()
+	}
+
 	models, model := opts.models, opts.model
 	if model == "" {
 		model = defaultModel
 	}
+	var client *genai.Client
 	switch {
 	case models != nil:
 	case opts.vertex:
 		// genai reads GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, and
 		// finds Application Default Credentials.
-		client, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendVertexAI, HTTPClient: opts.httpClient})
+		// With -trace, its HTTP requests are not traced: wrapping the
+		// client would bypass the credentials genai adds to its own.
+		var err error
+		client, err = genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendVertexAI, HTTPClient: opts.httpClient})
 		if err != nil {
 			return fmt.Errorf("connecting to Vertex AI: %w", err)
 		}
 		models = client.Models
 	case opts.apiKey != "":
-		client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI})
+		var err error
+		client, err = genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI, HTTPClient: tr.httpClient(nil)})
 		if err != nil {
 			return fmt.Errorf("connecting to Gemini: %w", err)
 		}
@@ -93,7 +113,13 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		srv := fake.NewServer()
 		defer srv.Close()
 		srv.SetReplyFunc(offlineModel)
-		models, model = srv.Client().Models, offlineModelName
+		cc := srv.ClientConfig()
+		cc.HTTPClient = tr.httpClient(cc.HTTPClient)
+		var err error
+		if client, err = genai.NewClient(ctx, cc); err != nil {
+			return err
+		}
+		models, model = client.Models, offlineModelName
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
@@ -112,6 +138,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		},
 		ToolTimeout:    30 * time.Second,
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
+		Observer:       tr.observer(client),
 	}
 	if opts.approve {
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
@@ -125,7 +152,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("opening the conversations: %w", err)
 	}
 	defer convs.Close()
-	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs}
+	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
 
@@ -147,6 +174,7 @@ type chat struct {
 	model   string
 	convs   *conversations
 	lines   <-chan string // the input, a line at a time
+	tracing *tracing      // nil without -trace
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -327,6 +355,7 @@ func (c *chat) ask(ctx context.Context, message string) {
 	default:
 		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
+	c.tracing.flush() // the answer's span tree, after the answer
 }
 
 // decide asks whether a tool call may run, and reads the answer from the

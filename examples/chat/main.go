@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-session name] [-session-db file]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-trace] [-session name] [-session-db file]
 //	                       [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
@@ -48,6 +48,18 @@
 //
 //	printf 'What is the weather in Paris?\n' | go run ./examples/chat -session demo
 //	printf '/history\n' | go run ./examples/chat -session demo
+//
+// With -trace, each answer is traced with OpenTelemetry (package otelagent,
+// and otelhttp around the client's HTTP transport) and its span tree is
+// printed to standard error: the run, each model call with its HTTP
+// request, each tool call with the spans the tool starts, one per line
+// with its duration and key attributes. With OTEL_EXPORTER_OTLP_ENDPOINT
+// set, the spans and metrics are exported over OTLP/HTTP instead (to a
+// collector, Jaeger, Tempo…), configured by the standard OTEL_EXPORTER_OTLP_*
+// and OTEL_SERVICE_NAME variables:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -trace
+//	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 go run ./examples/chat -trace
 package main
 
 import (
@@ -65,13 +77,14 @@ func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
+	flag.BoolVar(&opts.trace, "trace", false, "print each answer's span tree to stderr (with OTEL_EXPORTER_OTLP_ENDPOINT set: export over OTLP/HTTP instead)")
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
 	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
 	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-trace] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
