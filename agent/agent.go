@@ -43,6 +43,23 @@ type Config struct {
 	// Model names the model, e.g. "gemini-2.5-flash".
 	Model string
 
+	// Name names the agent in its events (Event.Agent) and in usage
+	// breakdowns (Result.Agents). Optional; an agent run as a tool (see
+	// [AsTool]) takes the tool's name instead.
+	Name string
+
+	// Backend is the API that Models talks to: genai.BackendGeminiAPI or
+	// genai.BackendVertexAI (see genai.ClientConfig.Backend). Zero means
+	// the Gemini API. Only typed runs read it, to choose how to ask for a
+	// typed answer (see [OutputStrategy]); on Vertex AI, saying so lets
+	// Gemini 2 models use the native strategy.
+	Backend genai.Backend
+
+	// Output configures typed runs: [RunTyped], [StreamTyped] and agents
+	// run by [AsTypedTool]. The zero value picks the strategy per backend
+	// and model, and re-asks DefaultMaxOutputReasks times.
+	Output OutputConfig
+
 	// Tools are the tools the model may call. Nil or empty means none: the
 	// request then carries no tools and no tool config.
 	Tools *toolset.Set
@@ -153,6 +170,11 @@ var ErrDenied = errors.New("agent: tool call denied")
 type Agent struct {
 	models         Models
 	model          string
+	name           string
+	backend        genai.Backend
+	outputConfig   OutputConfig
+	output         *typedOutput // set on the agent a typed run runs on (see typed.go)
+	link           *agentLink   // set on the agent a tool made by AsTool runs (see astool.go)
 	tools          *toolset.Set
 	decls          geminiadapter.Options
 	given          *genai.GenerateContentConfig // Config.GenerateConfig, as given
@@ -188,9 +210,15 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: negative limit in Config (MaxTurns %d, MaxParallel %d, MaxCallsPerTurn %d, ToolTimeout %v)",
 			cfg.MaxTurns, cfg.MaxParallel, cfg.MaxCallsPerTurn, cfg.ToolTimeout)
 	}
+	if err := cfg.Output.check(); err != nil {
+		return nil, fmt.Errorf("agent: Config.Output: %w", err)
+	}
 	a := &Agent{
 		models:         cfg.Models,
 		model:          cfg.Model,
+		name:           cfg.Name,
+		backend:        cfg.Backend,
+		outputConfig:   cfg.Output,
 		tools:          cfg.Tools,
 		decls:          cfg.Declarations,
 		given:          cfg.GenerateConfig,

@@ -57,8 +57,8 @@ func TestStreamApprovals(t *testing.T) {
 		if e.Approval.Call != e.Call || e.Tool == nil || e.Tool.Name != "get_weather" {
 			t.Errorf("approval event %+v: want the call and its tool", e)
 		}
-		if w.calls.Load() != 0 {
-			t.Errorf("a weather call ran before it was approved")
+		if n := w.calls.Load(); n > int32(len(asked)-1) {
+			t.Errorf("%d weather calls ran before %s was decided; only %d were approved", n, city, len(asked)-1)
 		}
 		switch city {
 		case "Paris":

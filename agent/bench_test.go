@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -111,5 +112,50 @@ func BenchmarkRunRawLoop(b *testing.B) {
 			wg.Wait()
 			history = append(history, &genai.Content{Role: genai.RoleUser, Parts: parts})
 		}
+	}
+}
+
+// tenTools returns ten typed tools, as a real agent might have.
+func tenTools() *toolset.Set {
+	tools := make([]*toolset.Tool, 10)
+	for i := range tools {
+		tools[i] = toolset.MustFunc(fmt.Sprintf("tool_%d", i), "A tool with a few typed parameters.",
+			func(_ context.Context, in struct {
+				City  string   `json:"city" jsonschema:"the city"`
+				Days  int      `json:"days,omitempty" jsonschema:"how many days"`
+				Units string   `json:"units,omitempty" jsonschema:"celsius or fahrenheit"`
+				Tags  []string `json:"tags,omitempty"`
+			}) (string, error) {
+				return in.City, nil
+			})
+	}
+	return toolset.MustNew(tools...)
+}
+
+// BenchmarkNewTenTools is what a per-run New costs: the declarations of ten
+// tools are converted again.
+func BenchmarkNewTenTools(b *testing.B) {
+	models := benchClient(b).Models
+	tools := tenTools()
+	config := &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText("Be brief.", genai.RoleUser)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := agent.New(agent.Config{Models: models, Model: model, Tools: tools, GenerateConfig: config}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWithTenTools is the per-run alternative: With on an agent of
+// ten tools, with another system instruction and limits.
+func BenchmarkWithTenTools(b *testing.B) {
+	a, err := agent.New(agent.Config{Models: benchClient(b).Models, Model: model, Tools: tenTools()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := agent.Overrides{SystemInstruction: genai.NewContentFromText("Answer in French.", genai.RoleUser), MaxTurns: 3}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = a.With(o)
 	}
 }

@@ -11,24 +11,33 @@
 //	fmt.Println(res.Text)
 //
 // [Agent.Stream] runs the same loop and yields the text as it is generated,
-// each tool call and result, and the end of each turn.
+// each tool call and result, and the end of each turn. [Agent.With] derives
+// an agent for one run, or a family of runs: another system instruction,
+// extra tools, an observer, other limits, at a fraction of New's cost.
 //
 // # One turn
 //
 //  1. The history is sent with the tools' declarations, converted once by
 //     [New] and added to a copy of Config.GenerateConfig; the caller's config
 //     is never modified. With no tools, the request carries no tools and no
-//     tool config (the API refuses both without declarations).
+//     function calling config (the API refuses them without declarations);
+//     the rest of the tool config is sent. A forcing function calling mode
+//     (ANY) applies to the first model call of a run only, unless
+//     Config.ForceEveryTurn: forced on every turn, a model could never
+//     answer. Config.PrepareHistory may shorten what is sent.
 //  2. The model's content is appended to the history exactly as received:
 //     every part, thought parts and thoughtSignatures included, in order.
 //     Gemini refuses a history whose signatures were dropped or moved.
+//     With several candidates (GenerateConfig.CandidateCount), the loop
+//     continues the first; the others stay in [Turn].Response.
 //  3. If the content has no function calls, the run is over: [Result].Text
 //     is its text, thought parts left out.
 //  4. Otherwise every call runs concurrently, at most Config.MaxParallel at
-//     a time, each under Config.ToolTimeout when set. Each answer goes in
-//     its call's slot, so that one user content answers all the calls, in
-//     call order, each functionResponse echoing its call's id (none is
-//     invented when the call had none).
+//     a time, each under Config.ToolTimeout when set; results are reported
+//     as calls complete. Each answer goes in its call's slot, so that one
+//     user content answers all the calls, in call order, each
+//     functionResponse echoing its call's id (none is invented when the
+//     call had none).
 //
 // # What goes back to the model
 //
@@ -37,25 +46,35 @@
 // invalid arguments, an error or a panic in the tool, a timeout (see
 // [toolset.Tool.Execute]), a call of an unknown tool (the message lists the
 // available ones), a call over Config.MaxCallsPerTurn (not run), and a call
-// refused by Config.Intercept. An output larger than
-// Config.MaxOutputBytes of JSON is cut, and the model is told. One failing
-// call never cancels the others.
+// refused by Config.Intercept or not approved. An output, or an answer
+// given in a tool's place, that cannot be encoded as JSON is an error; one
+// whose JSON is larger than Config.MaxOutputBytes is cut to that size, and
+// the model is told. One failing call never cancels the others. The
+// arguments a tool receives are the model's, with the schema's defaults
+// filled in on copies: the history keeps the call as the model sent it.
 //
 // # What is retried
 //
 // A model call that fails for a transient reason (HTTP 408, 429, 500, 502,
-// 503, 504, a broken connection, a reply cut or garbled before its end) is
-// retried with exponential backoff and jitter, waiting at least as long as
-// the API's google.rpc.RetryInfo asks; 400, 401, 403 and 404 are not (see
-// [RetryPolicy] for the bounds and defaults). A reply with no candidate or no
-// parts, or one finished with MALFORMED_FUNCTION_CALL, is asked again with
-// the same history, a bounded number of times. With Stream, a turn whose
-// text has already been yielded is never replayed.
+// 503, 504, a network timeout, a refused, reset or dropped connection, a
+// reply cut or garbled before its end) is retried with exponential backoff
+// and jitter, waiting at least as long as the API's google.rpc.RetryInfo
+// asks; 400, 401, 403 and 404 are not, nor what no wait can mend: a host
+// name that does not exist, a refused TLS certificate, a malformed URL (see
+// [RetryPolicy] for the bounds and defaults). A reply with no candidate, or
+// no parts and a finish reason of STOP, OTHER or none, or one finished with
+// MALFORMED_FUNCTION_CALL, is asked again with the same history, a bounded
+// number of times; a reply that would fail the same way again (MAX_TOKENS,
+// LANGUAGE, TOO_MANY_TOOL_CALLS…) never is. With Stream, a turn whose text
+// has already been yielded is never replayed.
 //
 // # What ends the run
 //
-//   - The model answers without function calls: success. A MAX_TOKENS
-//     answer is a success too, with Result.FinishReason saying so.
+//   - The model answers without function calls: success.
+//   - The answer was cut at the output token limit, or thinking used it all:
+//     a [*StopError] (errors.Is [ErrMaxTokens]), with the cut text in
+//     Result.Text and in the history, which can go on. A truncated answer
+//     is never mistaken for a whole one.
 //   - Config.MaxTurns model turns were made and the model still calls tools:
 //     [ErrMaxTurns], wrapped. The last turn's calls have run and been
 //     answered, so the history can be continued.
@@ -90,10 +109,35 @@
 //
 // # Observing
 //
-// An [Observer] sees every step: model requests, responses with timing and
-// usage, retries with their delay and cause, tool calls and results with
-// their timing. Config.Intercept decides about each call before it runs,
-// which is what approval prompts are built on. Config.Logger receives
-// retries at Warn and failures at Debug. API keys never appear in any of
-// them: the client sends the key in a header, which the loop never sees.
+// An [Observer] sees every step: model requests with what they send,
+// responses with timing and usage, retries with their delay and cause, tool
+// calls and results with their timing. A [ContextObserver] also chooses the
+// context of the run, of each model call and of each tool call, which is
+// what tracing nests spans on (see package otelagent). Config.Logger
+// receives retries at Warn and failures at Debug. API keys never appear in
+// any of them: the client sends the key in a header, which the loop never
+// sees.
+//
+// # Typed answers and agents as tools
+//
+// [RunTyped] runs the loop and returns the final answer decoded into a Go
+// value, validated against the schema inferred from its type; it picks,
+// per backend and model, between sending the response schema with the
+// tools and a final-answer tool (see [OutputStrategy]), and sends an
+// invalid answer back to the model a bounded number of times.
+// [StreamTyped] does the same while streaming. [AsTool] turns an agent into
+// a tool another agent calls: the sub-run's usage is added to the parent's
+// (Result.Agents breaks it down), its events reach the parent's observer
+// marked with Event.Agent and Event.Parent, and the parent's cancellation
+// and limits reach it.
+//
+// # Approvals
+//
+// Config.Intercept decides about each call before it runs: let it run, deny
+// it, or answer it in the tool's place. Config.NeedsApproval picks the calls
+// a person must approve: [Agent.Stream] hands each of them to its consumer
+// as an EventApproval event, to decide in its own loop with the event's
+// [Approval] before the run goes on (calls that need no approval run
+// meanwhile); [Agent.Run], which has no consumer, leaves them to the
+// Interceptor, and without one denies them.
 package agent

@@ -18,13 +18,15 @@ const (
 
 	// EventModelRequest: a model call is about to be sent (Turn, Attempt,
 	// Model, Contents: what is sent, Config: the request config, with the
-	// tools' declarations). Contents and Config are the loop's: read them,
-	// never modify them.
+	// tools' declarations, Stream: whether the call streams). Contents and
+	// Config are the loop's: read them, never modify them.
 	EventModelRequest
 
 	// EventRetry: a model call failed and will be made again after Delay
 	// (Turn, Attempt: the one that failed, Err: why, Delay). A re-ask of an
-	// empty or malformed reply is a retry too, with a zero Delay.
+	// empty or malformed reply is a retry too, with a zero Delay, and so is
+	// a typed run's answer that was refused (Err wraps ErrInvalidOutput):
+	// the next turn asks again.
 	EventRetry
 
 	// EventText: a piece of the answer's text, as it streams (Turn, Text).
@@ -95,9 +97,20 @@ type Event struct {
 	Kind EventKind
 	Turn int // the model turn, from 0
 
+	// Agent names the agent whose run the event reports: Config.Name, or
+	// the tool's name for an agent run as a tool (see [AsTool]).
+	Agent string
+	// Parent, on the events of an agent run as a tool, is the calling
+	// run's EventToolCall event for the call the run serves (its Agent,
+	// Turn, Index and Call; its own Parent leads further up). It is nil for
+	// other runs, and when the calling run reports no events (it has no
+	// Observer and is not a Stream).
+	Parent *Event
+
 	Model    string                       // EventRunStart, EventModelRequest: the model's name
 	Contents []*genai.Content             // EventModelRequest: the contents sent
 	Config   *genai.GenerateContentConfig // EventModelRequest: the request config
+	Stream   bool                         // EventModelRequest: the call streams (Agent.Stream)
 
 	Attempt  int           // EventModelRequest, EventRetry: the model call of the turn, from 1
 	Delay    time.Duration // EventRetry: the wait before the next attempt

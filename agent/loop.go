@@ -33,6 +33,12 @@ type run struct {
 	yield func(*Event, error) bool
 	// stopped is set when the Stream consumer broke out of its loop.
 	stopped bool
+
+	// typed is a typed run's state (see typed.go); zero for other runs.
+	typed typedRun
+	// agents sums the usage of agents run as tools by this run's calls
+	// (see astool.go).
+	agents agentUsage
 }
 
 // ErrStopped is the error of a run whose Stream consumer broke out of its
@@ -50,10 +56,14 @@ func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield fun
 		result:   &Result{},
 		emitting: a.observer != nil || yield != nil,
 		yield:    yield,
+		typed:    typedRun{o: a.output},
+	}
+	if a.tools.Len() > 0 {
+		r.ctx = context.WithValue(ctx, runKey{}, r) // for the agents that tools run (AsTool)
 	}
 	if r.emitting {
 		start := &Event{Kind: EventRunStart, Model: a.model}
-		r.ctx = r.startContext(ctx, start)
+		r.ctx = r.startContext(r.ctx, start)
 		r.emit(r.ctx, start)
 	}
 	return r
@@ -63,7 +73,7 @@ func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield fun
 // is reached or something fails.
 func (r *run) loop() error {
 	for turn := 0; ; turn++ {
-		if turn == r.a.maxTurns {
+		if turn-r.typed.reasks == r.a.maxTurns { // a typed run's re-asks do not count
 			return fmt.Errorf("%w (%d)", ErrMaxTurns, r.a.maxTurns)
 		}
 		if r.stopped {
@@ -86,7 +96,7 @@ func (r *run) loop() error {
 			start := time.Now()
 			t.Results = r.runTools(turn, t.Calls)
 			t.ToolTime = time.Since(start)
-			r.add(responseContent(t.Calls, t.Results))
+			r.add(responseContent(t.Calls, mediaFor(r.a.model, t.Results)))
 		}
 		r.result.Turns = append(r.result.Turns, *t)
 		if r.emitting {
@@ -99,12 +109,19 @@ func (r *run) loop() error {
 		if err := r.ctx.Err(); err != nil {
 			return r.ctxError(turn)
 		}
-		if len(t.Calls) == 0 {
-			if t.FinishReason == genai.FinishReasonMaxTokens {
-				// The answer was cut: it is in the history and in
-				// Result.Text, but the run says it is incomplete.
-				return &StopError{Kind: ErrMaxTokens, Turn: turn, FinishReason: t.FinishReason, Attempts: t.Attempts}
+		if len(t.Calls) == 0 && t.FinishReason == genai.FinishReasonMaxTokens {
+			// The answer was cut: it is in the history and in
+			// Result.Text, but the run says it is incomplete.
+			return &StopError{Kind: ErrMaxTokens, Turn: turn, FinishReason: t.FinishReason, Attempts: t.Attempts}
+		}
+		if r.typed.o != nil {
+			// A typed run ends with a valid typed answer, not with text.
+			if done, err := r.typedTurnDone(turn, t); done {
+				return err
 			}
+			continue
+		}
+		if len(t.Calls) == 0 {
 			return nil
 		}
 	}
@@ -158,10 +175,12 @@ func (r *run) finish(err error) *Event {
 			res.Text = text(last.Response.Candidates[0].Content)
 		}
 	}
+	r.foldAgents(res)
 	if err != nil {
 		r.a.logger.LogAttrs(r.ctx, slog.LevelDebug, "agent: run failed", slog.Int("turns", len(res.Turns)), slog.Any("error", err))
 	}
 	done := &Event{Kind: EventDone, Turn: len(res.Turns) - 1, Result: res, Err: err}
+	r.mark(done)
 	if r.a.observer != nil {
 		r.observe(r.ctx, done)
 	}
@@ -184,6 +203,7 @@ func (r *run) ctxError(turn int) error {
 // emit hands e to the observer, with the context of e's step, and, for
 // Stream, to the consumer. It reports whether the run should go on.
 func (r *run) emit(ctx context.Context, e *Event) bool {
+	r.mark(e)
 	if r.a.observer != nil {
 		r.observe(ctx, e)
 	}
@@ -209,6 +229,7 @@ func (r *run) observe(ctx context.Context, e *Event) {
 // startContext returns the context of the step e begins: the one the
 // ContextObserver chooses, or ctx. A panic in it is logged, and ctx used.
 func (r *run) startContext(ctx context.Context, e *Event) (scoped context.Context) {
+	r.mark(e)
 	if r.a.scoper == nil {
 		return ctx
 	}

@@ -28,6 +28,9 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 	if turn > 0 {
 		config = r.a.later
 	}
+	if r.typed.o != nil {
+		config = r.typedConfig(turn, config)
+	}
 	start := time.Now()
 	rt := retrier{policy: &r.a.retry, start: start}
 	reasks := 0
@@ -35,7 +38,7 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 		t.Attempts = attempt
 		ctx := r.ctx
 		if r.emitting {
-			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config}
+			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config, Stream: r.yield != nil}
 			ctx = r.startContext(r.ctx, req)
 			if !r.emit(ctx, req) {
 				return t, ErrStopped

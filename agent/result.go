@@ -16,7 +16,8 @@ type Result struct {
 	Text string
 
 	// FinishReason is the last model turn's finish reason: STOP normally,
-	// MAX_TOKENS when the answer was cut short.
+	// MAX_TOKENS when the answer was cut short (the run then fails with
+	// ErrMaxTokens).
 	FinishReason genai.FinishReason
 
 	// History is the input followed by every model turn and every tool
@@ -31,8 +32,21 @@ type Result struct {
 	Turns []Turn
 
 	// Usage sums the token counts of every model response of the run,
-	// re-asked ones included.
+	// re-asked ones included, and of the runs of agents it called as tools
+	// (see [AsTool]).
 	Usage Usage
+
+	// Agents breaks Usage down by agent when the run called agents as
+	// tools: this run's own model calls under its agent's name
+	// (Config.Name, "" when unset), and each agent called, at any depth,
+	// under its tool's name, summed over its calls. Nil when no agent was
+	// called.
+	Agents map[string]Usage
+
+	// Output is the typed answer of a typed run ([RunTyped], [StreamTyped]):
+	// a T, validated against T's schema. Nil for other runs and for a
+	// typed run that failed.
+	Output any
 }
 
 // Turn is one model turn of a run: the model's response and the tool calls

@@ -137,7 +137,7 @@ func FunctionCalls(c *genai.Content) []*genai.FunctionCall { return functionCall
 // approval says whether Config.NeedsApproval picked a call that can run.
 func (s Steps) PlanCall(ctx context.Context, i, n int, call *genai.FunctionCall) (answer *toolset.Result, approval bool) {
 	r := s.run(ctx)
-	if answer = r.answerNow(i, n, call); answer != nil {
+	if _, answer = r.plan(i, n, call); answer != nil {
 		return answer, false
 	}
 	return nil, s.a.needsApproval != nil && r.needsApproval(call)
@@ -150,7 +150,8 @@ func (s Steps) PlanCall(ctx context.Context, i, n int, call *genai.FunctionCall)
 // when it is done the tool is cancelled and the result says so.
 func (s Steps) RunCall(ctx context.Context, call *genai.FunctionCall, approved bool) ToolResult {
 	r := s.run(ctx)
-	p := &callPlan{ctx: ctx, answer: r.answerNow(0, 1, call), decided: approved}
+	p := &callPlan{ctx: ctx, decided: approved}
+	p.tool, p.answer = r.plan(0, 1, call)
 	if p.answer == nil {
 		p.tool, _ = s.a.tools.Lookup(call.Name)
 	}
@@ -164,11 +165,13 @@ func NotApproved(call *genai.FunctionCall, why string) *toolset.Result {
 	return notApproved(call, why)
 }
 
-// ResponseContent returns the user content that answers calls: one
-// functionResponse part per call, in call order, each echoing its call's
-// id. results[i] answers calls[i].
-func ResponseContent(calls []*genai.FunctionCall, results []ToolResult) *genai.Content {
-	return responseContent(calls, results)
+// ResponseContent returns the user content that answers calls in a
+// conversation with model: one functionResponse part per call, in call
+// order, each echoing its call's id; results[i] answers calls[i]. Media
+// that tools handed back go into the parts for a model that takes them,
+// and are described in words for one that does not, as in Run.
+func ResponseContent(model string, calls []*genai.FunctionCall, results []ToolResult) *genai.Content {
+	return responseContent(calls, mediaFor(model, results))
 }
 
 // UsageOf returns the token counts of one response's usage metadata.

@@ -51,7 +51,7 @@ func stepsRun(ctx context.Context, t *testing.T, a *agent.Agent, contents []*gen
 			}
 		}
 		if len(tu.Calls) > 0 {
-			history = append(history, agent.ResponseContent(tu.Calls, tu.Results))
+			history = append(history, agent.ResponseContent(s.Model(), tu.Calls, tu.Results))
 		}
 		turns = append(turns, tu)
 		usage = usage.Plus(tu.Usage)

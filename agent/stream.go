@@ -16,8 +16,11 @@ import (
 // (EventToolCall) once the turn's calls are known, each tool result as the
 // call completes (EventToolResult), the end of the turn (EventTurnEnd); and
 // last, always, EventDone with the complete [Result] (the same Result Run
-// returns), together with the run's error if it failed. EventModelRequest
-// and EventRetry events come before each model call and retry.
+// returns), together with the run's error if it failed. EventRunStart comes
+// first; EventModelRequest and EventRetry events come before each model
+// call and retry; an EventApproval comes for each call that
+// Config.NeedsApproval picks, for the consumer to decide before it asks for
+// the next event (see [Approval]).
 //
 // The chunks of a turn are merged into one model content for the history,
 // as a non-streaming call would have returned it (see the package

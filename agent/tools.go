@@ -42,17 +42,16 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 	approvals := 0
 	for i, call := range calls {
 		p := &plans[i]
-		p.ctx, p.answer = r.ctx, r.answerNow(i, n, call)
-		if p.answer == nil {
-			p.tool, _ = r.a.tools.Lookup(call.Name)
-			if r.a.needsApproval != nil && r.needsApproval(call) {
-				p.approval = true
-				approvals++
-			}
+		p.ctx = r.ctx
+		p.tool, p.answer = r.plan(i, n, call)
+		if p.answer == nil && r.a.needsApproval != nil && r.needsApproval(call) {
+			p.approval = true
+			approvals++
 		}
 		if r.emitting {
 			e := &Event{Kind: EventToolCall, Turn: turn, Index: i, Call: call, Tool: p.tool}
 			p.ctx = r.startContext(r.ctx, e)
+			p.ctx = context.WithValue(p.ctx, callKey{}, e) // the Parent of a sub-agent's events (AsTool)
 			r.emit(p.ctx, e)
 		}
 	}
@@ -68,33 +67,46 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 	if r.emitting {
 		done = make(chan int, n)
 	}
-	var slots chan struct{} // a slot per call running: nil when all fit
-	if n > r.a.maxParallel {
-		slots = make(chan struct{}, r.a.maxParallel)
-	}
 	var wg sync.WaitGroup
-	start := func(i int) {
+	run := func(i int) {
+		results[i] = r.runCall(&plans[i], calls[i])
+		if done != nil {
+			done <- i
+		}
+	}
+	// With more calls than MaxParallel, a dispatcher starts the queued
+	// calls in order, each as a slot frees up: the run's goroutine never
+	// waits for one.
+	var queue chan int
+	if n > r.a.maxParallel {
+		queue = make(chan int, n)
+		slots := make(chan struct{}, r.a.maxParallel)
 		wg.Go(func() {
-			p := &plans[i]
-			if slots != nil && p.answer == nil {
+			for i := range queue {
 				select {
 				case slots <- struct{}{}:
-					defer func() { <-slots }()
-				case <-p.ctx.Done():
+					wg.Go(func() {
+						defer func() { <-slots }()
+						run(i)
+					})
+				case <-plans[i].ctx.Done():
+					wg.Go(func() { run(i) }) // it returns at once: the run is over
 				}
 			}
-			results[i] = r.runCall(p, calls[i])
-			if done != nil {
-				done <- i
-			}
 		})
+	}
+	start := func(i int) {
+		if queue == nil || plans[i].answer != nil {
+			wg.Go(func() { run(i) })
+			return
+		}
+		queue <- i
 	}
 	for i := range plans {
 		if !plans[i].approval {
 			start(i)
 		}
 	}
-	reported := 0
 	for i := range plans {
 		if plans[i].approval {
 			// Calls that need no approval run meanwhile; results that
@@ -103,8 +115,11 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 			start(i)
 		}
 	}
+	if queue != nil {
+		close(queue)
+	}
 	if done != nil {
-		for ; reported < n; reported++ {
+		for range n {
 			i := <-done
 			r.toolDone(turn, i, &plans[i], &results[i])
 		}
@@ -116,25 +131,26 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 // callPlan is what the loop decided about one call before running it.
 type callPlan struct {
 	ctx      context.Context // the call's context
-	tool     *toolset.Tool   // the tool to run, when answer is nil
+	tool     *toolset.Tool   // the tool the call names, nil if unknown
 	answer   *toolset.Result // the call's answer, when it does not run its tool
 	approval bool            // the call needs approval
 	decided  bool            // the Stream consumer approved it: the Interceptor is not asked
 }
 
-// answerNow returns the answer of a call that cannot run: over the cap, or
-// of an unknown tool; nil for a call that can.
-func (r *run) answerNow(i, n int, call *genai.FunctionCall) *toolset.Result {
-	if i >= r.a.maxCalls {
-		return &toolset.Result{IsError: true, Err: ErrTooManyCalls, Output: fmt.Sprintf(
+// plan returns the tool a call names, nil if unknown, and, for a call that
+// cannot run (over the cap, or of an unknown tool), its answer.
+func (r *run) plan(i, n int, call *genai.FunctionCall) (*toolset.Tool, *toolset.Result) {
+	tool, ok := r.a.tools.Lookup(call.Name)
+	switch {
+	case i >= r.a.maxCalls:
+		return tool, &toolset.Result{IsError: true, Err: ErrTooManyCalls, Output: fmt.Sprintf(
 			"not run: %d function calls came in one turn and at most %d are run per turn; call again with fewer",
 			n, r.a.maxCalls)}
-	}
-	if _, ok := r.a.tools.Lookup(call.Name); !ok {
-		return &toolset.Result{IsError: true, Err: fmt.Errorf("%w %q", ErrUnknownTool, call.Name),
+	case !ok:
+		return nil, &toolset.Result{IsError: true, Err: fmt.Errorf("%w %q", ErrUnknownTool, call.Name),
 			Output: fmt.Sprintf("unknown tool %q; %s", call.Name, r.a.unknownTool)}
 	}
-	return nil
+	return tool, nil
 }
 
 // needsApproval asks Config.NeedsApproval about call; a panic in it counts

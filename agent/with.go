@@ -28,6 +28,10 @@ type Overrides struct {
 	// Observer sees the runs' events too, after the agent's own observer.
 	Observer Observer
 
+	// Output changes how typed runs ask for a typed answer: each field
+	// that is not zero replaces the agent's (see [OutputConfig]).
+	Output OutputConfig
+
 	// Intercept, NeedsApproval and PrepareHistory replace the agent's.
 	Intercept      Interceptor
 	NeedsApproval  func(call *genai.FunctionCall) bool
@@ -79,6 +83,10 @@ func (a *Agent) apply(o Overrides) error {
 	if o.ToolTimeout > 0 {
 		a.toolTimeout = o.ToolTimeout
 	}
+	if err := o.Output.check(); err != nil {
+		return fmt.Errorf("Overrides.Output: %w", err)
+	}
+	a.outputConfig = a.outputConfig.with(o.Output)
 	if o.Intercept != nil {
 		a.intercept = o.Intercept
 	}

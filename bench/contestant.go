@@ -34,6 +34,9 @@ type contestant struct {
 	// contestant that cannot run sc returns errUnsupported; its cell shows
 	// "n/a".
 	setup func(url string, sc scenario) (loop func(context.Context) error, cleanup func(), err error)
+	// optIn keeps the contestant out of the default run: it runs only
+	// when -only names it (variants that explain another's cost).
+	optIn bool
 }
 
 // errUnsupported is what a contestant's setup returns for a scenario that
@@ -173,9 +176,10 @@ func selectContestants(only string) ([]contestant, error) {
 			want[k] = true
 		}
 	}
+	selecting := len(want) > 0
 	var out []contestant
 	for _, c := range contestants {
-		if len(want) > 0 && !want[c.key] {
+		if selecting && !want[c.key] || !selecting && c.optIn {
 			continue
 		}
 		delete(want, c.key)

@@ -99,6 +99,11 @@ func noParameters(s *genai.Schema) bool {
 // carrying the call's Name and ID, and response {"result": output} on
 // success or {"error": message} when r.IsError. The response is always a
 // JSON object, as the API requires.
+//
+// Each of r.Media becomes an inlineData part of the function response
+// (FunctionResponse.Parts), in order, which Gemini 3 models see as media.
+// Other models refuse such parts: give them [DescribeMedia](r) instead (see
+// [MediaInResponses]).
 func Response(call *genai.FunctionCall, r toolset.Result) *genai.Part {
 	fr := &genai.FunctionResponse{}
 	if call != nil {
@@ -109,5 +114,6 @@ func Response(call *genai.FunctionCall, r toolset.Result) *genai.Part {
 	} else {
 		fr.Response = map[string]any{"result": r.Output}
 	}
+	fr.Parts = mediaParts(r.Media)
 	return &genai.Part{FunctionResponse: fr}
 }

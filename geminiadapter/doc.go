@@ -26,4 +26,13 @@
 // that restrict or identify and that Execute enforces anyway
 // (additionalProperties: false, $schema, $id, $comment) are dropped.
 // [Options.ForceJSONSchema] sends every tool as JSON Schema.
+//
+// # Media
+//
+// A [toolset.Result] may carry media (images, audio, documents) besides its
+// output. [Response] puts them inside the function response, as the
+// inlineData parts (FunctionResponse.Parts) that Gemini 3 models read as
+// media. Older models refuse such a request, so for them [DescribeMedia]
+// replaces the media with a short description of what was left out;
+// [MediaInResponses] tells the two kinds of model apart by name.
 package geminiadapter

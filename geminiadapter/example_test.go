@@ -164,3 +164,21 @@ func ExampleSchema() {
 	// Output:
 	// {"properties":{"tags":{"items":{"type":"STRING"},"nullable":true,"type":"ARRAY"}},"type":"OBJECT"}
 }
+
+// A tool's media reach a Gemini 3 model inside the function response; an
+// older model is told what it cannot see.
+func ExampleDescribeMedia() {
+	res := toolset.Result{Output: "the chart", Media: []toolset.Media{{MIMEType: "image/png", Data: []byte("\x89PNG\r\n")}}}
+	call := &genai.FunctionCall{Name: "plot"}
+	for _, model := range []string{"gemini-3-flash-preview", "gemini-2.5-flash"} {
+		r := res
+		if !geminiadapter.MediaInResponses(model) {
+			r = geminiadapter.DescribeMedia(r)
+		}
+		b, _ := json.Marshal(geminiadapter.Response(call, r))
+		fmt.Printf("%s: %s\n", model, b)
+	}
+	// Output:
+	// gemini-3-flash-preview: {"functionResponse":{"parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw0K"}}],"name":"plot","response":{"result":"the chart"}}}
+	// gemini-2.5-flash: {"functionResponse":{"name":"plot","response":{"result":"the chart\n[media not shown, this model cannot receive media from tools: image/png, 6 bytes]"}}}
+}

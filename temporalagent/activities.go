@@ -2,12 +2,14 @@ package temporalagent
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/genai"
@@ -154,7 +156,34 @@ func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
 		s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: in.Turn, Index: in.Index, Call: in.Call,
 			Tool: t, ToolResult: &res, Duration: res.Duration})
 	}
-	return &toolOutput{Output: res.Output, IsError: res.IsError, Duration: res.Duration}, nil
+	out := &toolOutput{Output: res.Output, IsError: res.IsError, Media: res.Media, Duration: res.Duration}
+	if limit := s.Limits().MaxOutputBytes; limit > 0 && mediaJSONLen(res.Media) > limit {
+		// Media travel in the activity's result and in the workflow
+		// history: larger than an output may be, they would not fit.
+		out.Output = fmt.Sprintf("tool %s returned %d bytes of media, more than the %d bytes a durable run carries per output; the media were left out",
+			in.Call.Name, mediaLen(res.Media), limit)
+		out.IsError, out.Media = true, nil
+	}
+	return out, nil
+}
+
+// mediaLen returns the size of media's data.
+func mediaLen(media []toolset.Media) int {
+	n := 0
+	for _, m := range media {
+		n += len(m.Data)
+	}
+	return n
+}
+
+// mediaJSONLen returns about the size of media encoded as JSON: the data
+// in base64, and its MIME type.
+func mediaJSONLen(media []toolset.Media) int {
+	n := 0
+	for _, m := range media {
+		n += base64.StdEncoding.EncodedLen(len(m.Data)) + len(m.MIMEType) + 32
+	}
+	return n
 }
 
 // heartbeats heartbeats the activity of ctx every third of its heartbeat

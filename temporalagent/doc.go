@@ -137,8 +137,15 @@
 //
 // Result.Turns[i].Results hold the tools' outputs as JSON decodes them
 // (maps, float64 numbers), and their Err is nil: Go errors do not cross
-// processes (the model received the same JSON either way). Turn.Latency
-// and ToolTime are measured by workflow time. PrepareHistory is called on
-// the worker before each model call of a turn, including re-asks and
-// retries.
+// processes (the model received the same JSON either way). Their Media are
+// those the model received: none for a model that takes no media from
+// tools (it is told about them in words, as by agent.Run), and none when
+// they were larger than Agent.MaxOutputBytes, since they would not fit a
+// payload (the model is told so). Turn.Latency and ToolTime are measured
+// by workflow time. PrepareHistory is called on the worker before each
+// model call of a turn, including re-asks and retries.
+//
+// A durable run is a plain run: the typed runs of agent.RunTyped are not
+// made durable (an agent used as a tool through agent.AsTool is, as any
+// tool, one activity).
 package temporalagent

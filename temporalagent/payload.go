@@ -139,7 +139,8 @@ type toolInput struct {
 // toolOutput is the tool activity's result.
 type toolOutput struct {
 	Output   any
-	IsError  bool `json:",omitempty"`
+	IsError  bool            `json:",omitempty"`
+	Media    []toolset.Media `json:",omitempty"`
 	Duration time.Duration
 }
 
@@ -207,11 +208,16 @@ func results(calls []*genai.FunctionCall, answers *genai.Content, durations []ti
 		if i >= len(answers.Parts) || answers.Parts[i] == nil || answers.Parts[i].FunctionResponse == nil {
 			continue
 		}
-		resp := answers.Parts[i].FunctionResponse.Response
-		if msg, ok := resp["error"]; ok {
+		fr := answers.Parts[i].FunctionResponse
+		if msg, ok := fr.Response["error"]; ok {
 			out[i].Result = toolset.Result{Output: msg, IsError: true}
 		} else {
-			out[i].Result = toolset.Result{Output: resp["result"]}
+			out[i].Result = toolset.Result{Output: fr.Response["result"]}
+		}
+		for _, p := range fr.Parts {
+			if p != nil && p.InlineData != nil {
+				out[i].Media = append(out[i].Media, toolset.Media{MIMEType: p.InlineData.MIMEType, Data: p.InlineData.Data})
+			}
 		}
 	}
 	return out

@@ -133,7 +133,7 @@ func (r *wfRun) loop() (*runOutput, error) {
 			start := workflow.Now(r.ctx)
 			t.Results = r.runTools(turn, t.Calls, out.Plans)
 			t.ToolTime = workflow.Now(r.ctx).Sub(start)
-			r.add(agent.ResponseContent(t.Calls, t.Results))
+			r.add(agent.ResponseContent(r.h.modelName(r.name), t.Calls, t.Results))
 		}
 		r.turns, r.at = append(r.turns, *t), append(r.at, at)
 		r.made++
@@ -411,7 +411,8 @@ func (r *wfRun) runTool(ctx workflow.Context, turn, i int, call *genai.FunctionC
 	var out toolOutput
 	err := fut.Get(ctx, &out)
 	if err == nil {
-		return agent.ToolResult{Call: call, Result: toolset.Result{Output: out.Output, IsError: out.IsError}, Duration: out.Duration}
+		return agent.ToolResult{Call: call, Result: toolset.Result{Output: out.Output, IsError: out.IsError, Media: out.Media},
+			Duration: out.Duration}
 	}
 	if ctx.Err() != nil {
 		return r.cancelled(call)

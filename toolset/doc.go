@@ -61,6 +61,14 @@
 // reference: the fast paths are fuzzed against them and give the same
 // verdicts and values.
 //
+// # Media
+//
+// A tool can hand back images, audio or other binary content besides its
+// output: its Run returns a [MediaOutput], and [Tool.Execute] puts the
+// output in [Result.Output] and the media in [Result.Media]. How they reach
+// the model is the adapter's business: Gemini 3 models receive them as media
+// inside the function response, older ones a short description.
+//
 // # Concurrency
 //
 // A defined [Tool] and a [Set] are immutable and safe for concurrent use:

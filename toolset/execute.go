@@ -45,10 +45,15 @@ type Result struct {
 	// IsError reports a failed call.
 	IsError bool
 
+	// Media is binary content the tool handed back besides Output, through
+	// a [MediaOutput]: images, audio... It is nil for most tools, and on
+	// failure.
+	Media []Media
+
 	// Err is the Go error behind a failed call, for logs and hooks: it
-	// wraps [ErrInvalidArguments], [ErrOutputNotJSON], a [*PanicError], the
-	// context's error, or the error Run returned. It is nil on success and
-	// is never sent to the model.
+	// wraps [ErrInvalidArguments], [ErrOutputNotJSON], [ErrInvalidMedia], a
+	// [*PanicError], the context's error, or the error Run returned. It is
+	// nil on success and is never sent to the model.
 	Err error
 }
 
@@ -201,11 +206,15 @@ func (t *Tool) run(ctx context.Context, args map[string]any) (r Result) {
 		}
 		return errorResult(err, "%s", err.Error())
 	}
+	out, media, fail := splitMedia(t.Name, out)
+	if fail != nil {
+		return *fail
+	}
 	if err := checkJSON(out); err != nil {
 		return errorResult(fmt.Errorf("tool %s: %w: %v", t.Name, ErrOutputNotJSON, err),
 			"tool %s failed: its output cannot be encoded as JSON: %v", t.Name, err)
 	}
-	return Result{Output: out}
+	return Result{Output: out, Media: media}
 }
 
 // cancelled is the result of a call that ctx ended. The message uses ctx's

@@ -2,18 +2,23 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/history"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -29,16 +34,31 @@ const systemPrompt = "You are a helpful assistant in a terminal chat. Use the to
 type options struct {
 	model       string
 	verbose     bool
-	apiKey      string // empty: the offline model
-	interactive bool   // the input is a terminal: show a prompt
-	color       bool   // the output is a terminal: dim tool lines
+	approve     bool      // ask before each tool call runs
+	trace       bool      // trace each answer (see tracing)
+	traceOut    io.Writer // where -trace prints span trees; nil means stderr
+	apiKey      string    // empty: the offline model
+	vertex      bool      // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
+	interactive bool      // the input is a terminal: show a prompt
+	session     string    // -session: the conversation's name, kept in a file
+	sessionDB   string    // -session-db: the file
+	color       bool      // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
+
+	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
+	// whose tools are added.
+	mcp, mcpHTTP []string
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
 	models agent.Models
+	// httpClient, when set, is the Vertex AI client's HTTP client (tests
+	// point it at the fake; nil uses Google credentials).
+	httpClient *http.Client
 	// clock, when set, is the current_time tool's clock.
 	clock func() time.Time
+	// trimAt, when set, replaces maxPromptTokens (tests trim early).
+	trimAt int
 }
 
 // run is the whole chat: it reads messages from in until it ends, /exit,
@@ -47,18 +67,44 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	ctx, exit := context.WithCancel(ctx)
 	defer exit()
 
-	tools := demoTools()
+	native := demotools.Set()
 	if opts.clock != nil {
-		tools = newDemoTools(opts.clock)
+		native = demotools.New(opts.clock)
 	}
+	var tr *tracing // nil: no tracing
+	if opts.trace {
+		w := opts.traceOut
+		if w == nil {
+			w = os.Stderr
+		}
+		var err error
+		if tr, err = startTracing(ctx, w); err != nil {
+			return err
+		}
+		defer tr.shutdown()
+	}
+
 	models, model := opts.models, opts.model
 	if model == "" {
 		model = defaultModel
 	}
+	var client *genai.Client
 	switch {
 	case models != nil:
+	case opts.vertex:
+		// genai reads GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, and
+		// finds Application Default Credentials.
+		// With -trace, its HTTP requests are not traced: wrapping the
+		// client would bypass the credentials genai adds to its own.
+		var err error
+		client, err = genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendVertexAI, HTTPClient: opts.httpClient})
+		if err != nil {
+			return fmt.Errorf("connecting to Vertex AI: %w", err)
+		}
+		models = client.Models
 	case opts.apiKey != "":
-		client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI})
+		var err error
+		client, err = genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI, HTTPClient: tr.httpClient(nil)})
 		if err != nil {
 			return fmt.Errorf("connecting to Gemini: %w", err)
 		}
@@ -67,36 +113,68 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		srv := fake.NewServer()
 		defer srv.Close()
 		srv.SetReplyFunc(offlineModel)
-		models, model = srv.Client().Models, offlineModelName
-		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=... to chat with Gemini).")
+		cc := srv.ClientConfig()
+		cc.HTTPClient = tr.httpClient(cc.HTTPClient)
+		var err error
+		if client, err = genai.NewClient(ctx, cc); err != nil {
+			return err
+		}
+		models, model = client.Models, offlineModelName
+		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
-	a, err := agent.New(agent.Config{
+	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+
+	cfg := agent.Config{
 		Models: models,
 		Model:  model,
 		Tools:  tools,
 		GenerateConfig: &genai.GenerateContentConfig{
 			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
 		},
-		ToolTimeout: 30 * time.Second,
-	})
+		ToolTimeout:    30 * time.Second,
+		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
+		Observer:       tr.observer(client),
+	}
+	if opts.approve {
+		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
+	}
+	a, err := agent.New(cfg)
 	if err != nil {
 		return err
 	}
-	c := &chat{agent: a, tools: tools, out: out, opts: opts, st: newStyle(opts.color), model: model}
+	convs, err := openConversations(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("opening the conversations: %w", err)
+	}
+	defer convs.Close()
+	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
+
+// maxPromptTokens is the prompt size past which the chat trims what it
+// sends: old tool outputs first, then the oldest exchanges. Gemini takes a
+// million tokens; this keeps long chats affordable.
+const maxPromptTokens = 200_000
 
 // chat is one session: the agent, the conversation so far, and where it
 // is written.
 type chat struct {
 	agent   *agent.Agent
+	models  agent.Models
 	tools   *toolset.Set
+	sources map[string]string // where each tool comes from
 	out     io.Writer
 	opts    options
 	st      style
 	model   string
-	history []*genai.Content
+	convs   *conversations
+	lines   <-chan string // the input, a line at a time
+	tracing *tracing      // nil without -trace
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -105,10 +183,14 @@ type chat struct {
 func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) error {
 	if c.opts.interactive {
 		fmt.Fprintf(c.out, "Chatting with %s. Type /help for commands, Ctrl-D to leave.\n", c.model)
+		if c.convs.path != "" {
+			fmt.Fprintln(c.out, c.st.dim(fmt.Sprintf("(conversation %q, kept in %s)", c.convs.name, c.convs.path)))
+		}
 	}
 	go c.watchInterrupts(ctx, exit)
 
 	lines := make(chan string)
+	c.lines = lines
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(lines)
@@ -150,8 +232,10 @@ func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) 
 		switch {
 		case line == "":
 			continue
+		case line == "/trip" || strings.HasPrefix(line, "/trip "):
+			c.trip(ctx, strings.TrimSpace(strings.TrimPrefix(line, "/trip")))
 		case strings.HasPrefix(line, "/"):
-			if c.command(line) {
+			if c.command(ctx, line) {
 				return nil
 			}
 		default:
@@ -182,24 +266,40 @@ func (c *chat) watchInterrupts(ctx context.Context, exit context.CancelFunc) {
 }
 
 // command runs a /command and reports whether the chat should end.
-func (c *chat) command(line string) (quit bool) {
-	name, _, _ := strings.Cut(line, " ")
+func (c *chat) command(ctx context.Context, line string) (quit bool) {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	var err error
 	switch name {
 	case "/exit", "/quit":
 		return true
 	case "/help":
 		fmt.Fprint(c.out, helpText)
 	case "/tools":
+		width := 13
 		for _, t := range c.tools.Tools() {
-			fmt.Fprintf(c.out, "  %-13s %s\n", t.Name, firstSentence(t.Description))
+			width = max(width, len(t.Name))
+		}
+		for _, t := range c.tools.Tools() {
+			fmt.Fprintf(c.out, "  %-*s %s %s\n", width, t.Name, firstSentence(t.Description), c.st.dim("["+c.sources[t.Name]+"]"))
 		}
 	case "/reset":
-		c.history = nil
-		fmt.Fprintln(c.out, c.st.dim("(conversation cleared)"))
+		if err = c.convs.reset(ctx); err == nil {
+			fmt.Fprintln(c.out, c.st.dim("(conversation cleared)"))
+		}
 	case "/history":
-		c.printHistory()
+		err = c.printHistory(ctx)
+	case "/new":
+		if err = c.convs.start(ctx, arg); err == nil {
+			fmt.Fprintln(c.out, c.st.dim(fmt.Sprintf("(conversation %q)", c.convs.name)))
+		}
+	case "/sessions":
+		err = c.convs.list(ctx, c.out, c.st)
 	default:
 		fmt.Fprintf(c.out, "unknown command %s; /help lists them\n", name)
+	}
+	if err != nil {
+		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
 	return false
 }
@@ -207,45 +307,41 @@ func (c *chat) command(line string) (quit bool) {
 const helpText = `Ask anything; the model may call these tools: get_weather (made-up data),
 current_time (IANA zones such as Europe/Paris) and calculate (arithmetic).
 Commands:
-  /help     this text
-  /tools    the tools the model can call
-  /reset    forget the conversation
-  /history  show the conversation so far
-  /exit     leave (Ctrl-D works too)
+  /help         this text
+  /tools        the tools the model can call, and where each comes from
+  /reset        forget the conversation
+  /history      show the conversation so far
+  /new [name]   start a new conversation, or go to the one named
+  /sessions     list the conversations (kept in a file with -session)
+  /trip CITY    plan a day in CITY: a typed answer from an agent that asks another agent
+  /exit         leave (Ctrl-D works too)
 Ctrl-C stops the answer in progress; at the prompt it leaves.
 `
 
 // ask sends one message and streams the answer.
 func (c *chat) ask(ctx context.Context, message string) {
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c.mu.Lock()
-	c.current = cancel
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.current = nil
-		c.mu.Unlock()
-	}()
+	actx, done := c.answering(ctx)
+	defer done()
 
-	contents := append(c.history, genai.NewContentFromText(message, genai.RoleUser))
 	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, atLineStart: true}
 	var res *agent.Result
 	var err error
-	for ev, e := range c.agent.Stream(actx, contents) {
+	// The conversation is loaded, continued and saved, failed runs too:
+	// their partial history ends where the conversation can go on.
+	input := genai.NewContentFromText(message, genai.RoleUser)
+	for ev, e := range session.Stream(actx, c.agent, c.convs.store, c.convs.name, input) {
 		p.event(ev)
-		if ev.Kind == agent.EventDone {
+		switch ev.Kind {
+		case agent.EventApproval:
+			c.decide(actx, ev.Approval)
+			p.atLineStart = true
+		case agent.EventDone:
 			res, err = ev.Result, e
 		}
 	}
 	p.endLine()
 	if !c.opts.interactive {
 		defer fmt.Fprintln(c.out) // a blank line between answers
-	}
-	// The partial history of a failed run still ends where the
-	// conversation can go on, so it is kept either way.
-	if res != nil {
-		c.history = res.History
 	}
 	switch {
 	case err == nil:
@@ -254,18 +350,48 @@ func (c *chat) ask(ctx context.Context, message string) {
 		}
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(c.out, c.st.dim("(answer stopped)"))
+	case errors.Is(err, agent.ErrMaxTokens):
+		fmt.Fprintln(c.out, c.st.dim("(answer cut: the model reached its output token limit)"))
 	default:
 		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
+	c.tracing.flush() // the answer's span tree, after the answer
+}
+
+// decide asks whether a tool call may run, and reads the answer from the
+// next input line: y or yes runs it; anything else, the end of the input or
+// Ctrl-C refuses it.
+func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
+	fmt.Fprint(c.out, c.st.prompt(fmt.Sprintf("run %s %s? [y/N] ", ap.Call.Name, compactJSON(ap.Call.Args))))
+	var answer string
+	select {
+	case <-ctx.Done():
+	case line, ok := <-c.lines:
+		if ok {
+			answer = strings.ToLower(strings.TrimSpace(line))
+		}
+	}
+	if !c.opts.interactive {
+		fmt.Fprintln(c.out, answer) // echo the piped answer, as a terminal would
+	}
+	if answer == "y" || answer == "yes" {
+		ap.Approve()
+		return
+	}
+	ap.Deny("the user did not allow this call")
 }
 
 // printHistory shows the conversation, one line per part.
-func (c *chat) printHistory() {
-	if len(c.history) == 0 {
-		fmt.Fprintln(c.out, c.st.dim("(no conversation yet)"))
-		return
+func (c *chat) printHistory(ctx context.Context) error {
+	contents, err := c.convs.load(ctx)
+	if err != nil {
+		return err
 	}
-	for _, content := range c.history {
+	if len(contents) == 0 {
+		fmt.Fprintln(c.out, c.st.dim("(no conversation yet)"))
+		return nil
+	}
+	for _, content := range contents {
 		for _, part := range content.Parts {
 			switch {
 			case part.FunctionCall != nil:
@@ -279,6 +405,7 @@ func (c *chat) printHistory() {
 			}
 		}
 	}
+	return nil
 }
 
 // printer renders a stream's events.

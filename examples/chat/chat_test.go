@@ -88,6 +88,13 @@ func TestPlan(t *testing.T) {
 		{"what is (12+7)*3", []string{"calculate:(12+7)*3"}},
 		{"calculate 2.5 / 4 for me", []string{"calculate:2.5 / 4"}},
 		{"weather in Oslo and the time in Tokyo", []string{"get_weather:Oslo", "current_time:Asia/Tokyo"}},
+		// Several requests in one message: one call each, in the order asked.
+		{"what is (12+7)*3 and what time is it in Tokyo?", []string{"calculate:(12+7)*3", "current_time:Asia/Tokyo"}},
+		{"what time is it in Tokyo and what is 2+2", []string{"current_time:Asia/Tokyo", "calculate:2+2"}},
+		{"weather in Paris and what is 2+2", []string{"get_weather:Paris", "calculate:2+2"}},
+		{"what is 2+2 and 3*4?", []string{"calculate:2+2", "calculate:3*4"}},
+		{"what is -5+3", []string{"calculate:-5+3"}},
+		{"I scored +3 and (4)", nil}, // a sign alone is no operation
 		{"hello", nil},
 		{"I have 3 cats", nil},
 	} {
@@ -227,5 +234,45 @@ func TestEndOfInputLeaves(t *testing.T) {
 	err := run(context.Background(), options{models: srv.Client().Models, model: "m", interactive: true}, strings.NewReader(""), &out)
 	if err != nil || !strings.HasSuffix(out.String(), "you> \n") {
 		t.Errorf("run() = %v, output %q", err, out.String())
+	}
+}
+
+// With -approve, each call waits for the next input line: y runs it,
+// anything else (or the end of the input) refuses it.
+func TestApprove(t *testing.T) {
+	out := chatOutput(t, options{approve: true}, "What's the weather in Paris and Tokyo?\ny\nno\nwhat is 2+2\n")
+	for _, want := range []string{
+		"run get_weather {\"city\":\"Paris\"}? [y/N] y\n",
+		"run get_weather {\"city\":\"Tokyo\"}? [y/N] no\n",
+		"✗ get_weather the user did not allow this call",
+		"Paris: heavy rain",
+		"run calculate {\"expression\":\"2+2\"}? [y/N] \n", // the input ended: refused
+		"✗ calculate the user did not allow this call",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := strings.Count(out, "← get_weather"); got != 1 {
+		t.Errorf("%d get_weather calls ran, want 1 (Paris):\n%s", got, out)
+	}
+}
+
+func TestOfflineTrip(t *testing.T) {
+	out := chatOutput(t, options{verbose: true}, "/trip Rome\n/trip Paris\n/trip\n")
+	for _, want := range []string{
+		"→ weather_researcher {\"request\":\"What is the weather in Rome?\"}\n" +
+			"  [weather_researcher] → get_weather {\"city\":\"Rome\"}\n" +
+			"  [weather_researcher] ← get_weather {\"city\":\"Rome\",\"condition\":\"cloudy\"",
+		"← weather_researcher \"Rome: cloudy, 27°C",
+		"A day in Rome (cloudy, 27°C, humidity 20%, wind 24 km/h):\n  1. a walk through the old town\n  2. lunch on a terrace\n  3. a viewpoint at sunset\n",
+		"A day in Paris (heavy rain, 3°C, humidity 53%, wind 45 km/h):\n  1. a morning at a museum\n",
+		"[tokens by agent: trip_planner ",
+		", weather_researcher ",
+		"usage: /trip <city>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -3,13 +3,30 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-trace] [-session name] [-session-db file]
+//	                       [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //
-// With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API.
-// Without one it runs on a built-in offline model, served by an in-process
+// With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
+// with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
+// GOOGLE_CLOUD_LOCATION set it talks to Gemini on Vertex AI, with
+// Application Default Credentials (gcloud auth application-default login).
+// Without either it runs on a built-in offline model, served by an in-process
 // fake of the API, which answers through the same agent loop, HTTP client
 // and real tool calls; it understands questions like "What's the weather in
 // Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
+//
+// /trip Lisbon plans a day in a city: a typed answer (agent.RunTyped) from
+// a planner agent that asks a weather researcher, another agent it calls as
+// a tool (agent.AsTool).
+//
+// -mcp starts an MCP server as a subprocess (the value is split at spaces)
+// and -mcp-http reaches one over streamable HTTP; their tools join the
+// built-in ones, replacing a built-in tool of the same name. With "name="
+// in front, a server's tools are called name_tool. /tools lists every tool
+// and where it comes from. The demo tools are also served over MCP by
+// examples/mcpserver:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -mcp "go run ./examples/mcpserver"
 //
 // It streams the answer as it is generated and shows each tool call and its
 // result. Type /help for the commands. Ctrl-C stops the answer in progress;
@@ -17,6 +34,32 @@
 // terminal, each line is one message:
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat
+//
+// With -approve it asks before each tool call runs; y runs it, anything
+// else refuses it. Piped, the answer is the next input line:
+//
+//	printf 'What is the weather in Paris and Tokyo?\ny\nn\n' | go run ./examples/chat -approve
+//
+// With -session NAME the conversation is kept in a SQLite file (in the
+// user's config directory, or the one -session-db names) and continued the
+// next time the chat starts with that name; /sessions lists the kept
+// conversations, /new starts another. Long conversations are trimmed to
+// fit the model's context (see package history); the file keeps them whole:
+//
+//	printf 'What is the weather in Paris?\n' | go run ./examples/chat -session demo
+//	printf '/history\n' | go run ./examples/chat -session demo
+//
+// With -trace, each answer is traced with OpenTelemetry (package otelagent,
+// and otelhttp around the client's HTTP transport) and its span tree is
+// printed to standard error: the run, each model call with its HTTP
+// request, each tool call with the spans the tool starts, one per line
+// with its duration and key attributes. With OTEL_EXPORTER_OTLP_ENDPOINT
+// set, the spans and metrics are exported over OTLP/HTTP instead (to a
+// collector, Jaeger, Tempo…), configured by the standard OTEL_EXPORTER_OTLP_*
+// and OTEL_SERVICE_NAME variables:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -trace
+//	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 go run ./examples/chat -trace
 package main
 
 import (
@@ -27,15 +70,23 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 )
 
 func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
+	flag.BoolVar(&opts.trace, "trace", false, "print each answer's span tree to stderr (with OTEL_EXPORTER_OTLP_ENDPOINT set: export over OTLP/HTTP instead)")
+	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
+	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
+	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
+	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
+	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v]\n\n"+
-			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, with a built-in offline model otherwise.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-trace] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]...\n\n"+
+			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
+			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -46,6 +97,11 @@ func main() {
 	opts.apiKey = os.Getenv("GEMINI_API_KEY")
 	if opts.apiKey == "" {
 		opts.apiKey = os.Getenv("GOOGLE_API_KEY")
+	}
+	// The test genai applies to the variable.
+	switch strings.ToLower(os.Getenv("GOOGLE_GENAI_USE_VERTEXAI")) {
+	case "1", "true":
+		opts.vertex = true
 	}
 	opts.interactive = isTerminal(os.Stdin)
 	opts.color = isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"

@@ -35,12 +35,15 @@ func offlineModel(req *fake.Request) *fake.Reply {
 	if len(req.Contents) == 0 {
 		return offlineText("I did not get a message.")
 	}
+	if reply := offlineTrip(req); reply != nil { // the /trip planner
+		return reply
+	}
 	last := req.Contents[len(req.Contents)-1]
 	if results := functionResponses(last); len(results) > 0 {
 		return offlineText(summarize(results))
 	}
 	question := textOf(last)
-	calls := plan(question)
+	calls := bind(plan(question), declared(req))
 	if len(calls) == 0 {
 		return offlineText("I am the offline demo model, so I only understand a few things: the weather in a city " +
 			"(\"What's the weather in Paris and Tokyo?\"), the time in a time zone (\"what time is it in UTC\") " +
@@ -64,6 +67,9 @@ var (
 	placeRE = regexp.MustCompile(`(?i)\b(?:in|for|at)\s+([^?!.]+)`)
 	listRE  = regexp.MustCompile(`(?i),|\band\b|&`)
 	zoneRE  = regexp.MustCompile(`\b([A-Z][A-Za-z_]+/[A-Za-z_/]+|UTC|GMT)\b`)
+	// questionRE ends a list of places where another question starts:
+	// "Paris and what is 2+2".
+	questionRE = regexp.MustCompile(`(?i)\b(what|what's|whats|how|who|when|where|which|calculate|compute)\b`)
 )
 
 // cityZones maps a few cities to their IANA zones, for "time in Tokyo".
@@ -75,10 +81,13 @@ var cityZones = map[string]string{
 	"sao paulo": "America/Sao_Paulo", "moscow": "Europe/Moscow", "dubai": "Asia/Dubai",
 }
 
-// plan decides which calls answer a question. Each weather or time
-// keyword starts a clause that runs to the next one, so that "weather in
-// Oslo and the time in Tokyo" gives two calls; several intents give
-// parallel calls.
+// plan decides which calls answer a question, in the order the question
+// asks them. Each weather or time keyword starts a clause that runs to the
+// next one, so that "weather in Oslo and the time in Tokyo" gives two
+// calls, and every arithmetic expression is a calculate call, so that
+// "what is (12+7)*3 and what time is it in Tokyo?" gives two calls as
+// well: several requests in one message are parallel calls in one turn.
+// The calls name the demo tools; bind maps them to the tools declared.
 func plan(q string) []*genai.FunctionCall {
 	type clause struct {
 		start int
@@ -93,8 +102,18 @@ func plan(q string) []*genai.FunctionCall {
 	}
 	slices.SortFunc(clauses, func(a, b clause) int { return a.start - b.start })
 
-	var calls []*genai.FunctionCall
+	type planned struct {
+		at   int
+		call *genai.FunctionCall
+	}
+	var calls []planned
 	seen := map[string]bool{}
+	add := func(at int, key, name string, args map[string]any) {
+		if !seen[key] {
+			seen[key] = true
+			calls = append(calls, planned{at, fake.Call(name, args)})
+		}
+	}
 	for i, c := range clauses {
 		end := len(q)
 		if i+1 < len(clauses) {
@@ -107,10 +126,7 @@ func plan(q string) []*genai.FunctionCall {
 		}
 		if !c.time {
 			for _, city := range ps {
-				if !seen["w:"+city] {
-					seen["w:"+city] = true
-					calls = append(calls, fake.Call("get_weather", map[string]any{"city": city}))
-				}
+				add(c.start, "w:"+city, "get_weather", map[string]any{"city": city})
 			}
 			continue
 		}
@@ -123,17 +139,73 @@ func plan(q string) []*genai.FunctionCall {
 				zone = z
 			}
 		}
-		if !seen["t:"+zone] {
-			seen["t:"+zone] = true
-			calls = append(calls, fake.Call("current_time", map[string]any{"timezone": zone}))
+		add(c.start, "t:"+zone, "current_time", map[string]any{"timezone": zone})
+	}
+	for _, m := range expressions(q) {
+		add(m.at, "c:"+m.expr, "calculate", map[string]any{"expression": m.expr})
+	}
+	slices.SortStableFunc(calls, func(a, b planned) int { return a.at - b.at })
+	out := make([]*genai.FunctionCall, len(calls))
+	for i, c := range calls {
+		out[i] = c.call
+	}
+	return out
+}
+
+// declared returns the names of the functions a request declares.
+func declared(req *fake.Request) []string {
+	var names []string
+	for _, t := range req.Tools {
+		for _, d := range t.FunctionDeclarations {
+			names = append(names, d.Name)
 		}
 	}
-	if len(calls) == 0 {
-		if expr := expression(q); expr != "" {
-			calls = append(calls, fake.Call("calculate", map[string]any{"expression": expr}))
+	return names
+}
+
+// bind renames each planned call to the declared tool that does its job,
+// and drops calls no declared tool can answer. A tool does a demo tool's
+// job when it has its name, or ends with it after a prefix and a
+// separator: an MCP server's get_weather may be declared as
+// demo_get_weather or demo.get_weather.
+func bind(calls []*genai.FunctionCall, names []string) []*genai.FunctionCall {
+	var out []*genai.FunctionCall
+	for _, c := range calls {
+		if name := toolFor(names, c.Name); name != "" {
+			bound := *c
+			bound.Name = name
+			out = append(out, &bound)
 		}
 	}
-	return calls
+	return out
+}
+
+// toolFor returns the declared tool that does the job of the demo tool
+// named base, or "". When several do, the last declared wins: the chat
+// declares its MCP servers' tools after its own, and a user who adds a
+// server wants it used.
+func toolFor(names []string, base string) string {
+	for i := len(names) - 1; i >= 0; i-- {
+		n := names[i]
+		if n == base {
+			return n
+		}
+		if prefix, ok := strings.CutSuffix(n, base); ok && prefix != "" && strings.ContainsRune("_.:-", rune(prefix[len(prefix)-1])) {
+			return n
+		}
+	}
+	return ""
+}
+
+// jobOf returns the demo tool whose job the declared tool name does:
+// "get_weather" for mcp_get_weather.
+func jobOf(name string) string {
+	for _, base := range []string{"get_weather", "current_time", "calculate"} {
+		if toolFor([]string{name}, base) != "" {
+			return base
+		}
+	}
+	return name
 }
 
 // places returns the places named after "in", "for" or "at": "Paris and
@@ -143,11 +215,15 @@ func places(q string) []string {
 	if m == nil {
 		return nil
 	}
+	list := m[1]
+	if loc := questionRE.FindStringIndex(list); loc != nil {
+		list = list[:loc[0]] // the next question starts
+	}
 	var out []string
-	for _, p := range listRE.Split(m[1], -1) {
+	for _, p := range listRE.Split(list, -1) {
 		p = strings.TrimSpace(p)
 		p = strings.TrimPrefix(strings.TrimPrefix(p, "the "), "The ")
-		if p == "" || strings.EqualFold(p, "it") || strings.EqualFold(p, "the") {
+		if p == "" || strings.EqualFold(p, "it") || strings.EqualFold(p, "the") || strings.ContainsAny(p, "0123456789+*/%()=") {
 			continue
 		}
 		out = append(out, titleCase(p))
@@ -166,17 +242,24 @@ func titleCase(s string) string {
 	return strings.Join(words, " ")
 }
 
-// expression returns the longest arithmetic expression in q that has an
-// operator, or "".
-func expression(q string) string {
-	best := ""
-	for _, m := range exprRE.FindAllString(q, -1) {
-		m = strings.TrimSpace(m)
-		if len(m) > len(best) && strings.ContainsAny(m, "+-*/%") {
-			best = m
+// expr is an arithmetic expression found in a question, and where.
+type expr struct {
+	at   int
+	expr string
+}
+
+// expressions returns the arithmetic expressions in q that have an
+// operator after their first number, in order: "2+2 and 3*4" has two;
+// "+3" (as in Etc/GMT+3) has none.
+func expressions(q string) []expr {
+	var out []expr
+	for _, m := range exprRE.FindAllStringIndex(q, -1) {
+		e := strings.TrimSpace(q[m[0]:m[1]])
+		if strings.ContainsAny(strings.TrimLeft(e, "-+("), "+-*/%") {
+			out = append(out, expr{m[0], e})
 		}
 	}
-	return best
+	return out
 }
 
 // summarize turns function responses into the answer.
@@ -188,7 +271,7 @@ func summarize(results []*genai.FunctionResponse) string {
 			continue
 		}
 		out, _ := r.Response["result"].(map[string]any)
-		switch r.Name {
+		switch jobOf(r.Name) {
 		case "get_weather":
 			unit := "°C"
 			if out["units"] == "fahrenheit" {
@@ -206,7 +289,7 @@ func summarize(results []*genai.FunctionResponse) string {
 	}
 	answer := strings.Join(lines, "\n")
 	for _, r := range results {
-		if r.Name == "get_weather" {
+		if jobOf(r.Name) == "get_weather" {
 			answer += "\n(The weather here is made-up demo data.)"
 			break
 		}

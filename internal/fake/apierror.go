@@ -35,6 +35,7 @@ const (
 	typeQuotaFailure = "type.googleapis.com/google.rpc.QuotaFailure"
 	typeHelp         = "type.googleapis.com/google.rpc.Help"
 	typeBadRequest   = "type.googleapis.com/google.rpc.BadRequest"
+	typeErrorInfo    = "type.googleapis.com/google.rpc.ErrorInfo"
 )
 
 // statusNames maps HTTP codes to the canonical status the Gemini API sends

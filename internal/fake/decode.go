@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,28 +18,40 @@ import (
 )
 
 // wireRequest is the JSON body of generateContent and streamGenerateContent
-// as the Gemini API defines it (GenerateContentRequest without "model",
-// which is in the path). genai has no Go type for it: the SDK builds it from
-// GenerateContentConfig.
+// as the two backends define it: GenerateContentRequest of
+// google.ai.generativelanguage.v1beta and of google.cloud.aiplatform.v1beta1,
+// merged; [fieldOn] says which fields one backend lacks. genai has no Go
+// type for it: the SDK builds it from GenerateContentConfig.
 type wireRequest struct {
-	Contents          []*genai.Content       `json:"contents,omitempty"`
-	SystemInstruction *genai.Content         `json:"systemInstruction,omitempty"`
-	Tools             []*genai.Tool          `json:"tools,omitempty"`
-	ToolConfig        *genai.ToolConfig      `json:"toolConfig,omitempty"`
-	SafetySettings    []*genai.SafetySetting `json:"safetySettings,omitempty"`
-	GenerationConfig  *generationConfig      `json:"generationConfig,omitempty"`
-	CachedContent     string                 `json:"cachedContent,omitempty"`
-	Labels            map[string]string      `json:"labels,omitempty"`
-	ServiceTier       genai.ServiceTier      `json:"serviceTier,omitempty"`
-	Store             *bool                  `json:"store,omitempty"`
-	ContinuationToken []byte                 `json:"continuationToken,omitempty"`
+	// Model is the request message's model field, which the path also
+	// carries. genai never sends it; the legacy Go SDK
+	// (cloud.google.com/go/ai) marshals the whole request message, model
+	// included, and the API answers 200. The path decides which model
+	// answers.
+	Model             string                        `json:"model,omitempty"`
+	Contents          []*genai.Content              `json:"contents,omitempty"`
+	SystemInstruction *genai.Content                `json:"systemInstruction,omitempty"`
+	Tools             []*genai.Tool                 `json:"tools,omitempty"`
+	ToolConfig        *genai.ToolConfig             `json:"toolConfig,omitempty"`
+	SafetySettings    []*genai.SafetySetting        `json:"safetySettings,omitempty"`
+	GenerationConfig  *generationConfig             `json:"generationConfig,omitempty"`
+	CachedContent     string                        `json:"cachedContent,omitempty"`
+	Labels            map[string]string             `json:"labels,omitempty"`
+	ServiceTier       genai.ServiceTier             `json:"serviceTier,omitempty"`
+	Store             *bool                         `json:"store,omitempty"`
+	ContinuationToken []byte                        `json:"continuationToken,omitempty"`
+	ModelArmorConfig  *genai.ModelArmorConfig       `json:"modelArmorConfig,omitempty"`
+	OutputConfig      *genai.GenerationOutputConfig `json:"outputConfig,omitempty"`
 }
 
 // generationConfig is the wire generationConfig: genai.GenerationConfig plus
-// imageConfig, which the SDK moves there from GenerateContentConfig.
+// imageConfig, which the SDK moves there from GenerateContentConfig, and
+// modelConfig, the name Vertex AI gives modelSelectionConfig
+// (models.go:1452).
 type generationConfig struct {
 	genai.GenerationConfig
-	ImageConfig *genai.ImageConfig `json:"imageConfig,omitempty"`
+	ImageConfig *genai.ImageConfig          `json:"imageConfig,omitempty"`
+	ModelConfig *genai.ModelSelectionConfig `json:"modelConfig,omitempty"`
 }
 
 // fieldViolation is one entry of a google.rpc.BadRequest detail.
@@ -46,12 +60,15 @@ type fieldViolation struct {
 }
 
 // schemaWalker checks a parsed body against the Go types that describe it,
-// the way the API's proto JSON parser does: every object key must name a
-// field (lowerCamelCase or snake_case), every value must have its field's
-// JSON kind, enum values must be known. It also rewrites the tree into the
-// canonical form encoding/json decodes: keys in lowerCamelCase, bytes in
-// padded standard base64.
+// the way the API's proto JSON parser does (the proto3 JSON mapping,
+// https://protobuf.dev/programming-guides/json/): every object key must name
+// a field of the backend (lowerCamelCase or snake_case), every value must
+// have a JSON form its field takes, enum values must be known. It also
+// rewrites the tree into the canonical form encoding/json decodes: keys in
+// lowerCamelCase, bytes in padded standard base64, enums by name, integers
+// as plain JSON numbers.
 type schemaWalker struct {
+	backend    genai.Backend
 	violations []fieldViolation
 }
 
@@ -113,16 +130,6 @@ var (
 	timeType     = reflect.TypeOf(time.Time{})
 )
 
-// enums lists the values of the enums the walker checks, and whether case
-// is ignored (the API accepts "object" for "OBJECT" in schemas).
-var enums = map[reflect.Type]struct {
-	values   []string
-	foldCase bool
-}{
-	reflect.TypeOf(genai.Type("")):                      {[]string{"TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"}, true},
-	reflect.TypeOf(genai.FunctionCallingConfigMode("")): {[]string{"MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED"}, false},
-}
-
 // walk checks v against type t and normalizes it in place.
 func (w *schemaWalker) walk(t reflect.Type, v *jsonValue, a at) {
 	for t.Kind() == reflect.Pointer {
@@ -183,7 +190,7 @@ func (w *schemaWalker) walkObject(t reflect.Type, v *jsonValue, a at) {
 	fields := fieldsOf(t)
 	for i, key := range v.keys {
 		f, ok := fields[key]
-		if !ok {
+		if !ok || !fieldOn(w.backend, t, f.name) {
 			w.unknownName(key, a.path, "Cannot find field.")
 			continue
 		}
@@ -213,34 +220,77 @@ func (w *schemaWalker) walkScalar(t reflect.Type, v *jsonValue, a at) {
 	var ok bool
 	switch t.Kind() {
 	case reflect.String:
-		ok = v.kind == jsonString
-		if e, isEnum := enums[t]; ok && isEnum {
-			ok = false
-			for _, name := range e.values {
-				if name == v.str || e.foldCase && strings.EqualFold(name, v.str) {
-					ok = true
-				}
+		switch {
+		case v.kind == jsonString:
+			ok = knownEnumName(t, v.str)
+		case v.kind == jsonNumber && isEnum(t):
+			// Proto JSON takes an enum by number too.
+			n, err := strconv.ParseInt(v.str, 10, 32)
+			var name string
+			if err == nil {
+				name, ok = enumByNumber(w.backend, t, n)
 			}
-			if !ok {
-				w.invalidValue(a, protoTypeName(t), v)
-				return
+			if ok {
+				v.kind, v.str = jsonString, name
 			}
+		}
+		if !ok && (v.kind == jsonString || v.kind == jsonNumber) {
+			w.invalidValue(a, protoTypeName(t), v)
+			return
 		}
 	case reflect.Bool:
 		ok = v.kind == jsonBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		_, err := strconv.ParseInt(v.str, 10, t.Bits())
-		ok = v.kind == jsonNumber && err == nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		_, err := strconv.ParseUint(v.str, 10, t.Bits())
-		ok = v.kind == jsonNumber && err == nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// Proto JSON takes integers as numbers or strings, in exponent
+		// notation too (1e2); the value must be integral and in range.
+		var lit string
+		if lit, ok = integerLiteral(t, v); ok {
+			v.kind, v.str = jsonNumber, lit
+		}
 	case reflect.Float32, reflect.Float64:
-		_, err := strconv.ParseFloat(v.str, t.Bits())
-		ok = v.kind == jsonNumber && err == nil
+		// Proto JSON takes floats as numbers or as strings holding one.
+		if (v.kind == jsonNumber || v.kind == jsonString) && jsonNumberLiteral.MatchString(v.str) {
+			_, err := strconv.ParseFloat(v.str, t.Bits())
+			if ok = err == nil; ok {
+				v.kind = jsonNumber
+			}
+		}
 	}
 	if !ok {
 		w.mismatch(a, t, v)
 	}
+}
+
+// jsonNumberLiteral matches the JSON grammar of a number.
+var jsonNumberLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// integerLiteral returns v, a JSON number or string, as the decimal
+// literal of an integer of type t, and whether it is one.
+func integerLiteral(t reflect.Type, v *jsonValue) (string, bool) {
+	if v.kind != jsonNumber && v.kind != jsonString || !jsonNumberLiteral.MatchString(v.str) {
+		return "", false
+	}
+	signed := t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64
+	if signed {
+		if _, err := strconv.ParseInt(v.str, 10, t.Bits()); err == nil {
+			return v.str, true
+		}
+	} else if _, err := strconv.ParseUint(v.str, 10, t.Bits()); err == nil {
+		return v.str, true
+	}
+	// An integral value written as 1.0 or 1e2 (exact up to 2^53).
+	f, err := strconv.ParseFloat(v.str, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return "", false
+	}
+	lit := strconv.FormatInt(int64(f), 10)
+	if signed {
+		_, err = strconv.ParseInt(lit, 10, t.Bits())
+	} else {
+		_, err = strconv.ParseUint(lit, 10, t.Bits())
+	}
+	return lit, err == nil
 }
 
 // protoTypeName names t as the API's messages do.
@@ -327,10 +377,11 @@ func snakeCase(s string) string {
 	return b.String()
 }
 
-// decodeRequest checks tree against the request's fields and decodes it.
-// It returns the canonical JSON of the body, or the violations found.
-func decodeRequest(tree *jsonValue) (*wireRequest, []byte, []fieldViolation) {
-	var w schemaWalker
+// decodeRequest checks tree against the request's fields on backend and
+// decodes it. It returns the canonical JSON of the body, or the violations
+// found.
+func decodeRequest(backend genai.Backend, tree *jsonValue) (*wireRequest, []byte, []fieldViolation) {
+	w := schemaWalker{backend: backend}
 	w.walk(reflect.TypeOf(wireRequest{}), tree, at{})
 	if len(w.violations) > 0 {
 		return nil, nil, w.violations

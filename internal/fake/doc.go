@@ -1,13 +1,15 @@
 // Package fake is an in-process fake of the Gemini API (generativelanguage
-// v1beta), served over HTTP on a loopback port so that the real
-// google.golang.org/genai client can talk to it. Every integration test of
-// this module, the offline chat and the benchmarks run against it.
+// v1beta) and of Gemini on Vertex AI (aiplatform v1beta1), served over HTTP
+// on a loopback port so that the real google.golang.org/genai client can
+// talk to it. Every integration test of this module, the offline chat and
+// the benchmarks run against it; package geminitest is its public face.
 //
-// It is as strict as the real API where the client can tell the difference:
-// it serves the real routes, answers in the real JSON and SSE shapes, and
-// rejects with the real status and message the request shapes the real API
-// rejects. Replies come from a script or a reply function; every request is
-// recorded; faults are injected on demand.
+// It refuses exactly the request shapes the real API refuses, with the real
+// status and message, and no more: it serves the real routes of both
+// backends, answers in the real JSON and stream shapes, and accepts what
+// clients other than genai send (enums by number, the request's model
+// field, JSON-array streams, ?key=). Replies come from a script or a reply
+// function; every request is recorded; faults are injected on demand.
 //
 //	srv := fake.NewServer()
 //	defer srv.Close()
@@ -16,32 +18,52 @@
 //			fake.Call("get_weather", map[string]any{"city": "London"})),
 //		fake.Text("Sunny in both."),
 //	)
-//	client := srv.Client()
+//	client := srv.Client() // or srv.VertexClient()
 //	resp, err := client.Models.GenerateContent(ctx, "gemini-3-flash-preview", contents, config)
 //
 // # Routes
 //
-// POST /{v1,v1beta,v1alpha}/models/{model}:generateContent and
-// :streamGenerateContent?alt=sse. The API key must come in the
-// x-goog-api-key header (any non-empty key); without it the answer is the
-// real 403 PERMISSION_DENIED. A stream without alt=sse answers 400;
-// anything else answers 404 NOT_FOUND in the API's error JSON.
+// The Gemini API: POST /{v1,v1beta,v1alpha}/models/{model}:generateContent
+// and :streamGenerateContent. Vertex AI: POST
+// /{v1,v1beta1}/projects/{project}/locations/{location}/publishers/google/models/{model}:…
+// and, in express mode, /{v1,v1beta1}/publishers/google/models/{model}:….
+// [Server.ClientConfig] and [Server.VertexClientConfig] configure genai for
+// each; one server serves both at once, and [Request.Backend] says which
+// one a request used. A stream is server-sent events with alt=sse (what
+// genai asks for) and a JSON array without alt or with alt=json (what the
+// legacy Go SDK reads). Anything else answers 404 NOT_FOUND in the API's
+// error JSON.
+//
+// # Authentication
+//
+// The Gemini API takes an API key, in the x-goog-api-key header or the key
+// query parameter, or an OAuth bearer token; without either the answer is
+// the real 403 PERMISSION_DENIED. Vertex AI takes a bearer token in the
+// Authorization header (an API key in express mode); without one the answer
+// is the real 401 UNAUTHENTICATED with its ErrorInfo detail. Any non-empty
+// key or token is valid.
 //
 // # Validation
 //
-// Before replying, the server checks each request with the rules listed,
-// each with the text it answers, in the variable rules in validate.go. In
-// short: well-formed JSON without unknown fields at any level (this is how
-// the API rejects additionalProperties and other JSON Schema keywords in
-// parameters), non-empty contents with valid roles, no part without data
-// (a part with only a thoughtSignature is accepted), no tools:[{}], no
+// Before replying, the server checks each request with the rules listed in
+// the variable rules in validate.go, each with what backs it: verified
+// (where the API was seen refusing it) or assumed. In short: credentials,
+// well-formed JSON without unknown fields at any level (this is how the API
+// rejects additionalProperties and other JSON Schema keywords in
+// parameters, and each backend the fields only the other has, such as
+// function-call ids on Vertex AI), non-empty contents with valid roles
+// (user, model, and the function and tool roles older clients send), no
+// part without data (a part with only a thoughtSignature is accepted; Vertex
+// AI also refuses an empty text part), no tools:[{}], no
 // functionCallingConfig without declarations, valid and unique function
 // names, sound parameter schemas, function responses that immediately follow
-// the call turn, one per call, echoing the calls' ids, responses that are
-// JSON objects, and, for models whose name starts with "gemini-3", thought
-// signatures on the first function call of each step of the current turn.
-// Consecutive contents of one role count as one turn, as genai's Chat
-// records a streamed answer as one content per chunk.
+// the call turn, one per call, matching the calls' ids where both have them,
+// responses that are JSON objects when present, and, for models whose name
+// starts with "gemini-3", thought signatures on the first function call of
+// each step of the current turn, and, with [Server.SetInputTokenLimit], a
+// prompt within the token limit. Consecutive contents of one side count as
+// one turn, as genai's Chat records a streamed answer as one content per
+// chunk.
 // A rejected request gets the rule's 4xx error and takes no reply from the
 // queue; [Server.Rejections] lists the rejections so a test can assert that
 // a client never broke the protocol.
@@ -65,48 +87,63 @@
 //
 // # Auto-fill
 //
-// Unless [Reply.Raw] is set, responses get what the API always sends:
-// role "model", the candidate index, finishReason STOP when a candidate has
-// content and no reason, modelVersion (the requested model), a responseId
-// unique per reply, and a usageMetadata computed from the request and the
-// reply (about 4 bytes a token; see usage.go), which grows with the
-// history. For models whose name starts with "gemini-3", as the real ones
-// do, every functionCall without an id gets a unique id ("fc-N"), the first
-// functionCall part of the turn gets a thought signature if it has none,
-// and a turn without function calls gets one on its last part;
-// [Reply.AddIDs] and [Reply.AddSignatures] do the same for other models.
-// Signatures are valid padded standard base64 on the wire.
+// Unless [Reply.Raw] is set, responses get what the API always sends, as
+// real captures of both backends show it: role "model", the candidate
+// index (on the Gemini API), finishReason STOP when a candidate has content
+// and no reason, finishMessage "Model generated function call(s)." on a
+// Gemini API turn of function calls, modelVersion (the requested model), a
+// responseId unique per reply, createTime on Vertex AI (see
+// [Server.SetTimeNowFunc]), and a usageMetadata computed from the request
+// and the reply (about 4 bytes a token; see usage.go), which grows with the
+// history, with Vertex AI's trafficType and the Gemini API's echo of a
+// requested serviceTier. For models whose name starts with "gemini-3", as
+// the real ones do, every functionCall without an id gets a unique id
+// ("fc-N") on the Gemini API (Vertex AI sends none), the first functionCall
+// part of the turn gets a thought signature if it has none, and a turn
+// without function calls gets one on its last part; [Reply.AddIDs] and
+// [Reply.AddSignatures] do the same for other models. Signatures are valid
+// padded standard base64 on the wire.
 //
 // # Streams
 //
-// A stream is `data: <json>` events, each followed by a blank line
+// Server-sent events are `data: <json>` lines, each followed by a blank line
 // ("\r\n\r\n") and flushed, with Content-Type text/event-stream and no
-// event:, id: or comment lines. A Response is split into one event per part
-// (text parts further cut by [Reply.TextChunk], function calls whole);
-// promptFeedback rides on the first event, finishReason on the last, and
-// every event carries the running usage totals, the model version and the
-// same response id. A unary request for a reply with Chunks gets them
-// merged into one response.
+// event:, id: or comment lines; a JSON-array stream sends "[", the elements
+// separated by ",\r\n", and "]", and an error, before or during the
+// stream, as an {"error": …} element. A Response is split into one event
+// per part (text parts further cut by [Reply.TextChunk], function calls
+// whole); promptFeedback rides on the first event, finishReason on the last.
+// On the Gemini API every event carries the running usage totals, and a
+// gemini-3 turn of function calls ends with an event whose only part is
+// {"text": ""}; on Vertex AI the events before the last carry only the
+// trafficType. Every event carries the model version and the same response
+// id. A unary request for a reply with Chunks gets them merged into one
+// response.
 //
 // # What is faithful and what is simplified
 //
-// Faithful: paths, headers read, the error JSON and the statuses for each
-// code, the 429 body with QuotaFailure, Help and RetryInfo, SSE framing and
-// its failure modes (cut between or inside events, error events, malformed
-// data), empty text parts sent as {"text":"","thoughtSignature":…}, the 400
-// texts of the rules (verbatim where known, as marked in validate.go).
+// Faithful: the paths and credentials of both backends, the error JSON and
+// the statuses for each code, the 429 body with QuotaFailure, Help and
+// RetryInfo, both stream framings and their failure modes (cut between or
+// inside events, error events, malformed data), the request body read as
+// proto JSON reads it (names in camelCase or snake_case, enums by name or
+// number, integers as numbers or strings), the fields each backend lacks,
+// the response fields each backend sends, empty text parts sent as
+// {"text":""}, the 4xx texts of the rules (verbatim where validate.go says
+// so).
 //
-// Simplified: the model does not think. Token counts are approximations.
-// Only the request fields, enums and schema checks listed in validate.go
-// are validated; parametersJsonSchema, inline data and the other tools are
-// accepted as long as their JSON has the right field names and types.
-// Model names are not checked against a list, and any non-empty API key is
-// valid. The "?key=" query parameter is not accepted (the SDK never sends
-// it), and roles other than user and model are rejected although the API
-// once accepted "function". Numbers in int64 fields must be JSON numbers,
-// not strings. Streams with several candidates are sent as one event.
-// continuationToken is never sent, so the SDK's automatic continuation
-// never triggers.
+// Simplified: the model does not think. Token counts are approximations;
+// avgLogprobs is never sent. Only the request fields, enums and schema
+// checks listed in validate.go are validated; parametersJsonSchema, inline
+// data and the other tools are accepted as long as their JSON has the right
+// field names and types, and the API versions of one backend accept the
+// same fields. Model names are not checked against a list, and any
+// non-empty key or token is valid. Enums are always answered by name, even
+// to a stream that asked for numbers. [RateLimited] sends the Gemini API's
+// 429 body, RetryInfo included, on both backends. Floats written as "NaN" or
+// "Infinity" are refused. Streams with several candidates are sent as one
+// event. continuationToken is never sent, so the SDK's automatic
+// continuation never triggers.
 //
 // # Concurrency
 //

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
 
 	"google.golang.org/genai"
 )
@@ -36,12 +38,19 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		evs = []*genai.GenerateContentResponse{resp}
 	}
 	if !reply.Raw {
-		ids := reply.AddIDs || isGemini3(in.model)
+		// Vertex AI sends no function-call ids, and refuses them back
+		// (fields.go).
+		ids := reply.AddIDs || isGemini3(in.model) && !in.vertex()
 		sigs := reply.AddSignatures || isGemini3(in.model)
 		s.decorate(evs, ids, sigs)
 	}
 	if stream && len(reply.Chunks) == 0 {
-		evs = s.split(evs[0], reply.TextChunk, reply.TrailingSignature)
+		// Gemini 3 on the Gemini API ends a streamed function-call turn
+		// with an event whose only part is {"text": ""} and which carries
+		// the finishReason (captured, charmbracelet/fantasy providertests
+		// gemini-3-pro-preview/tool_streaming.yaml).
+		emptyLast := !reply.Raw && !in.vertex() && isGemini3(in.model)
+		evs = s.split(evs[0], reply.TextChunk, reply.TrailingSignature, emptyLast)
 	}
 	if !reply.Raw {
 		s.fill(evs, in)
@@ -193,12 +202,28 @@ func (s *Server) signature() []byte {
 }
 
 // fill completes evs, the events of one reply, with what the API always
-// sends: role "model", the candidate index, finishReason STOP on the last
-// event when a candidate with content has none, the model version and one
-// response id on every event, and usage (running totals) on every event
-// unless the script set usage on one of them.
+// sends, as the captures in charmbracelet/fantasy's providertests show it
+// (genai Go against both backends, 2026-03):
+//
+//   - role "model", the candidate index, and finishReason STOP on the last
+//     event when a candidate with content has none;
+//   - on the Gemini API, finishMessage "Model generated function call(s)."
+//     on an event that finishes with STOP and holds a function call;
+//   - the model version and one response id on every event; on Vertex AI,
+//     one createTime too;
+//   - usage, unless the script set usage on one of them: on the Gemini API
+//     the running totals on every event; on Vertex AI the totals with
+//     candidatesTokensDetails on the last event only, the events before it
+//     carrying only the trafficType, which every event has (ON_DEMAND, or
+//     ON_DEMAND_PRIORITY and ON_DEMAND_FLEX for those service tiers:
+//     vercel/ai#15488, BerriAI/litellm#25379).
 func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
 	responseID := fmt.Sprintf("fake-response-%d", s.nextID())
+	vertex := in.vertex()
+	var created time.Time
+	if vertex {
+		created = s.timeNow().UTC().Truncate(time.Microsecond)
+	}
 	scriptedUsage := false
 	for _, e := range evs {
 		scriptedUsage = scriptedUsage || e.UsageMetadata != nil
@@ -217,6 +242,9 @@ func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
 			if last && c.FinishReason == "" && c.Content != nil && len(c.Content.Parts) > 0 && !finished(evs, k) {
 				c.FinishReason = genai.FinishReasonStop
 			}
+			if !vertex && c.FinishReason == genai.FinishReasonStop && c.FinishMessage == "" && hasCall(c.Content) {
+				c.FinishMessage = "Model generated function call(s)."
+			}
 			u.add(c.Content)
 		}
 		if e.ModelVersion == "" {
@@ -225,10 +253,49 @@ func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
 		if e.ResponseID == "" {
 			e.ResponseID = responseID
 		}
-		if !scriptedUsage {
+		if vertex && e.CreateTime.IsZero() {
+			e.CreateTime = created
+		}
+		if scriptedUsage {
+			continue
+		}
+		switch {
+		case !vertex:
 			e.UsageMetadata = u.metadata()
+		case last:
+			e.UsageMetadata = u.metadata()
+			e.UsageMetadata.CandidatesTokensDetails = []*genai.ModalityTokenCount{
+				{Modality: genai.MediaModalityText, TokenCount: e.UsageMetadata.CandidatesTokenCount}}
+			e.UsageMetadata.TrafficType = trafficType(in.req)
+		default:
+			e.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{TrafficType: trafficType(in.req)}
 		}
 	}
+}
+
+// trafficType is the usageMetadata.trafficType Vertex AI answers req with.
+func trafficType(req *wireRequest) genai.TrafficType {
+	switch {
+	case req == nil:
+	case strings.EqualFold(string(req.ServiceTier), string(genai.ServiceTierPriority)):
+		return genai.TrafficTypeOnDemandPriority
+	case strings.EqualFold(string(req.ServiceTier), string(genai.ServiceTierFlex)):
+		return genai.TrafficTypeOnDemandFlex
+	}
+	return genai.TrafficTypeOnDemand
+}
+
+// hasCall reports whether c holds a function call.
+func hasCall(c *genai.Content) bool {
+	if c == nil {
+		return false
+	}
+	for _, p := range c.Parts {
+		if p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // finished reports whether candidate k has a finishReason in any event.
@@ -241,10 +308,13 @@ func finished(evs []*genai.GenerateContentResponse, k int) bool {
 	return false
 }
 
-// encodeResponse returns the JSON the API sends for r. A part with a
-// thought signature and no data is sent as {"text":"","thoughtSignature":…},
-// as the API does; genai's omitempty would drop the text.
-func encodeResponse(r *genai.GenerateContentResponse) ([]byte, error) {
+// encodeResponse returns the JSON the API sends for r, an answer to in. A
+// part with no data is sent as an empty text part ({"text":""}, with its
+// thoughtSignature if it has one), as the API does; genai's omitempty would
+// drop the text. The Gemini API sends the candidate index even when it is 0
+// and Vertex AI does not; the Gemini API echoes a requested service tier as
+// usageMetadata.serviceTier (vercel/ai#15488), which genai has no field for.
+func (s *Server) encodeResponse(r *genai.GenerateContentResponse, in *input) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("fake: scripted response is not JSON: %w", err)
@@ -254,16 +324,19 @@ func encodeResponse(r *genai.GenerateContentResponse) ([]byte, error) {
 		return nil, err
 	}
 	for _, c := range tree.get("candidates").elems() {
-		if c.get("index") == nil { // omitempty drops the index 0 the API sends
-			c.keys = append(c.keys, "index")
-			c.vals = append(c.vals, &jsonValue{kind: jsonNumber, str: "0"})
+		if c.get("index") == nil && !in.vertex() { // omitempty drops the index 0 the API sends
+			c.set("index", &jsonValue{kind: jsonNumber, str: "0"})
 		}
 		for _, p := range c.get("content").get("parts").elems() {
-			if p.get("thoughtSignature") != nil && p.get("text") == nil && !hasData(p) {
+			if p.get("text") == nil && !hasData(p) {
 				p.keys = append([]string{"text"}, p.keys...)
 				p.vals = append([]*jsonValue{{kind: jsonString}}, p.vals...)
 			}
 		}
+	}
+	if u := tree.get("usageMetadata"); u != nil && !in.vertex() && in.req != nil && in.req.ServiceTier != "" &&
+		u.get("serviceTier") == nil {
+		u.set("serviceTier", &jsonValue{kind: jsonString, str: string(in.req.ServiceTier)})
 	}
 	var buf bytes.Buffer
 	tree.encode(&buf)

@@ -3,22 +3,28 @@ package fake
 import (
 	"bytes"
 	"testing"
+
+	"google.golang.org/genai"
 )
 
-// FuzzValidate drives the request check with arbitrary bodies. It must
-// never panic; a rejection must name a rule and carry a 4xx error; an
-// accepted body must decode, and its canonical form must be accepted too
-// and be a fixed point.
+// FuzzValidate drives the request check with arbitrary bodies, on both
+// backends. It must never panic; a rejection must name a rule and carry a
+// 4xx error; an accepted body must decode, and its canonical form must be
+// accepted too and be a fixed point.
 func FuzzValidate(f *testing.F) {
 	for _, tc := range ruleCases {
 		model := tc.model
 		if model == "" {
 			model = "gemini-2.5-flash"
 		}
-		f.Add(model, []byte(tc.body))
+		f.Add(tc.vertex, model, []byte(tc.body))
 	}
-	f.Fuzz(func(t *testing.T, model string, body []byte) {
-		in, rej := validate(model, body)
+	f.Fuzz(func(t *testing.T, vertex bool, model string, body []byte) {
+		backend := genai.BackendGeminiAPI
+		if vertex {
+			backend = genai.BackendVertexAI
+		}
+		in, rej := validate(backend, model, body)
 		if rej != nil {
 			if !ruleExists(rej.Rule) || rej.Err.Code < 400 || rej.Err.Code > 499 || rej.Err.Message == "" {
 				t.Fatalf("validate(%q) = %+v; want a known rule and a 4xx error with a message", body, rej)
@@ -29,7 +35,7 @@ func FuzzValidate(f *testing.F) {
 		if in.req == nil || in.canonical == nil {
 			t.Fatalf("validate(%q) accepted without decoding", body)
 		}
-		again, rej := validate(model, in.canonical)
+		again, rej := validate(backend, model, in.canonical)
 		if rej != nil {
 			t.Fatalf("canonical form %s of %q rejected by %q: %s", in.canonical, body, rej.Rule, rej.Err.Message)
 		}

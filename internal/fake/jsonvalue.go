@@ -47,6 +47,12 @@ func (v *jsonValue) get(key string) *jsonValue {
 	return nil
 }
 
+// set appends key with value e to an object. The key must not be there.
+func (v *jsonValue) set(key string, e *jsonValue) {
+	v.keys = append(v.keys, key)
+	v.vals = append(v.vals, e)
+}
+
 // elems returns an array's elements, or nil.
 func (v *jsonValue) elems() []*jsonValue {
 	if v == nil || v.kind != jsonArray {

@@ -3,11 +3,13 @@ package fake
 import (
 	"bytes"
 	"testing"
+
+	"google.golang.org/genai"
 )
 
 func TestSyntaxMessageCaret(t *testing.T) {
 	body := "{\n  \"contents\": [\n    {\"parts\": [}\n  ]\n}"
-	_, rej := validate("m", []byte(body))
+	_, rej := validate(genai.BackendGeminiAPI, "m", []byte(body))
 	want := "Invalid JSON payload received. Unexpected token.\n    {\"parts\": [}\n               ^"
 	if rej == nil || rej.Err.Message != want {
 		t.Errorf("message = %q; want %q", rej.Err.Message, want)

@@ -2,7 +2,9 @@ package fake
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 
 	"google.golang.org/genai"
@@ -12,10 +14,9 @@ import (
 type Method string
 
 const (
-	// MethodGenerateContent is POST /v1beta/models/{model}:generateContent.
+	// MethodGenerateContent is POST …/models/{model}:generateContent.
 	MethodGenerateContent Method = "generateContent"
-	// MethodStreamGenerateContent is POST
-	// /v1beta/models/{model}:streamGenerateContent?alt=sse.
+	// MethodStreamGenerateContent is POST …/models/{model}:streamGenerateContent.
 	MethodStreamGenerateContent Method = "streamGenerateContent"
 )
 
@@ -29,16 +30,29 @@ type Request struct {
 	Seq int
 	// Method is the API method, or "" when the route was unknown.
 	Method Method
-	// Model is the model name from the path, without "models/"
-	// ("gemini-2.5-flash").
+	// Backend is the API the route belongs to: genai.BackendGeminiAPI for
+	// /v1beta/models/…, genai.BackendVertexAI for
+	// /v1beta1/projects/…/publishers/google/models/… and
+	// /v1beta1/publishers/google/models/… (express mode).
+	Backend genai.Backend
+	// Model is the model name from the path, without "models/" or
+	// "publishers/google/models/" ("gemini-2.5-flash").
 	Model string
-	// APIVersion is the version segment of the path ("v1beta").
+	// APIVersion is the version segment of the path ("v1beta", "v1beta1").
 	APIVersion string
+	// Project and Location are those of a Vertex AI project route; empty
+	// otherwise.
+	Project, Location string
 	// Header holds the request headers (User-Agent, X-Goog-Api-Client,
 	// X-Server-Timeout…).
 	Header http.Header
-	// APIKey is the value of the x-goog-api-key header.
+	// Query holds the query parameters (alt=sse for genai's streams).
+	Query url.Values
+	// APIKey is the value of the x-goog-api-key header, or of the key query
+	// parameter.
 	APIKey string
+	// Token is the bearer token of the Authorization header.
+	Token string
 
 	// The decoded body. They are nil when the body could not be decoded
 	// (see Rejection). GenerationConfig lacks imageConfig, which genai's
@@ -48,6 +62,9 @@ type Request struct {
 	Tools             []*genai.Tool
 	ToolConfig        *genai.ToolConfig
 	GenerationConfig  *genai.GenerationConfig
+	SafetySettings    []*genai.SafetySetting
+	Labels            map[string]string
+	ServiceTier       genai.ServiceTier
 
 	// Body is the raw body as received.
 	Body []byte
@@ -91,6 +108,7 @@ type record struct {
 func (r *record) request() *Request {
 	out := r.req
 	out.Header = r.req.Header.Clone()
+	out.Query = cloneValues(r.req.Query)
 	out.Body = slices.Clone(r.req.Body)
 	out.Rejection = r.req.Rejection.clone()
 	if r.canonical != nil {
@@ -103,11 +121,25 @@ func (r *record) request() *Request {
 	return &out
 }
 
+func cloneValues(v url.Values) url.Values {
+	if v == nil {
+		return nil
+	}
+	out := maps.Clone(v)
+	for k, vs := range out {
+		out[k] = slices.Clone(vs)
+	}
+	return out
+}
+
 func setDecoded(r *Request, w *wireRequest) {
 	r.Contents = w.Contents
 	r.SystemInstruction = w.SystemInstruction
 	r.Tools = w.Tools
 	r.ToolConfig = w.ToolConfig
+	r.SafetySettings = w.SafetySettings
+	r.Labels = w.Labels
+	r.ServiceTier = w.ServiceTier
 	if w.GenerationConfig != nil {
 		r.GenerationConfig = &w.GenerationConfig.GenerationConfig
 	}

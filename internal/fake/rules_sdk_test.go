@@ -171,7 +171,9 @@ func TestEveryConfigFieldIsAccepted(t *testing.T) {
 	contents := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{
 		{Text: "hi"}, genai.NewPartFromBytes([]byte("data"), "text/plain"), genai.NewPartFromURI("gs://b/o", "text/plain"),
 	}}}
-	if _, err := srv.Client().Models.GenerateContent(context.Background(), model, contents, cfg); err != nil {
+	// A Gemini 3 model: older ones refuse a JSON response with function
+	// declarations (rule response-schema-with-tools).
+	if _, err := srv.Client().Models.GenerateContent(context.Background(), "gemini-3-flash-preview", contents, cfg); err != nil {
 		t.Fatalf("GenerateContent error %v; want the request accepted", err)
 	}
 	if got := srv.LastRequest().GenerationConfig; got == nil || *got.Seed != 7 || got.ThinkingConfig == nil {

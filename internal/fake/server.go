@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -14,13 +13,22 @@ import (
 	"google.golang.org/genai"
 )
 
-// APIKey is the API key [Server.ClientConfig] and [Server.Client] use. The
-// server accepts any non-empty key.
-const APIKey = "fake-api-key"
+// The credentials and the Vertex AI project the clients of
+// [Server.ClientConfig] and [Server.VertexClientConfig] use. The server
+// accepts any non-empty key or token, and any project and location.
+const (
+	// APIKey is the Gemini API key.
+	APIKey = "fake-api-key"
+	// AccessToken is the OAuth bearer token sent to Vertex AI.
+	AccessToken = "fake-access-token"
+	// VertexProject and VertexLocation name the Vertex AI project.
+	VertexProject  = "fake-project"
+	VertexLocation = "us-central1"
+)
 
-// Server is a fake Gemini API server on a loopback port. Create it with
-// [NewServer] and stop it with [Server.Close]. All methods are safe for
-// concurrent use.
+// Server is a fake Gemini API and Vertex AI server on a loopback port.
+// Create it with [NewServer] and stop it with [Server.Close]. All methods
+// are safe for concurrent use.
 type Server struct {
 	// URL is the base URL of the server, "http://127.0.0.1:port", with no
 	// trailing slash. Use it as genai.HTTPOptions.BaseURL.
@@ -34,8 +42,11 @@ type Server struct {
 	queue     []*Reply
 	replyFunc func(*Request) *Reply
 	logf      func(format string, args ...any)
+	now       func() time.Time
 	records   []*record
 	ids       int // function-call ids, signatures and response ids issued
+
+	inputTokenLimit int // see SetInputTokenLimit; 0: none
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
@@ -80,11 +91,56 @@ func (s *Server) ClientConfig() *genai.ClientConfig {
 // [Server.ClientConfig]. It panics if genai.NewClient fails, which it does
 // not with that configuration.
 func (s *Server) Client() *genai.Client {
-	c, err := genai.NewClient(context.Background(), s.ClientConfig())
+	return newClient(s.ClientConfig())
+}
+
+// VertexClientConfig returns a new client configuration for this server as
+// Vertex AI: the Vertex AI backend, the project [VertexProject] in
+// [VertexLocation], HTTPOptions.BaseURL set to URL, and an HTTP client that
+// sends the bearer token [AccessToken], as the client genai builds from
+// Google credentials does. Requests go to
+// /v1beta1/projects/fake-project/locations/us-central1/publishers/google/models/{model}:….
+// With an HTTP client given, genai.NewClient looks up no credentials
+// (Application Default Credentials are read only without one); it reads
+// the API key variables of the environment only to log that the project
+// wins over them. Each call returns a fresh configuration; the HTTP client
+// is shared.
+func (s *Server) VertexClientConfig() *genai.ClientConfig {
+	base := s.srv.Client()
+	return &genai.ClientConfig{
+		Backend:     genai.BackendVertexAI,
+		Project:     VertexProject,
+		Location:    VertexLocation,
+		HTTPClient:  &http.Client{Transport: bearer{base: base.Transport, token: AccessToken}},
+		HTTPOptions: genai.HTTPOptions{BaseURL: s.URL},
+	}
+}
+
+// VertexClient returns a genai client that talks to this server as Vertex
+// AI, built from [Server.VertexClientConfig]. It panics if genai.NewClient
+// fails, which it does not with that configuration.
+func (s *Server) VertexClient() *genai.Client {
+	return newClient(s.VertexClientConfig())
+}
+
+func newClient(cfg *genai.ClientConfig) *genai.Client {
+	c, err := genai.NewClient(context.Background(), cfg)
 	if err != nil {
 		panic("fake: genai.NewClient: " + err.Error())
 	}
 	return c
+}
+
+// bearer is a transport that authenticates with an OAuth bearer token.
+type bearer struct {
+	base  http.RoundTripper
+	token string
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
 }
 
 // Enqueue appends replies to the script. Each request, unary or streaming,
@@ -123,6 +179,25 @@ func (s *Server) SetLogger(logf func(format string, args ...any)) {
 	s.logf = logf
 }
 
+// SetTimeNowFunc makes the server read the time from now, which must be
+// safe for concurrent use; nil restores time.Now. The time is sent only as
+// the createTime of Vertex AI responses.
+func (s *Server) SetTimeNowFunc(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+func (s *Server) timeNow() time.Time {
+	s.mu.Lock()
+	now := s.now
+	s.mu.Unlock()
+	if now == nil {
+		return time.Now()
+	}
+	return now()
+}
+
 func (s *Server) log(format string, args ...any) {
 	s.mu.Lock()
 	logf := s.logf
@@ -135,26 +210,28 @@ func (s *Server) log(format string, args ...any) {
 // maxBody is the largest request body the server reads.
 const maxBody = 64 << 20
 
-// route matches the paths the server serves: /{version}/models/{model}:{method}.
-var route = regexp.MustCompile(`^/(v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$`)
-
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	req := Request{Header: r.Header.Clone(), APIKey: r.Header.Get("X-Goog-Api-Key")}
+	creds := credentialsOf(r)
+	req := Request{Header: r.Header.Clone(), Query: r.URL.Query(), APIKey: creds.apiKey, Token: creds.token}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	req.Body = body
+	rt, served := parseRoute(r.Method, r.URL)
+	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit()}
 	var rej *Rejection
-	in := &input{apiKey: req.APIKey, body: body}
-	if m := route.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost &&
-		(m[3] == string(MethodGenerateContent) || m[3] == string(MethodStreamGenerateContent)) {
-		req.APIVersion, req.Model, req.Method = m[1], m[2], Method(m[3])
-		in.model = req.Model
+	if served {
+		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method
+		req.Project, req.Location = rt.project, rt.location
 	}
+	format, formatOK := streamFormatOf(req.Query)
+	in.format = format
 	switch {
-	case req.Method == "":
+	case !served:
 		rej = &Rejection{Rule: "route", Err: APIError{Code: http.StatusNotFound, Status: "NOT_FOUND",
 			Message: fmt.Sprintf("Requested entity was not found. (fake: nothing is served at %s %s)", r.Method, r.URL.Path)}}
-	case req.Method == MethodStreamGenerateContent && r.URL.Query().Get("alt") != "sse":
-		rej = &Rejection{Rule: "route", Err: *invalidArgument("fake: streamGenerateContent is served only with alt=sse, which the SDK always sends")}
+	case rt.method == MethodStreamGenerateContent && !formatOK:
+		rej = &Rejection{Rule: "route", Err: *invalidArgument(fmt.Sprintf(
+			"fake: streamGenerateContent is served with alt=sse, alt=json or no alt, not alt=%s", req.Query.Get("alt")+req.Query.Get("$alt")))}
 	case err != nil:
 		rej = &Rejection{Rule: "route", Err: *invalidArgument(fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", maxBody))}
 	default:
@@ -183,7 +260,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	seq := rec.req.Seq
 	if rej != nil {
 		s.log("fake: #%d %s %s: rejected by rule %q: %d %s", seq, r.Method, r.URL.Path, rej.Rule, rej.Err.httpCode(), rej.Err.Message)
-		writeError(w, &rej.Err)
+		writeError(w, in, &rej.Err)
 		return
 	}
 	if fn != nil {
@@ -196,7 +273,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		err := &APIError{Code: http.StatusBadRequest, Status: "FAILED_PRECONDITION",
 			Message: fmt.Sprintf("fake: no reply scripted for request #%d", seq)}
 		s.log("fake: #%d %s %s: %s", seq, req.Method, req.Model, err.Message)
-		writeError(w, err)
+		writeError(w, in, err)
 		return
 	}
 	s.log("fake: #%d %s %s: %s", seq, req.Method, req.Model, describe(reply))
@@ -226,7 +303,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, method Method, i
 		panic(http.ErrAbortHandler) // the client is gone or the server closing
 	}
 	if reply.Err != nil {
-		writeError(w, reply.Err)
+		writeError(w, in, reply.Err)
 		return
 	}
 	if reply.Fault == FaultDropConnection {
@@ -238,8 +315,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, method Method, i
 			writeJSON(w, http.StatusOK, reply.Body)
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		writeEvent(w, reply.Body)
+		sw := newStreamWriter(w, in.format)
+		sw.element(reply.Body)
+		sw.end()
 		return
 	}
 	if method == MethodGenerateContent {
@@ -252,17 +330,21 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, method Method, i
 // answerUnary sends reply as one JSON response.
 func (s *Server) answerUnary(w http.ResponseWriter, in *input, reply *Reply) {
 	if reply.StreamErr != nil {
-		writeError(w, reply.StreamErr)
+		writeError(w, in, reply.StreamErr)
 		return
 	}
 	evs, err := s.events(reply, in, false)
 	var body []byte
 	if err == nil {
-		body, err = encodeResponse(evs[0])
+		body, err = s.encodeResponse(evs[0], in)
 	}
 	if err != nil {
-		writeError(w, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
+		writeError(w, in, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
 		return
+	}
+	if !in.vertex() && in.req != nil && in.req.ServiceTier != "" {
+		// The tier that served the request (vercel/ai#14937).
+		w.Header().Set("X-Gemini-Service-Tier", string(in.req.ServiceTier))
 	}
 	switch reply.Fault {
 	case FaultMalformedBody:
@@ -311,9 +393,15 @@ func dropConnection(w http.ResponseWriter) {
 	conn.Close()
 }
 
-// writeError sends e in the API's error JSON with its HTTP status.
-func writeError(w http.ResponseWriter, e *APIError) {
-	writeJSON(w, e.httpCode(), mustJSON(e.wire()))
+// writeError sends e in the API's error JSON with its HTTP status. A
+// stream framed as a JSON array gets the error as the array's one element,
+// as the API sends it (dreeveapp/dreeve#894: [{"error": {…}}]).
+func writeError(w http.ResponseWriter, in *input, e *APIError) {
+	body := mustJSON(e.wire())
+	if in.method == MethodStreamGenerateContent && in.format == streamJSONArray {
+		body = append(append([]byte("["), body...), ']')
+	}
+	writeJSON(w, e.httpCode(), body)
 }
 
 func writeJSON(w http.ResponseWriter, code int, body []byte) {

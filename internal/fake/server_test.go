@@ -78,14 +78,6 @@ func TestOtherAPIVersion(t *testing.T) {
 	}
 }
 
-func TestStreamNeedsAltSSE(t *testing.T) {
-	srv := newServer(t)
-	code, body := post(t, srv, http.MethodPost, "/v1beta/models/gemini-2.5-flash:streamGenerateContent", fake.APIKey, `{"contents":[{"parts":[{"text":"hi"}]}]}`)
-	if ae := apiErrorBody(t, body); code != http.StatusBadRequest || !strings.Contains(ae.Message, "alt=sse") {
-		t.Errorf("stream without alt=sse = %d %+v; want 400 naming alt=sse", code, ae)
-	}
-}
-
 func TestMissingAPIKey(t *testing.T) {
 	srv := newServer(t)
 	srv.Enqueue(fake.Text("not sent"))

@@ -12,9 +12,11 @@ import (
 // (0: whole), function calls whole. promptFeedback rides on the first
 // event; the candidate's other fields (finishReason, safety ratings…) and
 // the usage on the last. With trailing, the signature of the last text part
-// moves to a final event whose only part is an empty text part. Responses
-// with no parts or several candidates are sent as one event.
-func (s *Server) split(resp *genai.GenerateContentResponse, textChunk int, trailing bool) []*genai.GenerateContentResponse {
+// moves to a final event whose only part is an empty text part. With
+// emptyLast, a turn that ends with a function call gets a final event whose
+// only part is {"text": ""}. Responses with no parts or several candidates
+// are sent as one event.
+func (s *Server) split(resp *genai.GenerateContentResponse, textChunk int, trailing, emptyLast bool) []*genai.GenerateContentResponse {
 	if len(resp.Candidates) != 1 || resp.Candidates[0].Content == nil || len(resp.Candidates[0].Content.Parts) == 0 {
 		return []*genai.GenerateContentResponse{resp}
 	}
@@ -44,6 +46,9 @@ func (s *Server) split(resp *genai.GenerateContentResponse, textChunk int, trail
 		}
 		parts[lastText].ThoughtSignature = nil
 		parts = append(parts, &genai.Part{ThoughtSignature: sig})
+	}
+	if emptyLast && parts[len(parts)-1].FunctionCall != nil {
+		parts = append(parts, &genai.Part{Text: ""})
 	}
 
 	evs := make([]*genai.GenerateContentResponse, len(parts))
@@ -82,19 +87,18 @@ func splitText(s string, n int) []string {
 	return out
 }
 
-// answerStream sends reply as server-sent events: `data: <json>` lines
-// each followed by a blank line (\r\n\r\n), flushed one by one, with no
-// event:, id: or comment lines, as the API does.
+// answerStream sends reply as a stream, framed as the request asked (see
+// [streamFormat]), each element flushed as it is written.
 func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, in *input, reply *Reply) {
 	evs, err := s.events(reply, in, true)
 	if err != nil {
-		writeError(w, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
+		writeError(w, in, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
 		return
 	}
 	encoded := make([][]byte, len(evs))
 	for i, e := range evs {
-		if encoded[i], err = encodeResponse(e); err != nil {
-			writeError(w, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
+		if encoded[i], err = s.encodeResponse(e, in); err != nil {
+			writeError(w, in, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
 			return
 		}
 	}
@@ -105,43 +109,95 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, in *input,
 		send = min(max(reply.CutAfter, 0), len(evs))
 	}
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
-	flush()
+	sw := newStreamWriter(w, in.format)
 	for i := 0; i < send; i++ {
 		if i > 0 && !s.wait(r.Context(), reply.EventDelay) {
 			panic(http.ErrAbortHandler)
 		}
-		writeEvent(w, encoded[i])
-		flush()
-	}
-	if !cut {
-		return
+		sw.element(encoded[i])
 	}
 	switch {
+	case !cut:
 	case reply.Fault == FaultMalformedBody:
-		w.Write([]byte("data: {not json\r\n\r\n"))
+		sw.element([]byte("{not json"))
 	case reply.Fault == FaultCutMidEvent && send < len(evs):
-		ev := append([]byte("data: "), encoded[send]...)
-		w.Write(ev[:len(ev)/2])
-		flush()
+		sw.partial(encoded[send])
 		panic(http.ErrAbortHandler)
 	case reply.Fault == FaultCutStream || reply.Fault == FaultCutMidEvent:
 		panic(http.ErrAbortHandler)
 	case reply.StreamErr != nil:
-		writeEvent(w, mustJSON(reply.StreamErr.wire()))
+		sw.element(mustJSON(reply.StreamErr.wire()))
 	}
-	flush()
+	sw.end()
 }
 
-func writeEvent(w http.ResponseWriter, data []byte) {
-	w.Write([]byte("data: "))
-	w.Write(data)
-	w.Write([]byte("\r\n\r\n"))
+// A streamWriter writes the elements of a stream in one of the API's two
+// framings, flushing each:
+//
+//   - SSE: `data: <json>` events, each followed by a blank line
+//     ("\r\n\r\n"), with Content-Type text/event-stream and no event:,
+//     id: or comment lines (gemini-wire.md §4.1; the captures in
+//     charmbracelet/fantasy's providertests);
+//   - JSON array: "[", the elements separated by ",\r\n", "]", with
+//     Content-Type application/json, read element by element (gax-go's
+//     ProtoJSONStream; nyo16/nous#26, symfony/ai#2170).
+type streamWriter struct {
+	w       http.ResponseWriter
+	format  streamFormat
+	flusher http.Flusher
+	n       int // elements written
+}
+
+func newStreamWriter(w http.ResponseWriter, format streamFormat) *streamWriter {
+	sw := &streamWriter{w: w, format: format}
+	sw.flusher, _ = w.(http.Flusher)
+	if format == streamSSE {
+		w.Header().Set("Content-Type", "text/event-stream")
+	} else {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	}
+	w.WriteHeader(http.StatusOK)
+	if format == streamJSONArray {
+		w.Write([]byte("["))
+	}
+	sw.flush()
+	return sw
+}
+
+func (sw *streamWriter) flush() {
+	if sw.flusher != nil {
+		sw.flusher.Flush()
+	}
+}
+
+// frame returns data framed as the next element.
+func (sw *streamWriter) frame(data []byte) []byte {
+	if sw.format == streamSSE {
+		return append(append([]byte("data: "), data...), "\r\n\r\n"...)
+	}
+	if sw.n > 0 {
+		return append([]byte(",\r\n"), data...)
+	}
+	return data
+}
+
+func (sw *streamWriter) element(data []byte) {
+	sw.w.Write(sw.frame(data))
+	sw.n++
+	sw.flush()
+}
+
+// partial writes the first half of the next element, and flushes it.
+func (sw *streamWriter) partial(data []byte) {
+	f := sw.frame(data)
+	sw.w.Write(f[:len(f)/2])
+	sw.flush()
+}
+
+// end closes a JSON array; SSE needs nothing.
+func (sw *streamWriter) end() {
+	if sw.format == streamJSONArray {
+		sw.w.Write([]byte("]"))
+	}
+	sw.flush()
 }

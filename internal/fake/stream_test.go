@@ -188,6 +188,13 @@ func TestGemini3IDsAndSignatures(t *testing.T) {
 	for _, ch := range chunks {
 		streamed = append(streamed, ch.Candidates[0].Content.Parts...)
 	}
+	// The stream ends as Gemini 3's do: an event whose only part is an
+	// empty text part, with the finishReason.
+	last := chunks[len(chunks)-1].Candidates[0]
+	if n := len(streamed); n != 4 || streamed[3].Text != "" || streamed[3].FunctionCall != nil || last.FinishReason != genai.FinishReasonStop {
+		t.Errorf("streamed %d parts, the last %+v finishing %q; want 3 calls and an empty text part finishing STOP", n, streamed[n-1], last.FinishReason)
+	}
+	streamed = streamed[:3]
 	ids := map[string]bool{}
 	for _, parts := range [][]*genai.Part{resp.Candidates[0].Content.Parts, streamed} {
 		for i, p := range parts {

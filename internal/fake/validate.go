@@ -16,148 +16,158 @@ import (
 // is rejected with that rule's error, which is recorded in a [Rejection]
 // named after the rule. Earlier rules parse the body for later ones.
 //
-// Each comment states the rule and where its error text comes from. Texts
-// marked "verbatim" are the real API's (from gemini-wire.md §5.3 or the
-// public report cited); the others follow the API's style but were not seen
-// verbatim.
+// The fake must refuse exactly what the real API refuses, no more: a rule
+// stricter than the API breaks a correct client's tests. So each rule says
+// what backs it. verified cites where the API was seen refusing it (a public
+// capture by its issue, a document by its URL) or genai's source
+// (google.golang.org/genai@v1.77.0, file:line); assumed says what is
+// believed without such a source. An error text is the API's own where the
+// rule says "text verified"; otherwise it follows the API's style.
 //
-// To add a rule, add an entry here with such a comment, and a passing and a
-// failing case to TestRules.
+// To add a rule, write its check function and add one entry here; give it
+// a passing and a failing case in ruleCases (validate_test.go), which
+// TestRules requires.
 var rules = []rule{
-	// The API key must come in the x-goog-api-key header (the SDK sends it
-	// nowhere else). 403 PERMISSION_DENIED, verbatim: "Method doesn't allow
-	// unregistered callers (callers without established identity). Please
-	// use API Key or other form of API consumer identity to call this API."
-	{"api-key", checkAPIKey},
-	// The body must be one well-formed JSON object (an empty body is {}).
-	// 400, in the API's form: "Invalid JSON payload received. Unexpected
-	// token." followed by the text around the error and a caret.
-	{"json-syntax", checkJSONSyntax},
-	// functionResponse.response must be a JSON object (google.protobuf.Struct),
-	// checked on the raw JSON. Verbatim forms: for a string, number or bool
-	// "Invalid value at 'contents[2].parts[0].function_response.response'
-	// (type.googleapis.com/google.protobuf.Struct), "text""; for an array
-	// "Invalid JSON payload received. Unknown name "response" at
-	// 'contents[2].parts[0].function_response': Proto field is not repeating,
-	// cannot start list.". Missing or null: "* GenerateContentRequest.
-	// contents[2].parts[0].function_response.response: must be a JSON
-	// object" (not verbatim).
-	{"function-response-object", checkResponseObject},
-	// Every key at every level must name a field of the request (camelCase
-	// or snake_case), every value must have its field's JSON type, schema
-	// types and function-calling modes must be known values. This is how the
-	// API rejects JSON Schema keywords in "parameters". Free-form fields
-	// (args, response, parametersJsonSchema, responseJsonSchema, default,
-	// example, partMetadata) hold any JSON. Verbatim: "Invalid JSON payload
-	// received. Unknown name "additionalProperties" at
-	// 'tools[0].function_declarations[0].parameters': Cannot find field."
-	// with a google.rpc.BadRequest detail; one line per violation.
-	{"json-fields", checkJSONFields},
-	// contents must not be empty. Verbatim (langchain-ai/langchain#33940):
-	// "* GenerateContentRequest.contents: contents is not specified".
-	{"contents-required", checkContentsRequired},
-	// Content.role must be "user", "model" or unset. Verbatim
-	// (router-for-me/CLIProxyAPI#17): "Please use a valid role: user, model."
-	{"role", checkRoles},
-	// Every content needs at least one part. Verbatim
-	// (langchain-ai/langchain-google#691): "* GenerateContentRequest.
-	// contents[41].parts: contents.parts must not be empty."
-	{"parts-required", checkPartsRequired},
-	// Every part must carry data: text (even ""), inlineData, fileData,
-	// functionCall, functionResponse, executableCode, codeExecutionResult,
-	// toolCall or toolResponse. A part that carries only a thoughtSignature
-	// is accepted: it is the empty text part the API itself sends, after
-	// the SDK's omitempty dropped the text. Verbatim:
-	// "* GenerateContentRequest.contents[1].parts[0].data: required oneof
-	// field 'data' must have one initialized field".
-	{"part-data", checkPartData},
-	// Every tools entry must declare something (tools:[{}] is what
-	// &genai.Tool{} sends). Verbatim: "The GenerateContentRequest proto is
-	// invalid:\n  * tools[0].tool_type: required one_of 'tool_type' must have
-	// one initialized field".
-	{"tool-type", checkToolType},
-	// toolConfig.functionCallingConfig needs function declarations. Verbatim:
-	// "Function calling config is set without function_declarations."
-	{"function-calling-config", checkFunctionCallingConfig},
-	// Function names must match ^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$
-	// (gemini-wire.md §6.6). Verbatim (google-gemini/gemini-cli#6704):
-	// "* GenerateContentRequest.tools[0].function_declarations[37].name:
-	// Invalid function name. Must start with a letter or an underscore. Must
-	// be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.) or dashes (-),
-	// with a maximum length of 64."
-	{"function-name", checkFunctionNames},
-	// Function names must be unique across all tools of the request.
-	// Verbatim (tridz-dev/huf#341): "Duplicate function declaration found: load_conversation_data".
-	{"duplicate-function", checkDuplicateFunctions},
-	// parameters and parametersJsonSchema are mutually exclusive. Not
-	// verbatim: "* GenerateContentRequest.tools[0].function_declarations[0]:
-	// parameters and parameters_json_schema must not both be set."
-	{"parameters-exclusive", checkParametersExclusive},
-	// Every schema in parameters needs a type, unless it uses anyOf.
-	// Verbatim: "* GenerateContentRequest.tools[0].function_declarations[29].
-	// parameters.properties[webhook].type: must be specified when not using
-	// one_of, any_of or all_of fields".
-	{"schema-type", checkSchemaTypes},
-	// Every name in a schema's required list must be one of its properties.
-	// Verbatim: "* GenerateContentRequest.tools[0].function_declarations[1].
-	// parameters.required[0]: property is not defined".
-	{"schema-required", checkSchemaRequired},
-	// The next rules see consecutive contents of the same role as one turn,
-	// as genai's Chat streaming history needs (see [turn]).
-	//
-	// A model turn with function calls must come right after a user turn
-	// (which may be a function response turn): it cannot open the
-	// conversation. Verbatim (discuss.ai.google.dev, topic 46213): "Please
-	// ensure that function call turns come immediately after a user turn or
-	// after a function response turn."
-	{"function-call-placement", checkCallPlacement},
-	// A turn with function responses must come right after a model turn with
-	// function calls. Verbatim: "Please ensure that function response turn
-	// comes immediately after a function call turn."
-	{"function-response-placement", checkResponsePlacement},
-	// A model turn with N functionCall parts must be followed by a turn with
-	// exactly N functionResponse parts, unless it is the last turn.
-	// Verbatim: "Please ensure that the number of function response parts
-	// is equal to the number of function call parts of the function call
-	// turn."
-	{"function-response-count", checkResponseCount},
-	// Responses must answer the calls of the turn before them, compared as
-	// multisets: a call with an id is answered by the response with that id
-	// (and the same name); calls without ids are matched by name. Not
-	// verbatim: "* GenerateContentRequest.contents[2].parts[0].
-	// function_response.id: …" saying which call is unanswered.
-	{"function-response-id", checkResponseIDs},
-	// Models whose name starts with "gemini-3": walking back to the most
-	// recent user content that is not only function responses, the first
-	// functionCall part of every model turn after it must carry its
-	// thoughtSignature; earlier turns are not checked (gemini-wire.md §6.3).
-	// Verbatim except for the position, which is the 1-based index of the
-	// content holding the call: "Function call is missing a
-	// thought_signature in functionCall parts. This is required for tools to
-	// work correctly, and missing thought_signature may lead to degraded
-	// model performance. Additional data, function call `default_api:shell`
-	// , position 2. Please refer to
-	// https://ai.google.dev/gemini-api/docs/thought-signatures for more
-	// details."
-	{"thought-signature", checkThoughtSignatures},
+	{name: "auth", check: checkAuth,
+		verified: "Gemini API: 403 PERMISSION_DENIED without a key or token, text verified " +
+			"(PublicAffairs/openai-gemini#92, googleapis/js-genai#898); an OAuth bearer token instead of a key is " +
+			"documented (https://ai.google.dev/gemini-api/docs/oauth). Vertex AI: 401 UNAUTHENTICATED without " +
+			"credentials, text verified (GoogleCloudPlatform/generative-ai#454) with the ErrorInfo " +
+			"CREDENTIALS_MISSING detail of a2aproject/a2a-samples#43. A malformed Authorization header: 401, text " +
+			"verified (cnpack/cnwizards#215, songquanpeng/one-api#515).",
+		assumed: "An API key alone on a Vertex AI project route gets the 401 that a2aproject/a2a-samples#43 " +
+			"shows for a key that is not a Vertex AI key; any non-empty key or token is valid."},
+	{name: "json-syntax", check: checkJSONSyntax,
+		verified: "the API parses the body as JSON and answers 400 INVALID_ARGUMENT \"Invalid JSON payload " +
+			"received.\" when it cannot (the prefix of every parse error, e.g. ax-llm/ax#293).",
+		assumed: "the text after the prefix (\"Unexpected token.\", the line and a caret) and that an empty " +
+			"body reads as {}."},
+	{name: "function-response-object", check: checkResponseObject,
+		verified: "a functionResponse.response that is a list: text verified (danny-avila/LibreChat#5525, " +
+			"vercel/ai#3589); a response that is absent is accepted (issue 13: a Gemini 3.5 conversation answered " +
+			"200).",
+		assumed: "a string, number or bool response, answered in the proto JSON form for a Struct (\"Invalid " +
+			"value at '…' (type.googleapis.com/google.protobuf.Struct), …\", the form gemini-cli#4120 shows for " +
+			"a scalar)."},
+	{name: "json-fields", check: checkJSONFields,
+		verified: "an unknown field at any level is refused, text verified (ax-llm/ax#293, " +
+			"glowingjade/obsidian-smart-composer#455; the same for $defs, const, exclusiveMinimum… in " +
+			"langchain-ai/langchainjs#7758); a value of the wrong JSON type, text verified " +
+			"(google-gemini/gemini-cli#4120: numbers in a schema's enum). Values are read as proto JSON reads them " +
+			"(https://protobuf.dev/programming-guides/json/): enums by name or number (the legacy Go SDK sends " +
+			"numbers, cloud.google.com/go/ai generative_client.go:702), integers as numbers or strings, bytes in " +
+			"standard or URL-safe base64. Lowercase schema types are accepted (google-gemini/cookbook " +
+			"Function_calling_REST.ipynb). The fields one backend lacks are listed in fields.go with their source.",
+		assumed: "the case of other enum names is ignored too; enums other than a schema's type and the " +
+			"function-calling mode are not checked against their values."},
+	{name: "contents-required", check: checkContentsRequired,
+		verified: "text verified (langchain-ai/langchain#33940)."},
+	{name: "role", check: checkRoles,
+		verified: "\"system\" and \"assistant\" are refused, text verified (the-open-agent/openagent#1666, " +
+			"MoonLadderStudios/MoonMind#8); an unset role is accepted (the API's own curl example, " +
+			"snailyp/gemini-balance#172); \"function\" is accepted: Google's legacy JS SDK sends function " +
+			"responses only under it (@google/generative-ai VALID_PARTS_PER_ROLE); \"tool\" was answered 200 in " +
+			"googleapis/python-genai#81."},
+	{name: "parts-required", check: checkPartsRequired,
+		verified: "Gemini API text verified (langchain-ai/langchain-google#691); Vertex AI text verified " +
+			"(firebase/firebase-android-sdk#6042)."},
+	{name: "part-data", check: checkPartData,
+		verified: "a part with no data, text verified (genkit-ai/genkit#3816, from a genai Go client). Vertex AI " +
+			"refuses an empty text part, text verified (deepset-ai/haystack-core-integrations#1337, " +
+			"Portkey-AI/gateway#462); the Gemini API accepts one again (google-gemini/deprecated-generative-ai-" +
+			"python#697, fixed) and sends them itself (gemini-3 streams end with {\"text\": \"\"}, captured in " +
+			"charmbracelet/fantasy's providertests).",
+		assumed: "a part that carries only a thoughtSignature is accepted on both backends (the SDK's " +
+			"omitempty makes one of the signature-only text part the API streams)."},
+	{name: "tool-type", check: checkToolType,
+		verified: "text verified (0xPlaygrounds/rig#588, ShishirPatil/gorilla#770)."},
+	{name: "function-calling-config", check: checkFunctionCallingConfig,
+		verified: "text verified (musistudio/claude-code-router#1207)."},
+	{name: "function-name", check: checkFunctionNames,
+		verified: "text verified, with the limit of 64 (google-gemini/gemini-cli#6704)."},
+	{name: "duplicate-function", check: checkDuplicateFunctions,
+		verified: "text verified (tridz-dev/huf#341)."},
+	{name: "parameters-exclusive", check: checkParametersExclusive,
+		verified: "documented: parametersJsonSchema \"is mutually exclusive with parameters\" (genai types.go, " +
+			"FunctionDeclaration.ParametersJsonSchema).",
+		assumed: "the API refuses both with a 400; the text."},
+	{name: "schema-type", check: checkSchemaTypes,
+		verified: "text verified (OpenAgentsInc/openagents#857)."},
+	{name: "schema-required", check: checkSchemaRequired,
+		verified: "text verified (iBUHub/AIStudioToAPI#154)."},
+	{name: "response-schema-with-tools", check: checkResponseSchemaWithTools,
+		verified: "a JSON response (responseMimeType \"application/json\") with function declarations is refused " +
+			"by Gemini 1.x and 2.x models on the Gemini API unless function calling mode is NONE, text verified " +
+			"(the sources are in responseschema.go).",
+		assumed: "what responseschema.go says of Vertex AI and of Gemini 3 and later."},
+	// The next rules see consecutive contents of the same side (model, or
+	// the user side: user, function and tool) as one turn, as genai's Chat
+	// streaming history needs (see [turn]).
+	{name: "function-call-placement", check: checkCallPlacement,
+		verified: "text verified (discuss.ai.google.dev, topic 46213)."},
+	{name: "function-response-placement", check: checkResponsePlacement,
+		verified: "text verified (google-gemini/gemini-cli PR #26691)."},
+	{name: "function-response-count", check: checkResponseCount,
+		verified: "text verified (google-gemini/gemini-cli#16415, #4217; microsoft/vscode#299295: \"orphaned " +
+			"tool_calls without matching tool resp\")."},
+	{name: "function-response-id", check: checkResponseIDs,
+		verified: "a response id that is none of the call turn's ids is refused (router-for-me/CLIProxyAPI#5199: " +
+			"\"functionResponse.id does not match functionCall.id\", HTTP 400); a response with an id answering " +
+			"calls that had none is accepted (google-gemini/gemini-cli#6974).",
+		assumed: "a response without an id may answer a call with one, by name; a response whose name matches " +
+			"no call of the turn is refused."},
+	{name: "function-response-parts", check: checkFunctionResponseParts,
+		verified: "media inside a function response (functionResponse.parts) is refused for Gemini 2.5, text " +
+			"verified (google-gemini/gemini-cli#19436); Gemini 3 takes images and PDFs there (the same report, and " +
+			"the Gemini 3 developer guide).",
+		assumed: "the Gemini API answers every model before Gemini 3 with that same text (the report came through " +
+			"gemini-cli, whose error links the Vertex AI docs), and Gemini 3 accepts any MIME type."},
+	{name: "thought-signature", check: checkThoughtSignatures,
+		verified: "text verified (manthanabc/paws#103, nanbingxyz/5ire#405, csells/dartantic#86); the scope, the " +
+			"first functionCall of each step since the last user message, is documented " +
+			"(https://ai.google.dev/gemini-api/docs/thought-signatures). Vertex AI documents the same " +
+			"(https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).",
+		assumed: "the position in the text is the 1-based index of the content holding the call; models are " +
+			"recognized by the prefix gemini-3."},
+	{name: "input-token-limit", check: checkInputTokens,
+		verified: "with Server.SetInputTokenLimit, a prompt over the limit, counted as usageMetadata counts it, " +
+			"gets 400 INVALID_ARGUMENT, text verified (google-gemini/gemini-cli#4231, a Gemini API key; the same " +
+			"text in #6678 and googleapis/python-genai#2466).",
+		assumed: "the fake's token estimate (about 4 bytes a token) stands in for the model's tokenizer."},
 }
 
 // rule is one check of [rules].
 type rule struct {
 	name  string
 	check func(*input) *APIError
+	// verified and assumed say what backs the rule; see [rules]. Every rule
+	// has at least one of them.
+	verified, assumed string
 }
 
 // input is what the rules look at. Rules fill tree and req for the rules
 // after them.
 type input struct {
-	model  string // without "models/"
-	apiKey string
-	body   []byte
+	backend genai.Backend
+	version string // the API version of the path, "v1beta"
+	model   string // without "models/"
+	method  Method
+	project string // Vertex AI: the project of the route; "" in express mode
+	creds   credentials
+	body    []byte
+
+	inputTokenLimit int // see Server.SetInputTokenLimit; 0: none
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"
 	canonical []byte       // req as canonical JSON; set by "json-fields"
+
+	format streamFormat // how a stream is framed; read when answering
+}
+
+// vertex reports whether the request came to a Vertex AI route.
+func (in *input) vertex() bool {
+	return in.backend == genai.BackendVertexAI
 }
 
 // check runs the rules on in and returns the first failure, or nil.
@@ -170,11 +180,15 @@ func check(in *input) *Rejection {
 	return nil
 }
 
-// validate decodes and checks a request body sent for model with an API
-// key. It is the whole request check except routing, without HTTP, for the
-// fuzz target and table tests.
-func validate(model string, body []byte) (*input, *Rejection) {
-	in := &input{model: model, apiKey: APIKey, body: body}
+// validate decodes and checks a request body sent for model to backend
+// with credentials. It is the whole request check except routing, without
+// HTTP, for the fuzz target and table tests.
+func validate(backend genai.Backend, model string, body []byte) (*input, *Rejection) {
+	in := &input{backend: backend, version: "v1beta", model: model, body: body, creds: credentials{apiKey: APIKey}}
+	if backend == genai.BackendVertexAI {
+		in.version = "v1beta1"
+		in.project, in.creds = VertexProject, credentials{authorization: "Bearer " + AccessToken, token: AccessToken}
+	}
 	return in, check(in)
 }
 
@@ -216,12 +230,45 @@ func payloadErrors(violations []fieldViolation) *APIError {
 	return err
 }
 
-func checkAPIKey(in *input) *APIError {
-	if in.apiKey != "" {
-		return nil
+// Texts of the authentication errors.
+const (
+	unregisteredCallers = "Method doesn't allow unregistered callers (callers without established identity). " +
+		"Please use API Key or other form of API consumer identity to call this API."
+	missingCredential = "Request is missing required authentication credential. Expected OAuth 2 access token, " +
+		"login cookie or other valid authentication credential. See " +
+		"https://developers.google.com/identity/sign-in/web/devconsole-project."
+	invalidCredentials = "Request had invalid authentication credentials. Expected OAuth 2 access token, login " +
+		"cookie or other valid authentication credential. See " +
+		"https://developers.google.com/identity/sign-in/web/devconsole-project."
+	apiKeysNotSupported = "API keys are not supported by this API. Expected OAuth2 access token or other " +
+		"authentication credentials that assert a principal. See https://cloud.google.com/docs/authentication"
+)
+
+func checkAuth(in *input) *APIError {
+	c := in.creds
+	unauthenticated := func(message string, details ...map[string]any) *APIError {
+		return &APIError{Code: http.StatusUnauthorized, Status: "UNAUTHENTICATED", Message: message, Details: details}
 	}
-	return &APIError{Code: http.StatusForbidden, Status: "PERMISSION_DENIED",
-		Message: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."}
+	missing := func(message string) *APIError {
+		return unauthenticated(message, map[string]any{"@type": typeErrorInfo, "reason": "CREDENTIALS_MISSING",
+			"domain": "googleapis.com", "metadata": map[string]any{"service": "aiplatform.googleapis.com",
+				"method": "google.cloud.aiplatform." + in.version + ".PredictionService.GenerateContent"}})
+	}
+	switch {
+	case c.authorization != "" && c.token == "":
+		return unauthenticated(invalidCredentials)
+	case c.token != "":
+		return nil
+	case !in.vertex() && c.apiKey == "":
+		return &APIError{Code: http.StatusForbidden, Status: "PERMISSION_DENIED", Message: unregisteredCallers}
+	case !in.vertex():
+		return nil
+	case c.apiKey == "":
+		return missing(missingCredential)
+	case in.project != "":
+		return missing(apiKeysNotSupported)
+	}
+	return nil // Vertex AI express mode: an API key and no project
 }
 
 func checkJSONSyntax(in *input) *APIError {
@@ -259,8 +306,7 @@ func syntaxMessage(body []byte, e *jsonSyntaxError) string {
 }
 
 func checkResponseObject(in *input) *APIError {
-	var parse []fieldViolation
-	var missing []string
+	var v []fieldViolation
 	for i, c := range in.tree.get("contents").elems() {
 		for j, p := range c.get("parts").elems() {
 			fr := p.get("functionResponse")
@@ -268,27 +314,22 @@ func checkResponseObject(in *input) *APIError {
 				continue
 			}
 			path := fmt.Sprintf("contents[%d].parts[%d].function_response", i, j)
-			r := fr.get("response")
-			switch {
-			case r == nil || r.kind == jsonNull:
-				missing = append(missing, path+".response: must be a JSON object")
+			switch r := fr.get("response"); {
+			case r == nil || r.kind == jsonNull || r.kind == jsonObject:
 			case r.kind == jsonArray:
-				parse = append(parse, fieldViolation{path, fmt.Sprintf(
+				v = append(v, fieldViolation{path, fmt.Sprintf(
 					"Invalid JSON payload received. Unknown name \"response\" at '%s': Proto field is not repeating, cannot start list.", path)})
-			case r.kind != jsonObject:
-				parse = append(parse, fieldViolation{path + ".response", fmt.Sprintf(
+			default:
+				v = append(v, fieldViolation{path + ".response", fmt.Sprintf(
 					"Invalid value at '%s.response' (type.googleapis.com/google.protobuf.Struct), %s", path, r)})
 			}
 		}
 	}
-	if len(parse) > 0 {
-		return payloadErrors(parse)
-	}
-	return requestErrors(missing)
+	return payloadErrors(v)
 }
 
 func checkJSONFields(in *input) *APIError {
-	req, canonical, violations := decodeRequest(in.tree)
+	req, canonical, violations := decodeRequest(in.backend, in.tree)
 	if len(violations) > 0 {
 		return payloadErrors(violations)
 	}
@@ -303,9 +344,12 @@ func checkContentsRequired(in *input) *APIError {
 	return nil
 }
 
+// roles are the values Content.role may take; unset is accepted too.
+var roles = []string{genai.RoleUser, genai.RoleModel, "function", "tool"}
+
 func checkRoles(in *input) *APIError {
 	for _, c := range in.req.Contents {
-		if c.Role != "" && c.Role != genai.RoleUser && c.Role != genai.RoleModel {
+		if c.Role != "" && !slices.Contains(roles, c.Role) {
 			return invalidArgument("Please use a valid role: user, model.")
 		}
 	}
@@ -316,6 +360,9 @@ func checkPartsRequired(in *input) *APIError {
 	var v []string
 	for i, c := range in.req.Contents {
 		if len(c.Parts) == 0 {
+			if in.vertex() {
+				return invalidArgument("Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini")
+			}
 			v = append(v, fmt.Sprintf("contents[%d].parts: contents.parts must not be empty.", i))
 		}
 	}
@@ -328,9 +375,14 @@ var partDataKeys = []string{"text", "inlineData", "fileData", "functionCall", "f
 
 func checkPartData(in *input) *APIError {
 	var v []string
+	emptyText := false
 	check := func(content *jsonValue, path string) {
 		for j, p := range content.get("parts").elems() {
-			if hasData(p) || isSet(p.get("thoughtSignature")) {
+			signed := isSet(p.get("thoughtSignature"))
+			if t := p.get("text"); t != nil && t.kind == jsonString && t.str == "" && !signed && countData(p) == 1 {
+				emptyText = true
+			}
+			if hasData(p) || signed {
 				continue
 			}
 			v = append(v, fmt.Sprintf("%s.parts[%d].data: required oneof field 'data' must have one initialized field", path, j))
@@ -340,7 +392,24 @@ func checkPartData(in *input) *APIError {
 		check(c, fmt.Sprintf("contents[%d]", i))
 	}
 	check(in.tree.get("systemInstruction"), "system_instruction")
-	return requestErrors(v)
+	if err := requestErrors(v); err != nil {
+		return err
+	}
+	if emptyText && in.vertex() {
+		return invalidArgument("Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini")
+	}
+	return nil
+}
+
+// countData returns how many members of the data oneof a JSON part sets.
+func countData(p *jsonValue) int {
+	n := 0
+	for _, k := range partDataKeys {
+		if isSet(p.get(k)) {
+			n++
+		}
+	}
+	return n
 }
 
 // hasData reports whether a JSON part has a member of the data oneof.
@@ -599,12 +668,17 @@ func checkResponseIDs(in *input) *APIError {
 	return requestErrors(v)
 }
 
-// matchResponses matches responses to calls as multisets: by id when the
-// response has one, else by name among the calls without id. It returns a
-// violation for each response that matches no call.
+// matchResponses matches responses to calls as multisets: a response with
+// the id of a call answers that call; otherwise a response answers a call of
+// the same name. It returns a violation for each response that answers no
+// call: one whose id is none of the calls' ids when the calls have ids, or
+// one whose name is no remaining call's.
 func matchResponses(calls, responses []located) []string {
-	var v []string
 	used := make([]bool, len(calls))
+	callIDs := false
+	for _, c := range calls {
+		callIDs = callIDs || c.FunctionCall.ID != ""
+	}
 	find := func(match func(*genai.FunctionCall) bool) int {
 		for k, c := range calls {
 			if !used[k] && match(c.FunctionCall) {
@@ -614,27 +688,56 @@ func matchResponses(calls, responses []located) []string {
 		}
 		return -1
 	}
-	for _, rp := range responses {
+	byID := func(r *genai.FunctionResponse) bool { return r.ID != "" && callIDs }
+	violations := make([]string, len(responses))
+	// Responses with an id first, so that one answered by name cannot take
+	// the call another answers by id.
+	for i, rp := range responses {
 		r := rp.FunctionResponse
+		if !byID(r) {
+			continue
+		}
 		path := fmt.Sprintf("contents[%d].parts[%d].function_response", rp.content, rp.part)
+		k := find(func(c *genai.FunctionCall) bool { return c.ID == r.ID })
 		switch {
-		case r.ID != "":
-			k := find(func(c *genai.FunctionCall) bool { return c.ID == r.ID })
-			if k < 0 {
-				v = append(v, fmt.Sprintf("%s.id: %q is not the id of a function call of the function call turn.", path, r.ID))
-			} else if name := calls[k].FunctionCall.Name; name != r.Name {
-				v = append(v, fmt.Sprintf("%s.name: the function call with id %q is named %q, not %q.", path, r.ID, name, r.Name))
-			}
-		case find(func(c *genai.FunctionCall) bool { return c.ID == "" && c.Name == r.Name }) >= 0:
-		default:
-			if k := find(func(c *genai.FunctionCall) bool { return c.Name == r.Name }); k >= 0 {
-				v = append(v, fmt.Sprintf("%s.id: the function call %q has id %q; its response must echo it.", path, r.Name, calls[k].FunctionCall.ID))
-			} else {
-				v = append(v, fmt.Sprintf("%s.name: no function call named %q in the function call turn.", path, r.Name))
-			}
+		case k < 0:
+			violations[i] = fmt.Sprintf("%s.id: functionResponse.id does not match functionCall.id: %q is not the id of a function call of the function call turn.", path, r.ID)
+		case calls[k].FunctionCall.Name != r.Name:
+			violations[i] = fmt.Sprintf("%s.name: the function call with id %q is named %q, not %q.", path, r.ID, calls[k].FunctionCall.Name, r.Name)
+		}
+	}
+	for i, rp := range responses {
+		r := rp.FunctionResponse
+		if byID(r) {
+			continue
+		}
+		// A call without an id first, then any call of that name.
+		if find(func(c *genai.FunctionCall) bool { return c.ID == "" && c.Name == r.Name }) < 0 &&
+			find(func(c *genai.FunctionCall) bool { return c.Name == r.Name }) < 0 {
+			violations[i] = fmt.Sprintf("contents[%d].parts[%d].function_response.name: no function call named %q in the function call turn.", rp.content, rp.part, r.Name)
+		}
+	}
+	var v []string
+	for _, s := range violations {
+		if s != "" {
+			v = append(v, s)
 		}
 	}
 	return v
+}
+
+func checkFunctionResponseParts(in *input) *APIError {
+	if isGemini3(in.model) {
+		return nil
+	}
+	for _, c := range in.req.Contents {
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil && len(p.FunctionResponse.Parts) > 0 {
+				return invalidArgument("Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling")
+			}
+		}
+	}
+	return nil
 }
 
 // isGemini3 reports whether model is one of the Gemini 3 models, which

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/genai"
 )
 
 // Bodies the rule tests combine.
@@ -13,6 +15,8 @@ const (
 	declF    = `{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"STRING"}},"required":["a"]}}]}`
 	callF    = `{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":"x"}},"thoughtSignature":"c2ln"}]}`
 	respF    = `{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"result":1}}}]}`
+	// respMediaF answers callF with an image inside the function response.
+	respMediaF = `{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"result":1},"parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw=="}}]}}]}`
 )
 
 // body builds a request body from contents and extra top-level fields.
@@ -29,21 +33,61 @@ func tools(decls ...string) string {
 // rejected by rule with code and a message containing want. Every rule has
 // at least one accepted and one rejected case.
 type ruleCase struct {
-	name  string
-	model string // default gemini-2.5-flash
-	key   string // default APIKey; "-" for none
-	body  string
-	rule  string
-	code  int // default 400
-	want  string
+	name   string
+	vertex bool   // sent to a Vertex AI project route; default the Gemini API
+	model  string // default gemini-2.5-flash
+	// creds default to the API key APIKey on the Gemini API and the bearer
+	// token AccessToken on Vertex AI.
+	creds   *credentials
+	express bool // Vertex AI express mode: no project in the route
+	body    string
+	rule    string
+	code    int // default 400
+	want    string
 	// passes names the rule an accepted case is the passing example of.
 	passes string
+	// limit is the server's input token limit (Server.SetInputTokenLimit).
+	limit int
+}
+
+// input returns the rules' input for tc.
+func (tc ruleCase) input() *input {
+	backend := genai.BackendGeminiAPI
+	if tc.vertex {
+		backend = genai.BackendVertexAI
+	}
+	model := tc.model
+	if model == "" {
+		model = "gemini-2.5-flash"
+	}
+	in, _ := validate(backend, model, nil)
+	in.body, in.tree, in.req, in.canonical = []byte(tc.body), nil, nil, nil
+	if tc.creds != nil {
+		in.creds = *tc.creds
+	}
+	if tc.express {
+		in.project = ""
+	}
+	return in
+}
+
+func bearerToken(token string) *credentials {
+	return &credentials{authorization: "Bearer " + token, token: token}
 }
 
 var ruleCases = []ruleCase{
-	{name: "key present", passes: "api-key", body: body([]string{userText})},
-	{name: "key missing", key: "-", body: body([]string{userText}), rule: "api-key", code: http.StatusForbidden,
+	{name: "key present", passes: "auth", body: body([]string{userText})},
+	{name: "bearer token instead of a key", passes: "auth", creds: bearerToken("t"), body: body([]string{userText})},
+	{name: "key missing", creds: &credentials{}, body: body([]string{userText}), rule: "auth", code: http.StatusForbidden,
 		want: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."},
+	{name: "malformed Authorization header", creds: &credentials{apiKey: APIKey, authorization: "Basic abc"}, body: body([]string{userText}),
+		rule: "auth", code: http.StatusUnauthorized, want: "Request had invalid authentication credentials."},
+	{name: "Vertex AI bearer token", vertex: true, passes: "auth", body: body([]string{userText})},
+	{name: "Vertex AI express mode key", vertex: true, express: true, creds: &credentials{apiKey: "k"}, passes: "auth", body: body([]string{userText})},
+	{name: "Vertex AI without credentials", vertex: true, creds: &credentials{}, body: body([]string{userText}), rule: "auth", code: http.StatusUnauthorized,
+		want: "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."},
+	{name: "Vertex AI project route with a key", vertex: true, creds: &credentials{apiKey: "k"}, body: body([]string{userText}), rule: "auth",
+		code: http.StatusUnauthorized, want: "API keys are not supported by this API."},
 
 	{name: "empty body is an empty request", body: "", rule: "contents-required"},
 	{name: "well-formed JSON with spaces", passes: "json-syntax", body: " {\n \"contents\": [ " + userText + " ] }\n"},
@@ -62,12 +106,12 @@ var ruleCases = []ruleCase{
 	{name: "response array", rule: "function-response-object",
 		body: body([]string{userText, callF, `{"role":"user","parts":[{"function_response":{"name":"f","response":[1]}}]}`}, tools(declF)),
 		want: `Invalid JSON payload received. Unknown name "response" at 'contents[2].parts[0].function_response': Proto field is not repeating, cannot start list.`},
-	{name: "response null", rule: "function-response-object",
-		body: body([]string{userText, callF, `{"role":"user","parts":[{"functionResponse":{"name":"f","response":null}}]}`}, tools(declF)),
-		want: "* GenerateContentRequest.contents[2].parts[0].function_response.response: must be a JSON object"},
-	{name: "response missing", rule: "function-response-object",
-		body: body([]string{userText, callF, `{"role":"user","parts":[{"functionResponse":{"name":"f"}}]}`}, tools(declF)),
-		want: "function_response.response: must be a JSON object"},
+	{name: "response null", passes: "function-response-object",
+		body: body([]string{userText, callF, `{"role":"user","parts":[{"functionResponse":{"name":"f","response":null}}]}`}, tools(declF))},
+	{name: "response missing (issue 13: answered 200)", passes: "function-response-object",
+		body: body([]string{userText, callF, `{"role":"user","parts":[{"functionResponse":{"name":"f"}}]}`}, tools(declF))},
+	{name: "response missing on Vertex AI", vertex: true, passes: "function-response-object",
+		body: body([]string{userText, callF, `{"role":"user","parts":[{"functionResponse":{"name":"f"}}]}`}, tools(declF))},
 
 	{name: "snake_case and lowercase types", passes: "json-fields", body: body([]string{userText},
 		`"tools":[{"function_declarations":[{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}]}]`,
@@ -96,19 +140,58 @@ var ruleCases = []ruleCase{
 	{name: "null list element", rule: "json-fields", body: `{"contents":[null]}`, want: "Invalid value at 'contents[0]'"},
 	{name: "float in an int field", rule: "json-fields", body: body([]string{userText}, `"generationConfig":{"maxOutputTokens":1.5}`),
 		want: "Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32), 1.5"},
+	{name: "integers as strings, in exponent form, as 1.0; floats as strings (proto JSON)", passes: "json-fields", body: body([]string{userText},
+		`"generationConfig":{"maxOutputTokens":"100","candidateCount":1.0,"seed":"7","logprobs":1e0,"temperature":"0.5","topK":"40"}`)},
+	{name: "integer out of range", rule: "json-fields", body: body([]string{userText}, `"generationConfig":{"maxOutputTokens":"99999999999"}`),
+		want: "Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32)"},
+	{name: "a string that is not a number", rule: "json-fields", body: body([]string{userText}, `"generationConfig":{"temperature":"warm"}`),
+		want: "Invalid value at 'generation_config.temperature' (TYPE_FLOAT)"},
+	{name: "enums by number (issue 13: \"category\": 10, \"type\": 6)", passes: "json-fields", body: body([]string{userText},
+		`"safetySettings":[{"category":10,"threshold":4}]`,
+		tools(`{"functionDeclarations":[{"name":"f","parameters":{"type":6,"properties":{"a":{"type":1}}}}]}`),
+		`"toolConfig":{"functionCallingConfig":{"mode":2}}`)},
+	{name: "an enum number with no value", rule: "json-fields",
+		body: body([]string{userText}, tools(`{"functionDeclarations":[{"name":"f","parameters":{"type":42}}]}`)),
+		want: "Invalid value at 'tools[0].function_declarations[0].parameters.type' (type.googleapis.com/google.ai.generativelanguage.v1beta.Type), 42"},
+	{name: "the request's model field (issue 13)", passes: "json-fields", body: body([]string{userText}, `"model":"models/gemini-2.5-flash"`)},
+	{name: "a lowercase mode", passes: "json-fields", body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"any"}}`)},
+	{name: "an unknown mode", rule: "json-fields", body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"SOMETIMES"}}`),
+		want: `Invalid value at 'tool_config.function_calling_config.mode'`},
+	{name: "a Vertex AI field on the Gemini API", rule: "json-fields", body: body([]string{userText}, `"modelArmorConfig":{"promptTemplateName":"t"}`),
+		want: `Invalid JSON payload received. Unknown name "modelArmorConfig": Cannot find field.`},
+	{name: "Vertex AI fields on Vertex AI", vertex: true, passes: "json-fields", body: body([]string{userText},
+		`"modelArmorConfig":{"promptTemplateName":"t"}`, `"generationConfig":{"audioTimestamp":true,"modelConfig":{}}`, `"safetySettings":[{"category":2,"threshold":"BLOCK_NONE","method":"SEVERITY"}]`)},
+	{name: "a Gemini API field on Vertex AI", vertex: true, rule: "json-fields", body: body([]string{userText}, `"store":true`),
+		want: `Invalid JSON payload received. Unknown name "store": Cannot find field.`},
+	{name: "function-call ids on Vertex AI", vertex: true, rule: "json-fields", body: body([]string{userText,
+		`{"role":"model","parts":[{"functionCall":{"id":"1","name":"f"}}]}`,
+		`{"role":"user","parts":[{"functionResponse":{"id":"1","name":"f","response":{}}}]}`}, tools(declF)),
+		want: "Invalid JSON payload received. Unknown name \"id\" at 'contents[1].parts[0].function_call': Cannot find field.\n" +
+			"Invalid JSON payload received. Unknown name \"id\" at 'contents[2].parts[0].function_response': Cannot find field."},
 
 	{name: "one content", passes: "contents-required", body: body([]string{userText})},
 	{name: "no contents", body: `{"contents":[]}`, rule: "contents-required", want: "* GenerateContentRequest.contents: contents is not specified\n"},
 
 	{name: "role unset", passes: "role", body: body([]string{`{"parts":[{"text":"hi"}]}`})},
 	{name: "role system", body: body([]string{`{"role":"system","parts":[{"text":"hi"}]}`}), rule: "role", want: "Please use a valid role: user, model."},
+	{name: "role assistant", body: body([]string{userText, `{"role":"assistant","parts":[{"text":"hi"}]}`}), rule: "role", want: "Please use a valid role: user, model."},
+	{name: "role function, as the legacy JS SDK sends function responses", passes: "role", body: body([]string{userText, callF,
+		`{"role":"function","parts":[{"functionResponse":{"name":"f","response":{"result":1}}}]}`}, tools(declF))},
+	{name: "role tool", passes: "role", body: body([]string{userText, callF,
+		`{"role":"tool","parts":[{"functionResponse":{"name":"f","response":{"result":1}}}]}`}, tools(declF))},
 
 	{name: "one part", passes: "parts-required", body: body([]string{`{"role":"user","parts":[{"inlineData":{"mimeType":"text/plain","data":"aGk="}}]}`})},
 	{name: "parts empty", body: body([]string{userText, `{"role":"model","parts":[]}`}), rule: "parts-required",
 		want: "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.\n"},
 	{name: "parts missing", body: body([]string{`{"role":"user"}`}), rule: "parts-required", want: "contents[0].parts: contents.parts must not be empty."},
+	{name: "parts missing on Vertex AI", vertex: true, body: body([]string{`{"role":"user"}`}), rule: "parts-required",
+		want: "Unable to submit request because it must include at least one parts field, which describes the prompt input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"},
 
 	{name: "empty text part", passes: "part-data", body: body([]string{`{"role":"user","parts":[{"text":""}]}`})},
+	{name: "empty text part on Vertex AI", vertex: true, body: body([]string{userText, `{"role":"model","parts":[{"text":"a"},{"text":""}]}`, userText}), rule: "part-data",
+		want: "Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"},
+	{name: "signature-only text part on Vertex AI", vertex: true, passes: "part-data",
+		body: body([]string{userText, `{"role":"model","parts":[{"text":"a"},{"text":"","thoughtSignature":"c2ln"}]}`, userText})},
 	{name: "signature-only part", passes: "part-data", body: body([]string{userText, `{"role":"model","parts":[{"text":"a"},{"thoughtSignature":"c2ln"}]}`, userText})},
 	{name: "empty part", body: body([]string{userText, `{"role":"user","parts":[{"text":"a"},{}]}`}), rule: "part-data",
 		want: "* GenerateContentRequest.contents[1].parts[1].data: required oneof field 'data' must have one initialized field\n"},
@@ -151,6 +234,21 @@ var ruleCases = []ruleCase{
 	{name: "required names no property", body: body([]string{userText}, tools(`{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"STRING"}},"required":["a","b"]}}]}`)),
 		rule: "schema-required", want: "* GenerateContentRequest.tools[0].function_declarations[0].parameters.required[1]: property is not defined\n"},
 
+	{name: "JSON response with tools on gemini-3", passes: "response-schema-with-tools", model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object"}}`)},
+	{name: "JSON response with mode NONE", passes: "response-schema-with-tools",
+		body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"NONE"}}`, `"generationConfig":{"responseMimeType":"application/json"}`)},
+	{name: "JSON response without tools", passes: "response-schema-with-tools",
+		body: body([]string{userText}, `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`)},
+	{name: "model alias of unknown version", passes: "response-schema-with-tools", model: "gemini-flash-latest",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json"}`)},
+	{name: "JSON response with tools on gemini-2.5", rule: "response-schema-with-tools",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`),
+		want: "Function calling with a response mime type: 'application/json' is unsupported"},
+	{name: "JSON response with mode ANY on gemini-1.5", rule: "response-schema-with-tools", model: "models/gemini-1.5-flash",
+		body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`, `"generationConfig":{"responseMimeType":"application/json"}`),
+		want: "Function calling with a response mime type: 'application/json' is unsupported"},
+
 	{name: "call after response turn", passes: "function-call-placement", body: body([]string{userText, callF, respF, callF, respF}, tools(declF))},
 	{name: "call turn first", body: body([]string{callF, respF}, tools(declF)), rule: "function-call-placement",
 		want: "Please ensure that function call turns come immediately after a user turn or after a function response turn."},
@@ -183,11 +281,16 @@ var ruleCases = []ruleCase{
 	{name: "wrong id", rule: "function-response-id", body: body([]string{userText,
 		`{"role":"model","parts":[{"functionCall":{"id":"1","name":"f"}}]}`,
 		`{"role":"user","parts":[{"functionResponse":{"id":"9","name":"f","response":{}}}]}`}),
-		want: `* GenerateContentRequest.contents[2].parts[0].function_response.id: "9" is not the id of a function call of the function call turn.`},
-	{name: "id not echoed", rule: "function-response-id", body: body([]string{userText,
+		want: `* GenerateContentRequest.contents[2].parts[0].function_response.id: functionResponse.id does not match functionCall.id: "9" is not the id of a function call of the function call turn.`},
+	{name: "id not echoed, matched by name", passes: "function-response-id", body: body([]string{userText,
 		`{"role":"model","parts":[{"functionCall":{"id":"1","name":"f"}}]}`,
-		`{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]}`}),
-		want: `function_response.id: the function call "f" has id "1"; its response must echo it.`},
+		`{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]}`})},
+	{name: "an id answering calls without ids (gemini-cli#6974)", passes: "function-response-id", body: body([]string{userText,
+		`{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`,
+		`{"role":"user","parts":[{"functionResponse":{"id":"f-123","name":"f","response":{}}}]}`})},
+	{name: "one answered by id, its twin by name, in either order", passes: "function-response-id", body: body([]string{userText,
+		`{"role":"model","parts":[{"functionCall":{"id":"1","name":"f"}},{"functionCall":{"id":"2","name":"f"}}]}`,
+		`{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}},{"functionResponse":{"id":"1","name":"f","response":{}}}]}`})},
 	{name: "id of another call's name", rule: "function-response-id", body: body([]string{userText,
 		`{"role":"model","parts":[{"functionCall":{"id":"1","name":"f"}}]}`,
 		`{"role":"user","parts":[{"functionResponse":{"id":"1","name":"g","response":{}}}]}`}),
@@ -196,6 +299,13 @@ var ruleCases = []ruleCase{
 		`{"role":"model","parts":[{"functionCall":{"name":"f"}},{"functionCall":{"name":"g"}}]}`,
 		`{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}},{"functionResponse":{"name":"f","response":{}}}]}`}),
 		want: `contents[2].parts[1].function_response.name: no function call named "f" in the function call turn.`},
+
+	{name: "gemini-3 takes media in a function response", passes: "function-response-parts", model: "gemini-3-flash-preview",
+		body: body([]string{userText, callF, respMediaF}, tools(declF))},
+	{name: "gemini-2.5 takes a function response without parts", passes: "function-response-parts", body: body([]string{userText, callF, respF}, tools(declF))},
+	{name: "gemini-2.5 refuses media in a function response", rule: "function-response-parts",
+		body: body([]string{userText, callF, respMediaF}, tools(declF)),
+		want: "Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling"},
 
 	{name: "gemini-3 signature present", passes: "thought-signature", model: "gemini-3-pro-preview", body: body([]string{userText, callF, respF}, tools(declF))},
 	{name: "gemini-2.5 accepts a missing signature", passes: "thought-signature", body: body([]string{userText, `{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`, respF}, tools(declF))},
@@ -211,19 +321,22 @@ var ruleCases = []ruleCase{
 		want: "position 4."},
 	{name: "gemini-3 earlier turns are not checked", passes: "thought-signature", model: "gemini-3-flash-preview",
 		body: body([]string{userText, `{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`, respF, `{"role":"model","parts":[{"text":"done"}]}`, userText}, tools(declF))},
+
+	// The contents [userText] count 11 tokens.
+	{name: "prompt at the token limit", passes: "input-token-limit", limit: 11, body: body([]string{userText})},
+	{name: "prompt over the token limit", rule: "input-token-limit", limit: 10, body: body([]string{userText}),
+		want: "The input token count (11) exceeds the maximum number of tokens allowed (10)."},
+	{name: "the system instruction and tools count", rule: "input-token-limit", limit: 20,
+		body: body([]string{userText}, `"systemInstruction":{"parts":[{"text":"Be brief."}]}`, tools(declF)),
+		want: "exceeds the maximum number of tokens allowed (20)."},
 }
 
 func TestRules(t *testing.T) {
 	rejected, accepted := map[string]bool{}, map[string]bool{}
 	for _, tc := range ruleCases {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &input{model: "gemini-2.5-flash", apiKey: APIKey, body: []byte(tc.body)}
-			if tc.model != "" {
-				in.model = tc.model
-			}
-			if tc.key == "-" {
-				in.apiKey = ""
-			}
+			in := tc.input()
+			in.inputTokenLimit = tc.limit
 			rej := check(in)
 			if tc.rule == "" {
 				accepted[tc.passes] = true
@@ -253,6 +366,26 @@ func TestRules(t *testing.T) {
 	}
 }
 
+// Every rule says what backs it.
+func TestRulesSayWhatBacksThem(t *testing.T) {
+	for _, r := range rules {
+		if r.verified == "" && r.assumed == "" {
+			t.Errorf("rule %q is neither verified nor assumed", r.name)
+		}
+	}
+}
+
+// The backend tables name fields that exist.
+func TestBackendFieldsExist(t *testing.T) {
+	for _, table := range []map[fieldKey]string{geminiOnly, vertexOnly} {
+		for k := range table {
+			if f, ok := fieldsOf(k.in)[k.name]; !ok || f.name != k.name {
+				t.Errorf("%v has no JSON field %q", k.in, k.name)
+			}
+		}
+	}
+}
+
 func TestRuleNamesUnique(t *testing.T) {
 	var names []string
 	for _, r := range rules {
@@ -260,5 +393,29 @@ func TestRuleNamesUnique(t *testing.T) {
 			t.Errorf("rule %q listed twice", r.name)
 		}
 		names = append(names, r.name)
+	}
+}
+
+func TestJSONWithToolsAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		backend genai.Backend
+		model   string
+		want    bool
+	}{
+		{genai.BackendGeminiAPI, "gemini-2.5-flash", false},
+		{genai.BackendGeminiAPI, "models/gemini-2.0-flash-001", false},
+		{genai.BackendGeminiAPI, "gemini-1.5-pro", false},
+		{genai.BackendGeminiAPI, "gemini-3-flash-preview", true},
+		{genai.BackendGeminiAPI, "gemini-3.5-flash", true},
+		{genai.BackendGeminiAPI, "gemini-flash-latest", true},
+		{genai.BackendGeminiAPI, "tunedModels/my-model", true},
+		{genai.BackendVertexAI, "gemini-2.5-flash", true},
+		{genai.BackendVertexAI, "projects/p/locations/l/publishers/google/models/gemini-2.0-flash", true},
+		{genai.BackendVertexAI, "gemini-1.5-pro", false},
+		{genai.BackendVertexAI, "gemini-3-pro-preview", true},
+	} {
+		if got := jsonWithToolsAccepted(tc.backend, tc.model); got != tc.want {
+			t.Errorf("jsonWithToolsAccepted(%v, %q) = %t; want %t", tc.backend, tc.model, got, tc.want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package demotools
 
 import (
 	"context"
@@ -42,9 +42,9 @@ func toolErrorMessage(t *testing.T, r toolset.Result) string {
 }
 
 func TestDemoTools(t *testing.T) {
-	set := demoTools()
+	set := Set()
 	if got, want := set.Names(), []string{"get_weather", "current_time", "calculate"}; !slices.Equal(got, want) {
-		t.Fatalf("demoTools().Names() = %v, want %v", got, want)
+		t.Fatalf("Set().Names() = %v, want %v", got, want)
 	}
 	for _, tool := range set.Tools() {
 		if tool.Description == "" {
@@ -59,7 +59,7 @@ func TestDemoTools(t *testing.T) {
 }
 
 func TestWeatherSchema(t *testing.T) {
-	tool, _ := demoTools().Lookup("get_weather")
+	tool, _ := Set().Lookup("get_weather")
 	schema := tool.Schema()
 	if got, want := schema.Required, []string{"city"}; !slices.Equal(got, want) {
 		t.Errorf("get_weather required = %v, want %v", got, want)
@@ -77,7 +77,7 @@ func TestWeatherSchema(t *testing.T) {
 // genai.Schema, so that the model is sent typed parameters (with the units
 // enum) rather than the raw JSON Schema fallback.
 func TestGeminiDeclarations(t *testing.T) {
-	for _, tool := range demoTools().Tools() {
+	for _, tool := range Set().Tools() {
 		params, err := geminiadapter.Schema(tool.Schema())
 		if err != nil {
 			t.Errorf("geminiadapter.Schema(%s) error = %v, want nil", tool.Name, err)
@@ -94,7 +94,7 @@ func TestGeminiDeclarations(t *testing.T) {
 }
 
 func TestGetWeather(t *testing.T) {
-	set := demoTools()
+	set := Set()
 	weather := func(t *testing.T, args map[string]any) weatherReport {
 		t.Helper()
 		r := callTool(t, set, "get_weather", args)
@@ -254,7 +254,7 @@ func TestCurrentTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.zone+" "+tt.now.Format(time.DateOnly), func(t *testing.T) {
-			set := newDemoTools(func() time.Time { return tt.now })
+			set := New(func() time.Time { return tt.now })
 			r := callTool(t, set, "current_time", map[string]any{"timezone": tt.zone})
 			if r.IsError {
 				t.Fatalf("current_time(%q) failed: %v", tt.zone, r.Output)
@@ -267,7 +267,7 @@ func TestCurrentTime(t *testing.T) {
 
 	t.Run("real clock", func(t *testing.T) {
 		before := time.Now()
-		r := callTool(t, demoTools(), "current_time", map[string]any{"timezone": "UTC"})
+		r := callTool(t, Set(), "current_time", map[string]any{"timezone": "UTC"})
 		if r.IsError {
 			t.Fatalf("current_time(UTC) failed: %v", r.Output)
 		}
@@ -295,7 +295,7 @@ func TestCurrentTime(t *testing.T) {
 	}
 	for _, tt := range errorTests {
 		t.Run(fmt.Sprintf("error %v", tt.zone), func(t *testing.T) {
-			r := callTool(t, newDemoTools(func() time.Time { return summer }), "current_time", map[string]any{"timezone": tt.zone})
+			r := callTool(t, New(func() time.Time { return summer }), "current_time", map[string]any{"timezone": tt.zone})
 			if msg := toolErrorMessage(t, r); !strings.HasPrefix(msg, tt.want) {
 				t.Errorf("current_time(%v) error = %q, want %q", tt.zone, msg, tt.want)
 			}
@@ -304,7 +304,7 @@ func TestCurrentTime(t *testing.T) {
 }
 
 func TestCalculate(t *testing.T) {
-	set := demoTools()
+	set := Set()
 	calculate := func(expr any) toolset.Result {
 		return callTool(t, set, "calculate", map[string]any{"expression": expr})
 	}
@@ -422,7 +422,7 @@ func TestCalculate(t *testing.T) {
 // TestToolsConcurrent runs every tool from many goroutines at once, for the
 // race detector.
 func TestToolsConcurrent(t *testing.T) {
-	set := demoTools()
+	set := Set()
 	calls := []struct {
 		name string
 		args map[string]any

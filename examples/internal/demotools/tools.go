@@ -1,4 +1,4 @@
-package main
+package demotools
 
 import (
 	"context"
@@ -18,16 +18,17 @@ import (
 	_ "time/tzdata" // embed the zone database: current_time works without /usr/share/zoneinfo
 
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"go.opentelemetry.io/otel/trace"
 )
 
-// demoTools returns the chat's tools: get_weather, current_time, calculate.
-func demoTools() *toolset.Set {
-	return newDemoTools(time.Now)
+// Set returns the demo tools: get_weather, current_time, calculate.
+func Set() *toolset.Set {
+	return New(time.Now)
 }
 
-// newDemoTools is demoTools with current_time reading the given clock, so
-// that tests can fix the time without touching shared state.
-func newDemoTools(clock func() time.Time) *toolset.Set {
+// New is Set with current_time reading the given clock, so that tests can
+// fix the time without touching shared state.
+func New(clock func() time.Time) *toolset.Set {
 	return toolset.MustNew(weatherTool(), currentTimeTool(clock), calculateTool())
 }
 
@@ -85,7 +86,7 @@ func weatherTool() *toolset.Tool {
 // makeUpWeather makes up the weather for in.City from an FNV-1a hash of its
 // normalised name (lower case, spaces collapsed), so that it is the same on
 // every call.
-func makeUpWeather(_ context.Context, in weatherInput) (weatherReport, error) {
+func makeUpWeather(ctx context.Context, in weatherInput) (weatherReport, error) {
 	city := strings.Join(strings.Fields(in.City), " ")
 	if city == "" {
 		return weatherReport{}, errors.New("city is empty: give a city name, e.g. Paris")
@@ -97,6 +98,13 @@ func makeUpWeather(_ context.Context, in weatherInput) (weatherReport, error) {
 	if !slices.Contains(weatherUnits, units) {
 		return weatherReport{}, fmt.Errorf("units %q is not supported: use %q or %q", units, weatherUnits[0], weatherUnits[1])
 	}
+
+	// The forecast is a span of its own (a real tool would call a service
+	// here), started with the tracer provider of the span in ctx: with
+	// -trace, it nests under the tool call's span; without, it costs
+	// nothing.
+	_, span := trace.SpanFromContext(ctx).TracerProvider().Tracer("toolnexus-chat").Start(ctx, "forecast "+city)
+	defer span.End()
 
 	h := fnv.New64a()
 	h.Write([]byte(strings.ToLower(city)))

@@ -1,0 +1,13 @@
+package demotools
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// genai's dependencies (the tests use geminiadapter) start opencensus's
+	// stats worker at init.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}

@@ -1,0 +1,80 @@
+package geminiadapter
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// MediaInResponses reports whether model takes media (images, audio,
+// documents) inside a function response, as FunctionResponse.Parts: the
+// Gemini 3 models and later do; Gemini 2.5 and older answer such a request
+// with 400 "function_response.parts is not supported for this model". The
+// name may carry a path ("models/gemini-3-flash-preview"). Names it does
+// not recognise as Gemini 3 or later, tuned models included, get false:
+// a description of the media always goes through, media may not.
+func MediaInResponses(model string) bool {
+	model = model[strings.LastIndexByte(model, '/')+1:]
+	rest, ok := strings.CutPrefix(model, "gemini-")
+	if !ok {
+		return false
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	major, err := strconv.Atoi(rest[:end])
+	return err == nil && major >= 3 && (end == len(rest) || rest[end] == '-' || rest[end] == '.')
+}
+
+// DescribeMedia returns r with its media replaced by a short description,
+// for a model that cannot receive media from tools (see [MediaInResponses]):
+// the model learns that the tool returned, say, an image/png of 48213
+// bytes, and that it cannot see it. The description becomes the output when
+// there is none, follows a string output on a line of its own, and sits
+// next to any other output as {"output": output, "media": description}.
+// r is returned as it is when it has no media.
+func DescribeMedia(r toolset.Result) toolset.Result {
+	if len(r.Media) == 0 {
+		return r
+	}
+	var b strings.Builder
+	b.WriteString("[media not shown, this model cannot receive media from tools: ")
+	for i, m := range r.Media {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s, %d bytes", m.MIMEType, len(m.Data))
+	}
+	b.WriteString("]")
+	desc := b.String()
+	switch out := r.Output.(type) {
+	case nil:
+		r.Output = desc
+	case string:
+		if out == "" {
+			r.Output = desc
+		} else {
+			r.Output = out + "\n" + desc
+		}
+	default:
+		r.Output = map[string]any{"output": out, "media": desc}
+	}
+	r.Media = nil
+	return r
+}
+
+// mediaParts returns the function response parts carrying media, or nil.
+func mediaParts(media []toolset.Media) []*genai.FunctionResponsePart {
+	if len(media) == 0 {
+		return nil
+	}
+	parts := make([]*genai.FunctionResponsePart, len(media))
+	for i, m := range media {
+		parts[i] = genai.NewFunctionResponsePartFromBytes(m.Data, m.MIMEType)
+	}
+	return parts
+}

@@ -1,0 +1,115 @@
+// Package geminitest provides a fake Gemini API server, and Gemini on
+// Vertex AI, for testing programs that call Gemini through
+// google.golang.org/genai, in the spirit of net/http/httptest: it starts on
+// a loopback port, the real genai client talks to it over HTTP, and it
+// answers what the test scripts. Nothing touches the network and no key is
+// needed.
+//
+// The server is strict where the real API is strict and lenient where it
+// is lenient: it refuses, with the real status and message, the requests
+// the real API refuses (a function response that does not follow its call,
+// a dropped thought signature, a JSON Schema keyword in parameters…), and
+// only those. A test that passes against it sends requests the real API
+// accepts.
+//
+//	func TestForecast(t *testing.T) {
+//		srv := geminitest.Start(t) // closed, and protocol violations reported, when t ends
+//		srv.Enqueue(
+//			geminitest.Calls(geminitest.Call("get_weather", map[string]any{"city": "Paris"})),
+//			geminitest.Text("Sunny in Paris."),
+//		)
+//		got, err := forecast(ctx, srv.Client(), "Paris") // the code under test
+//		…
+//		srv.AssertComplete(t)
+//		answer := srv.LastRequest().LastFunctionResponses("get_weather")[0]
+//		…
+//	}
+//
+// # Scripting a conversation
+//
+// Each request takes the next [Reply] queued with [Server.Enqueue]: [Text]
+// for an answer, [Calls] of [Call]s for the model asking for tools, [Parts]
+// for thoughts, text and calls mixed. When the queue is empty, the function
+// set with [Server.SetReplyFunc] computes a reply from the [Request]. When
+// there is neither, the request is unscripted: it is answered 400
+// FAILED_PRECONDITION "fake: no reply scripted for request #N", an error
+// genai does not retry, so that a runaway loop fails fast and readably.
+//
+// Models whose name starts with "gemini-3" behave like Gemini 3: on the
+// Gemini API the server gives function calls ids, gives the first call of
+// a turn a thought signature, and checks that the history sent back keeps
+// them.
+//
+// # Checking what the app sent
+//
+// [Server.Requests] returns every request, decoded: contents, tools,
+// config, headers. A Request's FunctionCalls, FunctionResponses and
+// LastFunctionResponses methods return the function calls and responses
+// it carries, by name; FunctionDeclaration finds a tool's declaration.
+// [Server.Rejections] lists the requests that broke the API's protocol, and
+// why; [Server.AssertComplete] checks that every scripted reply was used
+// and that nothing was rejected or unscripted; [Start] fails the test on
+// any rejection.
+//
+// # Failures
+//
+// [Error] answers an API error with its status, [RateLimited] the 429 of an
+// exhausted quota with its RetryInfo, [Drop] closes the connection,
+// [Malformed] answers a body that is not JSON. On a Reply, WithFault cuts a
+// stream ([FaultCutStream] at an event boundary, [FaultCutMidEvent] inside
+// an event), WithStreamError sends an error event mid-stream, WithDelay and
+// EventDelay add latency, WithTextChunk streams text in pieces.
+//
+// # Vertex AI
+//
+// [Server.VertexClient] is a genai client for Vertex AI: it sends the
+// project [VertexProject] in [VertexLocation] and the bearer token
+// [AccessToken] to the server's Vertex AI routes,
+// /v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent
+// and :streamGenerateContent. The server checks Vertex AI's rules there: a
+// bearer token is required (401 UNAUTHENTICATED without one), fields only
+// the Gemini API has are unknown (function-call ids among them: Vertex AI
+// neither sends nor accepts them), an empty text part is refused; and it
+// answers as Vertex AI does (createTime, trafficType, no candidate index,
+// no function-call ids). One server serves both backends at once;
+// [Request].Backend says which one a request used.
+//
+// # What the server adds
+//
+// Unless a Reply is Raw, responses get what the API always sends: role
+// "model", finishReason STOP, the model version, a response id, usage
+// metadata computed from the request and the reply, and each backend's own
+// fields. Streams are server-sent events with alt=sse, which genai asks
+// for, and a JSON array without it, which other clients read; a response
+// is streamed one event per part.
+//
+// # What is faithful and what is simplified
+//
+// Faithful: the routes and credentials of both backends; the request body
+// read as the API reads it (proto JSON: names in camelCase or snake_case,
+// enums by name or number, integers as numbers or strings) with the fields
+// each backend has; the rules the API enforces on a conversation (every one
+// documented in internal/fake/validate.go as verified, with its source, or
+// assumed); the error JSON and status of each code, with Google's texts;
+// the 429 with QuotaFailure, Help and RetryInfo; both stream framings and
+// how they break; the response fields each backend sends, as real captures
+// show them.
+//
+// Simplified: the model does not think; it says what the script says.
+// Token counts approximate 4 bytes a token. Parameter schemas are checked
+// for the rules the API states (types, required properties, unknown
+// keywords), not for every constraint; parametersJsonSchema, inline data
+// and other tools are accepted when their JSON has the right shape. Model
+// names are not checked, and any non-empty key or token is valid. Enums are
+// answered by name. [RateLimited] sends the Gemini API's 429, RetryInfo
+// included, on Vertex AI too. The server never sends continuationToken, so
+// genai's automatic continuation never starts.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use: requests are served concurrently
+// and every method may be called while requests are in flight. Requests
+// returned by [Server.Requests] and passed to the reply function are copies
+// the caller owns. [Server.Close] waits for requests in flight after
+// aborting their delays and streams.
+package geminitest

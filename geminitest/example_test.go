@@ -1,0 +1,180 @@
+package geminitest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/geminitest"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// assistant is the code under test in these examples: a weather assistant
+// an application builds on the agent loop. It takes its genai client from
+// the caller, so that a test can hand it one that talks to the fake.
+type assistant struct {
+	client *genai.Client
+}
+
+type weatherIn struct {
+	City string `json:"city" jsonschema:"the city"`
+}
+
+func (a assistant) config() agent.Config {
+	weather := toolset.MustFunc("get_weather", "Current weather for a city",
+		func(ctx context.Context, in weatherIn) (string, error) { return "sunny in " + in.City, nil })
+	return agent.Config{
+		Models: a.client.Models,
+		Model:  "gemini-3-flash-preview",
+		Tools:  toolset.MustNew(weather),
+		Retry:  agent.RetryPolicy{InitialDelay: 10 * time.Millisecond},
+	}
+}
+
+// Ask answers a question, calling tools as the model asks.
+func (a assistant) Ask(ctx context.Context, question string) (string, error) {
+	res, err := agent.Run(ctx, a.config(), genai.Text(question))
+	if err != nil {
+		return "", err
+	}
+	return res.Text, nil
+}
+
+// Stream answers a question, writing the answer as it arrives.
+func (a assistant) Stream(ctx context.Context, question string, out *strings.Builder) error {
+	ag, err := agent.New(a.config())
+	if err != nil {
+		return err
+	}
+	for ev, err := range ag.Stream(ctx, genai.Text(question)) {
+		if err != nil {
+			return err
+		}
+		if ev.Kind == agent.EventText {
+			out.WriteString(ev.Text)
+		}
+	}
+	return nil
+}
+
+// A test of the assistant: script the model's side of the conversation,
+// run the assistant, then check the tool calls it answered and what it sent.
+func Example() {
+	srv := geminitest.NewServer() // in a test: srv := geminitest.Start(t)
+	defer srv.Close()
+	srv.Enqueue(
+		geminitest.Calls(
+			geminitest.Call("get_weather", map[string]any{"city": "Paris"}),
+			geminitest.Call("get_weather", map[string]any{"city": "Tokyo"})),
+		geminitest.Text("Sunny in Paris and in Tokyo."),
+	)
+
+	answer, err := assistant{srv.Client()}.Ask(context.Background(), "Weather in Paris and Tokyo?")
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(answer)
+
+	// The second request answered the model's two calls, echoing their ids.
+	second := srv.Requests()[1]
+	calls := second.FunctionCalls("get_weather")
+	for i, r := range second.LastFunctionResponses("get_weather") {
+		fmt.Printf("%s(%v) -> %v (id echoed: %t)\n", r.Name, calls[i].Args["city"], r.Response["result"], r.ID == calls[i].ID)
+	}
+	fmt.Println("declared:", second.FunctionDeclaration("get_weather").Description)
+	// In a test, srv.AssertComplete(t) checks these three.
+	fmt.Println("rejected:", len(srv.Rejections()), "unscripted:", srv.Unscripted(), "unused:", srv.Pending())
+	// Output:
+	// Sunny in Paris and in Tokyo.
+	// get_weather(Paris) -> sunny in Paris (id echoed: true)
+	// get_weather(Tokyo) -> sunny in Tokyo (id echoed: true)
+	// declared: Current weather for a city
+	// rejected: 0 unscripted: 0 unused: 0
+}
+
+// The assistant retries when the quota runs out, waiting what the 429's
+// RetryInfo asks.
+func Example_rateLimit() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+	srv.Enqueue(
+		geminitest.RateLimited(50*time.Millisecond),
+		geminitest.Text("Sunny."),
+	)
+
+	start := time.Now()
+	answer, err := assistant{srv.Client()}.Ask(context.Background(), "Weather?")
+	fmt.Println(answer, err)
+	fmt.Println("requests:", len(srv.Requests()), "waited the retry delay:", time.Since(start) >= 50*time.Millisecond)
+	// Output:
+	// Sunny. <nil>
+	// requests: 2 waited the retry delay: true
+}
+
+// The assistant survives a stream cut before its first event: it asks
+// again, and the answer streams in pieces.
+func Example_cutStream() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+	srv.Enqueue(
+		geminitest.Text("Sunny in Paris.").WithTextChunk(6).WithFault(geminitest.FaultCutStream, 0),
+		geminitest.Text("Sunny in Paris.").WithTextChunk(6),
+	)
+
+	var out strings.Builder
+	err := assistant{srv.Client()}.Stream(context.Background(), "Weather in Paris?", &out)
+	fmt.Printf("%q %v\n", out.String(), err)
+	fmt.Println("requests:", len(srv.Requests()))
+	// Output:
+	// "Sunny in Paris." <nil>
+	// requests: 2
+}
+
+// The same assistant on Vertex AI: the client sends the project and a
+// bearer token to the Vertex AI routes, and the server answers as Vertex AI
+// does, without function-call ids.
+func ExampleServer_VertexClient() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+	srv.Enqueue(
+		geminitest.Calls(geminitest.Call("get_weather", map[string]any{"city": "Oslo"})),
+		geminitest.Text("Sunny in Oslo."),
+	)
+
+	answer, err := assistant{srv.VertexClient()}.Ask(context.Background(), "Weather in Oslo?")
+	fmt.Println(answer, err)
+	req := srv.LastRequest()
+	fmt.Println(req.Backend, req.APIVersion, req.Project, req.Location, req.Token != "")
+	fmt.Println("rejected:", len(srv.Rejections()))
+	// Output:
+	// Sunny in Oslo. <nil>
+	// BackendVertexAI v1beta1 fake-project us-central1 true
+	// rejected: 0
+}
+
+// A client that drops the thought signature Gemini 3 requires gets the real
+// API's 400, and the rejection says which rule it broke.
+func ExampleServer_Rejections() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+
+	history := []*genai.Content{
+		genai.NewContentFromText("Weather in Paris?", genai.RoleUser),
+		{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: geminitest.Call("get_weather", map[string]any{"city": "Paris"})}}},
+		{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("get_weather", map[string]any{"result": "sunny"})}},
+	}
+	_, err := srv.Client().Models.GenerateContent(context.Background(), "gemini-3-flash-preview", history, nil)
+	var apiErr genai.APIError
+	fmt.Println(errors.As(err, &apiErr), apiErr.Code, apiErr.Status)
+	for _, r := range srv.Rejections() {
+		fmt.Printf("#%d %s\n", r.Seq, r.Rule)
+	}
+	// Output:
+	// true 400 INVALID_ARGUMENT
+	// #1 thought-signature
+}

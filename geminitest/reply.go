@@ -1,0 +1,122 @@
+package geminitest
+
+import (
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"google.golang.org/genai"
+)
+
+// Reply is one scripted answer to one request, unary or streaming: a model
+// response, an API error or a transport fault, with latency and the shape
+// of the stream. Build one with [Text], [Parts], [Calls], [Finish],
+// [Empty], [Blocked], [Error], [RateLimited], [Drop] or [Malformed], and
+// shape it with its With methods, which modify it and return it:
+//
+//	geminitest.Text("Sunny.").WithTextChunk(4).WithDelay(10*time.Millisecond)
+//
+// Its fields, all optional:
+//
+//   - Response: the model's answer; auto-filled unless Raw (see the package
+//     documentation, section "What the server adds").
+//   - Err: an API error sent with its HTTP status.
+//   - Fault: a transport fault ([FaultDropConnection], [FaultMalformedBody],
+//     [FaultCutStream], [FaultCutMidEvent]).
+//   - Delay: the latency before anything is written.
+//   - Body: a raw body sent as it is.
+//   - Raw: send Response without auto-fill.
+//   - AddIDs, AddSignatures: give function calls ids and the turn thought
+//     signatures, as gemini-3 models do.
+//   - Chunks: explicit stream events.
+//   - TextChunk: split text parts into pieces of at most this many bytes.
+//   - TrailingSignature: move the last text part's signature into a
+//     trailing event of its own.
+//   - EventDelay: the pause before each stream event after the first.
+//   - CutAfter, StreamErr: where a cut fault strikes; an error event sent
+//     after CutAfter events.
+//
+// The server never modifies a Reply, so one may be enqueued several times.
+type Reply = fake.Reply
+
+// Fault is a transport-level fault injected instead of, or in the middle
+// of, a normal answer.
+type Fault = fake.Fault
+
+// The faults a [Reply] can inject.
+const (
+	// FaultNone sends the answer normally.
+	FaultNone = fake.FaultNone
+	// FaultDropConnection closes the connection before any byte of the
+	// response is written; the client sees EOF.
+	FaultDropConnection = fake.FaultDropConnection
+	// FaultMalformedBody answers 200 with a body that is not JSON. Streams
+	// send CutAfter good events and then a malformed one.
+	FaultMalformedBody = fake.FaultMalformedBody
+	// FaultCutStream aborts the connection at an event boundary after
+	// CutAfter events (0: before the first one); the client sees
+	// "unexpected EOF". Unary bodies are cut in the middle.
+	FaultCutStream = fake.FaultCutStream
+	// FaultCutMidEvent writes half of event CutAfter+1 and then aborts the
+	// connection; the client fails to parse the partial event.
+	FaultCutMidEvent = fake.FaultCutMidEvent
+)
+
+// APIError is an error the server sends in the API's error JSON,
+// {"error":{"code","message","status","details"}}, with HTTP status Code:
+// the genai client returns it as a genai.APIError with the same fields. Its
+// fields are Code, Status (derived from Code when empty), Message, Details
+// and RetryDelay (a google.rpc.RetryInfo detail when positive).
+type APIError = fake.APIError
+
+// RateLimitMessage is the message of the 429 that [RateLimited] sends, as
+// the Gemini API words it.
+const RateLimitMessage = fake.RateLimitMessage
+
+// Text returns a reply whose model turn is one text part.
+func Text(text string) *Reply { return fake.Text(text) }
+
+// Parts returns a reply whose model turn holds these parts, in order:
+// thoughts, text and function calls mixed, for instance.
+func Parts(parts ...*genai.Part) *Reply { return fake.Parts(parts...) }
+
+// Calls returns a reply whose model turn is one functionCall part per
+// call, in order: parallel function calls.
+func Calls(calls ...*genai.FunctionCall) *Reply { return fake.Calls(calls...) }
+
+// Call returns a function call with this name and these arguments, and no
+// id: models whose name starts with "gemini-3" get one from the server on
+// the Gemini API, as the real ones do. Vertex AI sends no ids, and refuses
+// them back, so give none to calls scripted for it.
+func Call(name string, args map[string]any) *genai.FunctionCall { return fake.Call(name, args) }
+
+// Error returns a reply that answers with an API error of this HTTP code and
+// message, and the status the API uses for that code: 400
+// INVALID_ARGUMENT, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 404
+// NOT_FOUND, 408 and 504 DEADLINE_EXCEEDED, 429 RESOURCE_EXHAUSTED, 499
+// CANCELLED, 500 INTERNAL, 502 and 503 UNAVAILABLE.
+func Error(code int, message string) *Reply { return fake.Error(code, message) }
+
+// RateLimited returns a reply that answers 429 RESOURCE_EXHAUSTED the way
+// the Gemini API does when a quota runs out: a QuotaFailure, a Help link and
+// a RetryInfo detail whose retryDelay is retryDelay (none if it is not
+// positive). genai does not read RetryInfo; callers find it in
+// genai.APIError.Details.
+func RateLimited(retryDelay time.Duration) *Reply { return fake.RateLimited(retryDelay) }
+
+// Finish returns a reply whose only candidate has this finishReason and no
+// content, as the API sends MALFORMED_FUNCTION_CALL or SAFETY.
+func Finish(reason genai.FinishReason) *Reply { return fake.Finish(reason) }
+
+// Empty returns a reply whose only candidate finishes with STOP and has no
+// content.
+func Empty() *Reply { return fake.Empty() }
+
+// Blocked returns a reply with no candidates and promptFeedback.blockReason
+// set to reason: a blocked prompt.
+func Blocked(reason genai.BlockedReason) *Reply { return fake.Blocked(reason) }
+
+// Drop returns a reply that closes the connection before answering.
+func Drop() *Reply { return fake.Drop() }
+
+// Malformed returns a reply that answers 200 with a body that is not JSON.
+func Malformed() *Reply { return fake.Malformed() }

@@ -1,0 +1,80 @@
+// Package history keeps what a model call sends within the model's
+// context window. A [Trimmer] is a policy for the loop's history hook
+// (agent.Config.PrepareHistory): before each model call, when the prompt
+// has grown past a token threshold, it shortens old tool outputs, then
+// drops the oldest exchanges, and the call sends what is left.
+//
+//	a, err := agent.New(agent.Config{
+//		Models:         client.Models,
+//		Model:          "gemini-3.5-flash",
+//		Tools:          tools,
+//		PrepareHistory: history.Trimmer{MaxTokens: 200_000}.Prepare,
+//	})
+//
+// Only what is sent is trimmed: Result.History, and a conversation kept by
+// package session, stay whole.
+//
+// # How large the prompt is
+//
+// The API reports each call's prompt size (usageMetadata.promptTokenCount,
+// the system instruction and the tool declarations included), and the loop
+// hands it to the hook: the size of the next call is that count plus the
+// model turn and the tool answers added since, which [Estimate] measures.
+// No request is made to count tokens. The first call of a run has no count
+// yet: there, every content is estimated, at a token per 3 bytes of JSON,
+// more than Gemini counts for most text, but without the system
+// instruction and the tool declarations, which the estimate does not see.
+// So set MaxTokens below the model's input limit by at least their size;
+// the default, three quarters of Gemini's 1,048,576 tokens, leaves plenty.
+//
+// # What is kept
+//
+// A trim goes down to TargetTokens, in this order, and stops as soon as the
+// prompt fits:
+//
+//  1. Tool outputs larger than ToolOutputBytes, oldest first, become a
+//     note saying how large the output was and a preview of its start (the
+//     model can call the tool again). The most recent KeepToolOutputs tool
+//     turns stay whole.
+//  2. The oldest exchanges go, each whole: a user message and every model
+//     turn and tool turn that followed it, so that a function call never
+//     goes without its response or a response without its call. The first
+//     user message stays, since it often states the task, unless
+//     DropFirstMessage.
+//
+// The current exchange, from the last user message on, always stays: the
+// API checks the thought signatures of its function calls (Gemini 3 refuses
+// a request whose current turn lost one), and signatures are never moved or
+// removed from what is kept. Model turns are never changed; a shortened
+// tool turn is a new content, and the contents given are never modified.
+//
+// # Trade-offs
+//
+// Trimming forgets: dropped exchanges are gone from the model's view, and
+// shortened outputs keep only their start. Dropping whole exchanges keeps
+// what remains coherent, and shortening outputs first keeps the
+// conversation's thread the longest, but a user who refers to something
+// said long ago may get an answer that does not know it.
+//
+// A trim changes the start of the prompt, which the API's implicit prompt
+// cache then misses, once. Trimming below the threshold, to TargetTokens,
+// makes trims rare: in a long run, one every (MaxTokens - TargetTokens)
+// tokens of growth. A Trimmer keeps no state, so a run that starts from a
+// stored conversation trims it afresh on its first call.
+//
+// A single run can outgrow the budget by itself: its steps are the current
+// exchange, which is never dropped, so only its older tool outputs shrink.
+// Agent's MaxTurns bounds that.
+//
+// Summarizing what is dropped (asking the model for a summary and sending
+// it instead) keeps more of the past, at the price of a model call per
+// trim; a stateless hook would pay it again on every run that starts from
+// a stored conversation. This package does not do it.
+//
+// # Cost
+//
+// Under the threshold, each model call costs an estimate of the newest
+// model and tool turns; the first call of a run estimates the whole
+// history. A trim walks the history once and encodes the outputs it
+// shortens. BENCHMARKS.md has the numbers.
+package history

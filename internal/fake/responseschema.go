@@ -1,0 +1,83 @@
+package fake
+
+import (
+	"strconv"
+	"strings"
+
+	"google.golang.org/genai"
+)
+
+// The rule "response-schema-with-tools": which backends and models refuse a
+// JSON response (generationConfig.responseMimeType "application/json", with
+// or without responseSchema or responseJsonSchema) in a request that also
+// declares functions.
+//
+// Verified, text verbatim: "Function calling with a response mime type:
+// 'application/json' is unsupported", 400 INVALID_ARGUMENT, from the Gemini
+// API for gemini-1.5-flash (google-gemini/deprecated-generative-ai-swift#195),
+// gemini-2.5-flash (symfony/ai#1777, analyticalrohit/ai-blog-generator#16),
+// gemini-2.5-flash-lite (analyticalrohit/ai-blog-generator#17) and
+// gemini-2.5-pro (google/adk-python#5735); googleapis/python-genai#867 says
+// it comes from the API, not the SDK. The same request with function
+// calling mode NONE is accepted (google/adk-python#5735, gemini-2.5-pro).
+// Gemini 3 models accept the combination: Google's Gemini 3 developer guide,
+// "Structured Outputs with tools" (ai.google.dev/gemini-api/docs/gemini-3),
+// and pydantic-ai's google profile (google_supports_tool_combination for
+// gemini-3 and newer).
+//
+// Assumed: Vertex AI accepts it from Gemini 2.0 on, as google/adk-go
+// (internal/llminternal/googlellm/variant.go, CanUseOutputSchemaWithTools)
+// and ADK Python decide; no Vertex AI capture of the refusal was found.
+// Models whose version cannot be read from the name (aliases such as
+// gemini-flash-latest, tuned models) are not refused: the fake refuses only
+// what the API is known to refuse.
+
+// checkResponseSchemaWithTools refuses a JSON response with function
+// declarations, unless function calling is off (mode NONE) or the model
+// accepts the combination (see [jsonWithToolsAccepted]).
+func checkResponseSchemaWithTools(in *input) *APIError {
+	gc := in.req.GenerationConfig
+	if gc == nil || !strings.EqualFold(strings.TrimSpace(gc.ResponseMIMEType), "application/json") || len(declarations(in.req)) == 0 {
+		return nil
+	}
+	if tc := in.req.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil &&
+		strings.EqualFold(string(tc.FunctionCallingConfig.Mode), string(genai.FunctionCallingConfigModeNone)) {
+		return nil
+	}
+	if jsonWithToolsAccepted(in.backend, in.model) {
+		return nil
+	}
+	return invalidArgument("Function calling with a response mime type: 'application/json' is unsupported")
+}
+
+// jsonWithToolsAccepted reports whether a model on a backend accepts a JSON
+// response together with function declarations: Gemini 3 and later
+// everywhere, Gemini 2 on Vertex AI only, and any model whose version the
+// name does not tell.
+func jsonWithToolsAccepted(backend genai.Backend, model string) bool {
+	major, ok := geminiMajor(model)
+	switch {
+	case !ok, major >= 3:
+		return true
+	case backend == genai.BackendVertexAI:
+		return major >= 2
+	}
+	return false
+}
+
+// geminiMajor returns the major version of a Gemini model named
+// "gemini-<major>[.<minor>]-…" ("gemini-2.5-flash": 2), after any path
+// ("models/", "publishers/google/models/"). ok is false for other names.
+func geminiMajor(model string) (major int, ok bool) {
+	name := model[strings.LastIndexByte(model, '/')+1:]
+	rest, found := strings.CutPrefix(strings.ToLower(name), "gemini-")
+	if !found {
+		return 0, false
+	}
+	end := 0
+	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	major, err := strconv.Atoi(rest[:end])
+	return major, err == nil
+}

@@ -1,0 +1,358 @@
+package mcptools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus-go/toolset"
+)
+
+// ErrClosed is the error of a call made after [Client.Close].
+var ErrClosed = errors.New("mcptools: client is closed")
+
+// ErrNameCollision is wrapped by the error [Connect] returns when two of the
+// server's tools would reach the model under the same name.
+var ErrNameCollision = errors.New("mcptools: tool name collision")
+
+// refreshTimeout bounds the tools/list calls [Client.Tools] makes after the
+// server said its list changed, since Tools has no context.
+const refreshTimeout = 30 * time.Second
+
+// Options configure a [Client]. The zero value is ready to use.
+type Options struct {
+	// Prefix is put before the name of each of the server's tools, e.g.
+	// "github_", so that the tools of several servers cannot collide in one
+	// set. Characters Gemini refuses are replaced as in the names.
+	Prefix string
+
+	// Filter, when set, keeps only the tools it returns true for. It sees
+	// each tool as the server describes it, under its original name.
+	Filter func(*mcp.Tool) bool
+
+	// MapResult, when set, replaces [Output] for every call: it turns the
+	// server's answer into what the tool returns, which the model receives.
+	// Return a [toolset.MediaOutput] to hand back media, and an error for
+	// a failure the model should read. It may call Output itself. It is
+	// called concurrently.
+	MapResult func(ctx context.Context, tool *mcp.Tool, res *mcp.CallToolResult) (any, error)
+
+	// Logger receives reconnections, retries and skipped tools, at Warn.
+	// Nil means silent.
+	Logger *slog.Logger
+}
+
+// A SkippedTool is a tool of the server that [Client.Tools] leaves out,
+// because it cannot be used, and why.
+type SkippedTool struct {
+	Name string // the server's name for it
+	Err  error
+}
+
+// A Client holds a session with one MCP server and offers the server's
+// tools as toolset tools. It is safe for concurrent use.
+type Client struct {
+	dial   Dial
+	opts   Options
+	logger *slog.Logger
+	mcp    *mcp.Client
+
+	// stale is set when the server said its tool list changed, and after
+	// a reconnection: the next Tools call lists the tools again.
+	stale atomic.Bool
+
+	mu       sync.Mutex
+	session  *mcp.ClientSession // nil while disconnected
+	ended    chan struct{}      // closed when session's connection ends
+	sessions int                // sessions started so far
+	closed   bool
+	tools    []*toolset.Tool
+	skipped  []SkippedTool
+
+	watchers sync.WaitGroup // one goroutine per session, until it ends
+}
+
+// Connect starts a session with the server dial reaches and lists its
+// tools, following every page. A tool whose input schema cannot be used is
+// left out and reported by [Client.Skipped], never an error. Two tools that
+// would reach the model under the same name are an error (wrapping
+// [ErrNameCollision]): set [Options.Filter] to drop one.
+//
+// opts may be nil. ctx bounds the connection and the listing only; the
+// session lasts until [Client.Close].
+func Connect(ctx context.Context, dial Dial, opts *Options) (*Client, error) {
+	if dial == nil {
+		return nil, errors.New("mcptools: Connect: dial is nil")
+	}
+	c := &Client{dial: dial}
+	if opts != nil {
+		c.opts = *opts
+	}
+	c.logger = c.opts.Logger
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	c.mcp = mcp.NewClient(&mcp.Implementation{Name: "toolnexus-go", Version: "v1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.stale.Store(true) },
+	})
+	c.mu.Lock()
+	session, err := c.connectLocked(ctx)
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.refresh(ctx, session); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Tools returns a tool for each of the server's tools, in the server's
+// order, ready for toolset.New: its name follows Gemini's rule (with
+// Options.Prefix), its description and input schema are the server's, its
+// arguments are validated before the server is called, and it calls the
+// server under the tool's original name.
+//
+// After the server said its tool list changed, or after a reconnection,
+// Tools lists the tools again first (for at most 30 seconds); if that
+// fails, it returns the tools it had and tries again on the next call. A
+// set already built keeps the tools it was built with.
+func (c *Client) Tools() []*toolset.Tool {
+	if c.stale.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+		defer cancel()
+		session, err := c.live(ctx)
+		if err == nil {
+			err = c.refresh(ctx, session)
+		}
+		if err != nil {
+			c.stale.Store(true)
+			c.logger.Warn("mcptools: listing the tools again failed; keeping the previous list", slog.Any("error", err))
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.tools)
+}
+
+// Skipped returns the tools of the last listing that Tools leaves out, and
+// why.
+func (c *Client) Skipped() []SkippedTool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.skipped)
+}
+
+// Close ends the session; for a command, the server's process is ended
+// (see [Command]) and waited for, so that nothing is left running. Calls in
+// progress fail. Close is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	session := c.session
+	c.session = nil
+	c.mu.Unlock()
+	var err error
+	if session != nil {
+		err = session.Close()
+	}
+	c.watchers.Wait()
+	return err
+}
+
+// refresh lists the server's tools on session and makes the tools the
+// model gets.
+func (c *Client) refresh(ctx context.Context, session *mcp.ClientSession) error {
+	c.stale.Store(false) // a change announced from now on is seen again
+	var remote []*mcp.Tool
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("mcptools: listing tools: %w", err)
+		}
+		remote = append(remote, t)
+	}
+	var tools []*toolset.Tool
+	var skipped []SkippedTool
+	byName := map[string]string{} // model's name -> server's name
+	for _, rt := range remote {
+		if c.opts.Filter != nil && !c.opts.Filter(rt) {
+			continue
+		}
+		t, err := c.tool(rt)
+		if err != nil {
+			skipped = append(skipped, SkippedTool{Name: rt.Name, Err: err})
+			c.logger.Warn("mcptools: skipping a tool that cannot be used", slog.String("tool", rt.Name), slog.Any("error", err))
+			continue
+		}
+		if other, dup := byName[t.Name]; dup {
+			return fmt.Errorf("%w: the server's tools %q and %q would both be called %q; drop one with Options.Filter",
+				ErrNameCollision, other, rt.Name, t.Name)
+		}
+		byName[t.Name] = rt.Name
+		tools = append(tools, t)
+	}
+	c.mu.Lock()
+	c.tools, c.skipped = tools, skipped
+	c.mu.Unlock()
+	return nil
+}
+
+// tool makes the toolset tool for the server's tool rt.
+func (c *Client) tool(rt *mcp.Tool) (*toolset.Tool, error) {
+	schema, err := inputSchema(rt.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	description := rt.Description
+	if description == "" {
+		description = rt.Title
+	}
+	if description == "" && rt.Annotations != nil {
+		description = rt.Annotations.Title
+	}
+	return toolset.Define(toolset.Tool{
+		Name:        geminiName(c.opts.Prefix, rt.Name),
+		Description: description,
+		InputSchema: schema,
+		Run: func(ctx context.Context, args map[string]any) (any, error) {
+			return c.call(ctx, rt, args)
+		},
+	})
+}
+
+// call calls the server's tool rt. A call whose connection was lost is
+// made again, once, after reconnecting, when it certainly did not run (the
+// server no longer knew the session) or when the tool says it is read-only
+// or idempotent; any other such call is answered with an error saying that
+// it may or may not have run.
+func (c *Client) call(ctx context.Context, rt *mcp.Tool, args map[string]any) (any, error) {
+	res, err := c.callOnce(ctx, rt.Name, args)
+	var lost *lostError
+	if errors.As(err, &lost) && (errors.Is(err, mcp.ErrSessionMissing) || retrySafe(rt)) && ctx.Err() == nil {
+		c.logger.Warn("mcptools: calling again on a new session", slog.String("tool", rt.Name), slog.Any("error", lost.err))
+		res, err = c.callOnce(ctx, rt.Name, args)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.opts.MapResult != nil {
+		return c.opts.MapResult(ctx, rt, res)
+	}
+	return Output(res)
+}
+
+// lostError is the error of a call whose connection failed while it was in
+// flight.
+type lostError struct {
+	tool string
+	err  error
+}
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("the connection to the MCP server was lost during the call, so %s may or may not have run: %v", e.tool, e.err)
+}
+
+func (e *lostError) Unwrap() error { return e.err }
+
+// callOnce makes one call on the live session, connecting first if needed.
+func (c *Client) callOnce(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	session, err := c.live(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s was not run: %w", name, err)
+	}
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		return nil, err
+	}
+	var refused *jsonrpc.Error
+	if errors.As(err, &refused) {
+		// The server answered: the session is fine, the call was refused.
+		return nil, fmt.Errorf("the MCP server refused the call of %s: %s", name, refused.Message)
+	}
+	c.drop(session)
+	return nil, &lostError{tool: name, err: err}
+}
+
+// retrySafe reports whether calling rt twice is harmless, by its
+// annotations.
+func retrySafe(rt *mcp.Tool) bool {
+	a := rt.Annotations
+	return a != nil && (a.ReadOnlyHint || a.IdempotentHint)
+}
+
+// live returns the session, starting a new one when there is none or the
+// last one ended (the process exited, the connection dropped).
+func (c *Client) live(ctx context.Context) (*mcp.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if c.session != nil {
+		select {
+		case <-c.ended:
+			c.logger.Warn("mcptools: the MCP session ended; reconnecting")
+			c.discardLocked()
+		default:
+			return c.session, nil
+		}
+	}
+	return c.connectLocked(ctx)
+}
+
+// drop discards session if it is still the current one.
+func (c *Client) drop(session *mcp.ClientSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == session {
+		c.logger.Warn("mcptools: the connection to the MCP server failed; reconnecting on the next call")
+		c.discardLocked()
+	}
+}
+
+// discardLocked closes the current session, which reaps a command's
+// process, and forgets it.
+func (c *Client) discardLocked() {
+	_ = c.session.Close() // the error of a session that already failed says nothing new
+	c.session = nil
+}
+
+// connectLocked starts a session on a fresh transport.
+func (c *Client) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
+	t := c.dial()
+	if t == nil {
+		return nil, errors.New("mcptools: the Dial returned no transport")
+	}
+	session, err := c.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcptools: connecting to the MCP server: %w", err)
+	}
+	ended := make(chan struct{})
+	c.watchers.Add(1)
+	go func() {
+		defer c.watchers.Done()
+		_ = session.Wait()
+		close(ended)
+	}()
+	if c.sessions > 0 {
+		c.stale.Store(true) // a new session: the list may have changed
+	}
+	c.sessions++
+	c.session, c.ended = session, ended
+	return session, nil
+}

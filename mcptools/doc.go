@@ -1,0 +1,86 @@
+// Package mcptools joins toolsets and the Model Context Protocol, both
+// ways: the tools of any MCP server become toolset tools a Gemini model can
+// call, and a toolset can be served to any MCP client. It is built on the
+// official Go SDK, github.com/modelcontextprotocol/go-sdk.
+//
+// # Using an MCP server's tools
+//
+// [Connect] starts a session with a server and lists its tools;
+// [Client.Tools] returns them as [toolset.Tool] values, ready to sit next to
+// native tools in one set:
+//
+//	fs, err := mcptools.Connect(ctx,
+//		mcptools.Command("npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"),
+//		&mcptools.Options{Prefix: "fs_"})
+//	if err != nil { ... }
+//	defer fs.Close()
+//	set, err := toolset.New(append([]*toolset.Tool{weather}, fs.Tools()...)...)
+//
+// [Command] runs a local server as a subprocess and speaks to it over its
+// standard input and output; [HTTP] reaches a remote one over streamable
+// HTTP, through an *http.Client that carries its credentials; [InMemory]
+// reaches a server running in this process. A [Dial] is a function rather
+// than a transport because a transport connects only once: the client calls
+// it again for every reconnection.
+//
+// # Names and schemas
+//
+// MCP allows tool names Gemini refuses. Each tool is declared to the model
+// under a name that follows Gemini's rule ([A-Za-z_][A-Za-z0-9_.:-]*, at
+// most 64 characters): [Options.Prefix] first, each character Gemini
+// refuses replaced by '_', and an over-long name shortened in the middle
+// around a hash of the original. The server is always called with the
+// original name. Two tools that would reach the model under the same name
+// are an error ([ErrNameCollision]); [Options.Filter] drops tools.
+//
+// Each tool's input schema (draft 2020-12 or draft-07) is converted once,
+// and every call's arguments are validated against it before the server is
+// called, with the same messages as native tools. A tool whose schema
+// cannot be used is left out and reported by [Client.Skipped], never a
+// crash.
+//
+// # Results
+//
+// The server's answer becomes the tool's output ([Output]): its structured
+// content when it gives one, else its text, with embedded resources and
+// resource links written out rather than dropped. An answer with isError
+// becomes an error result the model reads. Images, audio and PDF resources
+// become [toolset.Media]: a Gemini 3 model receives them as media inside
+// the function response, an older model a short description instead (see
+// the geminiadapter package). [Options.MapResult] replaces this mapping.
+//
+// # Reconnection
+//
+// A server that went away (its process exited or was killed, the HTTP
+// server restarted, the connection dropped) is reconnected on the next
+// call, with a fresh transport from the Dial. A call in flight when the
+// connection was lost is made again, once, on the new session when it
+// cannot have run (the server no longer knew the session) or when the tool
+// is annotated read-only or idempotent; any other such call is answered
+// with an error telling the model that it may or may not have run, since
+// running it twice could do harm. After a reconnection, and whenever the
+// server announces that its tools changed, the next [Client.Tools] call
+// lists them again.
+//
+// [Client.Close] ends the session; a subprocess is ended and waited for,
+// so that nothing is left running.
+//
+// # Serving a toolset
+//
+// [NewServer] returns an MCP server offering every tool of a set, with its
+// schema; calls go through [toolset.Tool.Execute], so that a client's model
+// gets the same validation and the same readable errors as a Gemini model
+// calling the tools directly. [ServeStdio] runs it as a local server, and
+// [HTTPHandler] serves it over streamable HTTP:
+//
+//	func main() {
+//		if err := mcptools.ServeStdio(context.Background(), set, &mcp.Implementation{Name: "weather"}); err != nil {
+//			log.Fatal(err)
+//		}
+//	}
+//
+// # Concurrency
+//
+// A [Client] and its tools are safe for concurrent use: the agent runs the
+// calls of one turn in parallel, on one session.
+package mcptools

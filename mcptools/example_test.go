@@ -1,0 +1,87 @@
+package mcptools_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus-go/mcptools"
+	"github.com/toolnexus/toolnexus-go/toolset"
+)
+
+// A server's tools, here one written with go-sdk and reached in memory,
+// become toolset tools; the model sees Gemini-safe names.
+func ExampleConnect() {
+	type greetIn struct {
+		Name string `json:"name" jsonschema:"who to greet"`
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "greeter", Version: "v1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "say hi", Description: "Greet someone"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in greetIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hi " + in.Name}}}, nil, nil
+		})
+
+	ctx := context.Background()
+	client, err := mcptools.Connect(ctx, mcptools.InMemory(srv), &mcptools.Options{Prefix: "greeter_"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	set := toolset.MustNew(client.Tools()...)
+	fmt.Println(set.Names())
+
+	tool, _ := set.Lookup("greeter_say_hi")
+	fmt.Println(tool.Execute(ctx, map[string]any{"name": "Ada"}).Output)
+	fmt.Println(tool.Execute(ctx, map[string]any{}).Output)
+	// Output:
+	// [greeter_say_hi]
+	// Hi Ada
+	// invalid arguments for greeter_say_hi: required: missing properties: ["name"]
+}
+
+// A toolset served over MCP, here to go-sdk's own client.
+func ExampleNewServer() {
+	type addIn struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}
+	add := toolset.MustFunc("add", "Add two numbers", func(_ context.Context, in addIn) (float64, error) {
+		return in.A + in.B, nil
+	})
+	srv := mcptools.NewServer(toolset.MustNew(add), &mcp.Implementation{Name: "calculator", Version: "v1"})
+
+	ctx := context.Background()
+	serverSide, clientSide := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, serverSide, nil); err != nil {
+		log.Fatal(err)
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v1"}, nil).Connect(ctx, clientSide, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer session.Close()
+	for _, args := range []map[string]any{{"a": 2, "b": 40}, {"a": "two"}} {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: args})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	}
+	// Output:
+	// false 42
+	// true invalid arguments for add: argument "a": two has type "string", want "number"
+}
+
+// A local server started as a subprocess; Close ends it.
+func ExampleCommand() {
+	ctx := context.Background()
+	client, err := mcptools.Connect(ctx, mcptools.Command("go", "run", "./examples/mcpserver"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	for _, t := range client.Tools() {
+		fmt.Println(t.Name)
+	}
+}

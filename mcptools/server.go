@@ -1,0 +1,120 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus-go/toolset"
+)
+
+// NewServer returns an MCP server offering every tool of set, under its
+// name, with its description and input schema. A call runs the tool's
+// [toolset.Tool.Execute]: the arguments are validated against the schema
+// and a call that fails, invalid arguments included, is answered with
+// isError and the same message a model would read from the agent, so that
+// the client's model can correct itself.
+//
+// A successful call's output is sent as text (a string as it is, any other
+// value as JSON) and, when it is a JSON object, as structured content too;
+// the result's media follow as image, audio or embedded resource content.
+//
+// impl names the server to its clients; nil means {Name: "toolnexus-go"}.
+// The server can be run on any transport: see [ServeStdio] and
+// [HTTPHandler] for the usual two.
+func NewServer(set *toolset.Set, impl *mcp.Implementation) *mcp.Server {
+	if impl == nil {
+		impl = &mcp.Implementation{Name: "toolnexus-go", Version: "v1"}
+	}
+	srv := mcp.NewServer(impl, nil)
+	for _, t := range set.Tools() {
+		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.Schema())}, handler(t))
+	}
+	return srv
+}
+
+// ServeStdio serves the tools of set over standard input and output, as a
+// local MCP server started by its client, until the client closes the
+// connection or ctx is done.
+func ServeStdio(ctx context.Context, set *toolset.Set, impl *mcp.Implementation) error {
+	return NewServer(set, impl).Run(ctx, &mcp.StdioTransport{})
+}
+
+// HTTPHandler serves the tools of set over MCP's streamable HTTP transport,
+// one session per client. Mount it where clients will dial it, behind
+// whatever authentication the deployment needs.
+func HTTPHandler(set *toolset.Set, impl *mcp.Implementation) http.Handler {
+	srv := NewServer(set, impl)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+}
+
+// objectSchema returns s with its type written as the single string
+// "object", the form the MCP SDK requires; s itself is not modified.
+func objectSchema(s *jsonschema.Schema) *jsonschema.Schema {
+	if s.Type == "object" {
+		return s
+	}
+	c := s.CloneSchemas()
+	c.Type, c.Types = "object", nil
+	return c
+}
+
+// handler runs t for a call.
+func handler(t *toolset.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		if raw := req.Params.Arguments; len(raw) > 0 {
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return errorResult(fmt.Sprintf("invalid arguments for %s: they must be a JSON object", t.Name)), nil
+			}
+		}
+		return callResult(t.Execute(ctx, args)), nil
+	}
+}
+
+// callResult is the MCP result of a tool's result.
+func callResult(r toolset.Result) *mcp.CallToolResult {
+	if r.IsError {
+		msg, ok := r.Output.(string)
+		if !ok {
+			b, _ := json.Marshal(r.Output)
+			msg = string(b)
+		}
+		return errorResult(msg)
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{}}
+	switch out := r.Output.(type) {
+	case nil:
+	case string:
+		res.Content = append(res.Content, &mcp.TextContent{Text: out})
+	default:
+		b, err := json.Marshal(out)
+		if err != nil { // Execute has checked the output encodes
+			return errorResult(fmt.Sprintf("the output cannot be encoded as JSON: %v", err))
+		}
+		res.Content = append(res.Content, &mcp.TextContent{Text: string(b)})
+		if len(b) > 0 && b[0] == '{' {
+			res.StructuredContent = json.RawMessage(b)
+		}
+	}
+	for i, m := range r.Media {
+		switch {
+		case strings.HasPrefix(m.MIMEType, "image/"):
+			res.Content = append(res.Content, &mcp.ImageContent{MIMEType: m.MIMEType, Data: m.Data})
+		case strings.HasPrefix(m.MIMEType, "audio/"):
+			res.Content = append(res.Content, &mcp.AudioContent{MIMEType: m.MIMEType, Data: m.Data})
+		default:
+			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+				URI: fmt.Sprintf("media:%d", i+1), MIMEType: m.MIMEType, Blob: m.Data}})
+		}
+	}
+	return res
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}

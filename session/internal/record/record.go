@@ -1,0 +1,72 @@
+// Package record is the stored form of conversations that every store of
+// package session shares: the rules for conversation ids and the encoding
+// of contents.
+//
+// A content is stored as its JSON, as encoding/json writes a genai.Content.
+// That is the form the API itself speaks, so everything a history holds
+// survives the trip: thought signatures and inline data come back byte for
+// byte (they are base64 in the JSON), thought parts keep their flag, calls
+// and responses keep their ids. Numbers in function-call arguments and
+// responses come back as float64, as they do from the API.
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"google.golang.org/genai"
+)
+
+// MaxIDLen is the longest conversation id, in bytes.
+const MaxIDLen = 1024
+
+// CheckID returns an error if id cannot name a conversation: ids are
+// non-empty UTF-8 of at most MaxIDLen bytes, without NUL bytes.
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("session: the conversation id is empty")
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("session: the conversation id is %d bytes long, over the limit of %d", len(id), MaxIDLen)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("session: the conversation id %q is not valid UTF-8", id)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] == 0 {
+			return fmt.Errorf("session: the conversation id %q holds a NUL byte", id)
+		}
+	}
+	return nil
+}
+
+// Encode checks an append of contents to the conversation id and returns
+// the stored form of each content. A nil content, or one that cannot be
+// encoded, is an error, and nothing of the append may be stored.
+func Encode(id string, contents []*genai.Content) ([][]byte, error) {
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(contents))
+	for i, c := range contents {
+		if c == nil {
+			return nil, fmt.Errorf("session: appending to %q: content %d is nil", id, i)
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("session: appending to %q: encoding content %d: %w", id, i, err)
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// Decode returns the content stored as data.
+func Decode(data []byte) (*genai.Content, error) {
+	c := new(genai.Content)
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, fmt.Errorf("session: decoding a stored content: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,281 @@
+// Package sqlitestore is a [session.Store] that keeps conversations in one
+// SQLite file, through the pure-Go driver modernc.org/sqlite (no cgo, no C
+// toolchain).
+//
+//	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "sessions.db"))
+//	if err != nil { … }
+//	defer store.Close()
+//	res, err := session.Run(ctx, a, store, "alice", genai.Text("Hi")...)
+//
+// # Durability and concurrency
+//
+// The file is in write-ahead-log mode (beside it, SQLite keeps its -wal and
+// -shm files while it is open), with synchronous=FULL: an Append that
+// returned is on disk, and survives a crash of the process or of the
+// machine. Each Append is one transaction, so a crash in the middle of one
+// leaves the conversation as it was before it: never half of an append,
+// never a corrupt file.
+//
+// Any number of goroutines, and of processes on one machine, may use one
+// file at once. Reads never wait; appends to the file are serialized (each
+// takes the write lock when it begins, and waits up to [BusyTimeout] for
+// it), so appends to one conversation never interleave and none is lost.
+// The file must be on a local file system: SQLite's locks are not reliable
+// over NFS and similar.
+//
+// # Storage
+//
+// Each content is stored as its JSON (see [session.Store]: thought
+// signatures and inline data come back byte for byte), one row per content,
+// with a row per conversation for List. The schema carries its version in
+// PRAGMA user_version; a file written by a newer version of this package is
+// refused rather than misread.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/session/internal/record"
+	"google.golang.org/genai"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// BusyTimeout is how long an operation waits for a lock another connection
+// or process holds before it fails.
+const BusyTimeout = 10 * time.Second
+
+// schemaVersion is the version of the schema this package writes, kept in
+// PRAGMA user_version.
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE IF NOT EXISTS conversations (
+	id      TEXT PRIMARY KEY,
+	created INTEGER NOT NULL, -- Unix nanoseconds of the first append
+	updated INTEGER NOT NULL, -- Unix nanoseconds of the last append, unique in the file
+	length  INTEGER NOT NULL  -- the number of contents
+);
+CREATE INDEX IF NOT EXISTS conversations_by_updated ON conversations (updated);
+CREATE TABLE IF NOT EXISTS contents (
+	conversation TEXT    NOT NULL,
+	seq          INTEGER NOT NULL, -- from 0, in order
+	content      BLOB    NOT NULL, -- the content's JSON
+	PRIMARY KEY (conversation, seq)
+);
+`
+
+// Store is a [session.Store] in a SQLite file. Open it with [Open] and
+// close it with [Store.Close]. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+var _ session.Store = (*Store)(nil)
+
+// Open opens the store in the SQLite file at path, creating the file, but
+// not its directory, when it does not exist. The caller must Close it.
+func Open(ctx context.Context, path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: %w", err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: opening %s: %w", path, err)
+	}
+	s := &Store{db: db, path: abs}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlitestore: opening %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn returns the driver's name for the file at abs, with the settings
+// every connection applies: the busy timeout first, then WAL, full
+// synchronous commits, and transactions that take the write lock when they
+// begin (a deferred one that reads, then writes, fails at once with
+// SQLITE_BUSY when another process wrote in between, instead of waiting).
+func dsn(abs string) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(BusyTimeout.Milliseconds(), 10))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	if u.Path[0] != '/' { // C:/dir/file on Windows
+		u.Path = "/" + u.Path
+	}
+	return u.String()
+}
+
+// migrate creates the schema in a new file, and checks an existing one's
+// version.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var version int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+			return err
+		}
+		switch {
+		case version > schemaVersion:
+			return fmt.Errorf("the file holds schema version %d, written by a newer version of sqlitestore (this one writes %d)", version, schemaVersion)
+		case version == schemaVersion:
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion))
+		return err
+	})
+}
+
+// tx runs f in a transaction, which it commits when f returns nil.
+func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close closes the database. Calls after Close fail.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// Path returns the absolute path of the file.
+func (s *Store) Path() string { return s.path }
+
+// Load implements [session.Store].
+func (s *Store) Load(ctx context.Context, id string) ([]*genai.Content, error) {
+	if err := record.CheckID(id); err != nil {
+		return nil, err
+	}
+	// One statement reads one snapshot: an append in progress is either
+	// all there or not at all.
+	rows, err := s.db.QueryContext(ctx, "SELECT content FROM contents WHERE conversation = ? ORDER BY seq", id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: loading %q: %w", id, err)
+	}
+	defer rows.Close()
+	var out []*genai.Content
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("sqlitestore: loading %q: %w", id, err)
+		}
+		c, err := record.Decode(b)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitestore: loading %q: content %d: %w", id, len(out), err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitestore: loading %q: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("sqlitestore: loading %q: %w", id, session.ErrNotFound)
+	}
+	return out, nil
+}
+
+// Append implements [session.Store]. It is one transaction.
+func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content) error {
+	encoded, err := record.Encode(id, contents)
+	if err != nil {
+		return err
+	}
+	if len(encoded) == 0 {
+		return nil
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var length, last sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT
+			(SELECT length FROM conversations WHERE id = ?),
+			(SELECT max(updated) FROM conversations)`, id).Scan(&length, &last)
+		if err != nil {
+			return err
+		}
+		// Updated times are unique and increasing across the file, so that
+		// List's order is the order of the appends, whatever the clocks say.
+		now := max(time.Now().UnixNano(), last.Int64+1)
+		n := int(length.Int64)
+		insert, err := tx.PrepareContext(ctx, "INSERT INTO contents (conversation, seq, content) VALUES (?, ?, ?)")
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
+		for i, b := range encoded {
+			if _, err := insert.ExecContext(ctx, id, n+i, b); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO conversations (id, created, updated, length) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length`,
+			id, now, now, n+len(encoded))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlitestore: appending to %q: %w", id, err)
+	}
+	return nil
+}
+
+// List implements [session.Store].
+func (s *Store) List(ctx context.Context) ([]session.Info, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id, length, created, updated FROM conversations ORDER BY updated DESC, id")
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: listing conversations: %w", err)
+	}
+	defer rows.Close()
+	var out []session.Info
+	for rows.Next() {
+		var info session.Info
+		var created, updated int64
+		if err := rows.Scan(&info.ID, &info.Len, &created, &updated); err != nil {
+			return nil, fmt.Errorf("sqlitestore: listing conversations: %w", err)
+		}
+		info.Created, info.Updated = time.Unix(0, created), time.Unix(0, updated)
+		out = append(out, info)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitestore: listing conversations: %w", err)
+	}
+	return out, nil
+}
+
+// Delete implements [session.Store]. It is one transaction.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := record.CheckID(id); err != nil {
+		return err
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM conversations WHERE id = ?", id)
+		if err != nil {
+			return err
+		}
+		switch n, err := res.RowsAffected(); {
+		case err != nil:
+			return err
+		case n == 0:
+			return session.ErrNotFound
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM contents WHERE conversation = ?", id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlitestore: deleting %q: %w", id, err)
+	}
+	return nil
+}
