@@ -174,7 +174,6 @@ func (r *run) mark(e *Event) {
 // winding down after a cancellation) are not counted.
 type agentUsage struct {
 	mu     sync.Mutex
-	total  Usage
 	by     map[string]Usage
 	closed bool
 }
@@ -195,7 +194,6 @@ func reportAgent(ctx context.Context, name string, res *Result) {
 	if u.by == nil {
 		u.by = map[string]Usage{}
 	}
-	u.total = u.total.plus(res.Usage)
 	if res.Agents == nil {
 		u.by[name] = u.by[name].plus(res.Usage)
 		return
@@ -209,17 +207,30 @@ func reportAgent(ctx context.Context, name string, res *Result) {
 // Usage, and by agent to Agents, next to the run's own. Later reports are
 // not counted.
 func (r *run) foldAgents(res *Result) {
-	u := &r.agents
+	if by := r.agents.close(); by != nil {
+		fold(res, r.a.name, by)
+	}
+}
+
+// close ends the sums, so that later reports are not counted, and returns
+// the usage by agent, nil when no agent reported.
+func (u *agentUsage) close() map[string]Usage {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.closed = true
-	if u.by == nil {
-		return
-	}
+	return u.by
+}
+
+// fold adds the usage of the agents a run's calls ran, by name, to res:
+// res.Usage, the run's own, becomes the total, and res.Agents the
+// breakdown, the run's own under name.
+func fold(res *Result, name string, by map[string]Usage) {
 	own := res.Usage
-	res.Usage = res.Usage.plus(u.total)
-	res.Agents = u.by
-	res.Agents[r.a.name] = res.Agents[r.a.name].plus(own)
+	for _, u := range by {
+		res.Usage = res.Usage.plus(u)
+	}
+	res.Agents = by
+	res.Agents[name] = res.Agents[name].plus(own)
 }
 
 // linkObservers returns the observer of an agent's run as a tool: its own

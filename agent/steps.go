@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -147,15 +148,19 @@ func (s Steps) PlanCall(ctx context.Context, i, n int, call *genai.FunctionCall)
 // Config.ToolTimeout, after asking Config.Intercept unless approved is set
 // (a person approved the call), and checks and caps the output; an unknown
 // tool is answered with the error Run sends. ctx is the call's context:
-// when it is done the tool is cancelled and the result says so.
-func (s Steps) RunCall(ctx context.Context, call *genai.FunctionCall, approved bool) ToolResult {
+// when it is done the tool is cancelled and the result says so. Give it the
+// context [Steps.StartContext] returned for the call's EventToolCall, so
+// that the events of an agent the tool runs ([AsTool]) name the call as
+// their Parent. agents is the usage of the agents the call ran as tools, by
+// name, nil when it ran none: hand the sums of a run's calls to
+// [NewResult].
+func (s Steps) RunCall(ctx context.Context, call *genai.FunctionCall, approved bool) (res ToolResult, agents map[string]Usage) {
 	r := s.run(ctx)
-	p := &callPlan{ctx: ctx, decided: approved}
+	r.ctx = context.WithValue(ctx, runKey{}, r) // for the agents the tool runs (AsTool)
+	p := &callPlan{ctx: r.ctx, decided: approved}
 	p.tool, p.answer = r.plan(0, 1, call)
-	if p.answer == nil {
-		p.tool, _ = s.a.tools.Lookup(call.Name)
-	}
-	return r.runCall(p, call)
+	res = r.runCall(p, call)
+	return res, r.agents.close()
 }
 
 // NotApproved returns the answer to a call that needed approval and did not
@@ -185,8 +190,18 @@ func UsageOf(m *genai.GenerateContentResponseUsageMetadata) Usage {
 func (u Usage) Plus(v Usage) Usage { return u.plus(v) }
 
 // NewResult returns the Result of a run whose history and turns these are,
-// as Run fills it in: Text and FinishReason come from the last turn.
-func NewResult(history []*genai.Content, turns []Turn, usage Usage) *Result {
+// as Run fills it in: Text and FinishReason come from the last turn. usage
+// is the run's own; agents sums what RunCall reported for the run's calls
+// (nil when they ran no agent): the Result's Usage then counts the agents'
+// usage too, and its Agents breaks the total down by agent, the run's own
+// under Config.Name, as in Run.
+func (s Steps) NewResult(history []*genai.Content, turns []Turn, usage Usage, agents map[string]Usage) *Result {
+	return NewResult(history, turns, usage, s.a.name, agents)
+}
+
+// NewResult is [Steps.NewResult] for a caller that holds no agent: name is
+// the agent's Config.Name.
+func NewResult(history []*genai.Content, turns []Turn, usage Usage, name string, agents map[string]Usage) *Result {
 	res := &Result{History: history, Turns: turns, Usage: usage}
 	if n := len(turns); n > 0 {
 		last := &turns[n-1]
@@ -195,24 +210,40 @@ func NewResult(history []*genai.Content, turns []Turn, usage Usage) *Result {
 			res.Text = text(last.Response.Candidates[0].Content)
 		}
 	}
+	if len(agents) > 0 {
+		fold(res, name, maps.Clone(agents))
+	}
 	return res
 }
+
+// Name returns the agent's name (Config.Name).
+func (s Steps) Name() string { return s.a.name }
 
 // Observing reports whether the agent has an Observer: when it has none,
 // there is no need to build events.
 func (s Steps) Observing() bool { return s.a.observer != nil }
 
 // StartContext returns the context of the step e begins, as Run chooses
-// it: the one a [ContextObserver] returns, or ctx.
+// it: the one a [ContextObserver] returns, or ctx; for an EventToolCall,
+// one that also carries e, for the agents the call's tool runs. It stamps
+// e with the agent's name, as Run stamps its events.
 func (s Steps) StartContext(ctx context.Context, e *Event) context.Context {
-	return s.run(ctx).startContext(ctx, e)
+	r := s.run(ctx)
+	ctx = r.startContext(ctx, e)
+	if e.Kind == EventToolCall {
+		ctx = context.WithValue(ctx, callKey{}, e) // the Parent of a sub-agent's events (AsTool)
+	}
+	return ctx
 }
 
 // Observe hands e to the agent's Observer, if any, with the context of e's
-// step. A panic in the Observer is recovered and logged, as in Run.
+// step, stamped with the agent's name as Run stamps its events. A panic in
+// the Observer is recovered and logged, as in Run.
 func (s Steps) Observe(ctx context.Context, e *Event) {
 	if s.a.observer != nil {
-		s.run(ctx).observe(ctx, e)
+		r := s.run(ctx)
+		r.mark(e)
+		r.observe(ctx, e)
 	}
 }
 

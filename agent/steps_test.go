@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -23,6 +25,7 @@ func stepsRun(ctx context.Context, t *testing.T, a *agent.Agent, contents []*gen
 	history := append([]*genai.Content(nil), contents...)
 	var turns []agent.Turn
 	var usage agent.Usage
+	agents := map[string]agent.Usage{}
 	for turn := 0; turn < s.Limits().MaxTurns; turn++ {
 		send, err := s.PrepareHistory(ctx, history, turn, 0)
 		if err != nil {
@@ -47,7 +50,14 @@ func stepsRun(ctx context.Context, t *testing.T, a *agent.Agent, contents []*gen
 			case approval && call.Args["amount"].(float64) > 100:
 				tu.Results = append(tu.Results, agent.ToolResult{Call: call, Result: *agent.NotApproved(call, "too much")})
 			default:
-				tu.Results = append(tu.Results, s.RunCall(ctx, call, approval))
+				e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: i, Call: call}
+				callCtx := s.StartContext(ctx, e)
+				s.Observe(callCtx, e)
+				res, by := s.RunCall(callCtx, call, approval)
+				tu.Results = append(tu.Results, res)
+				for name, u := range by {
+					agents[name] = agents[name].Plus(u)
+				}
 			}
 		}
 		if len(tu.Calls) > 0 {
@@ -59,7 +69,7 @@ func stepsRun(ctx context.Context, t *testing.T, a *agent.Agent, contents []*gen
 			break
 		}
 	}
-	return agent.NewResult(history, turns, usage)
+	return s.NewResult(history, turns, usage, agents)
 }
 
 // TestStepsMakeRunsDecisions drives a run with Steps and requires the
@@ -179,17 +189,17 @@ func TestStepsRunCall(t *testing.T) {
 	})
 	s := a.Steps()
 	ctx := context.Background()
-	if r := s.RunCall(ctx, fake.Call("big", nil), false); r.Output != "no" || !r.IsError || asked != 1 {
+	if r, _ := s.RunCall(ctx, fake.Call("big", nil), false); r.Output != "no" || !r.IsError || asked != 1 {
 		t.Errorf("unapproved call = %v, asked %d; want the Interceptor's denial", r.Result, asked)
 	}
-	r := s.RunCall(ctx, fake.Call("big", nil), true)
+	r, _ := s.RunCall(ctx, fake.Call("big", nil), true)
 	if out, _ := r.Output.(string); r.IsError || !strings.HasPrefix(out, "[output truncated") || len(out) > 100 || asked != 1 {
 		t.Errorf("approved call = %v, asked %d; want the output cut to 100 bytes without asking", r.Result, asked)
 	}
-	if r := s.RunCall(ctx, fake.Call("slow", nil), true); !r.IsError || !errors.Is(r.Err, agent.ErrToolTimeout) {
+	if r, _ := s.RunCall(ctx, fake.Call("slow", nil), true); !r.IsError || !errors.Is(r.Err, agent.ErrToolTimeout) {
 		t.Errorf("slow call = %v (%v), want a timeout", r.Result, r.Err)
 	}
-	if r := s.RunCall(ctx, fake.Call("nope", nil), true); !errors.Is(r.Err, agent.ErrUnknownTool) {
+	if r, _ := s.RunCall(ctx, fake.Call("nope", nil), true); !errors.Is(r.Err, agent.ErrUnknownTool) {
 		t.Errorf("unknown tool = %v, want ErrUnknownTool", r.Err)
 	}
 }
@@ -223,8 +233,8 @@ func TestStepsConfigAndObserver(t *testing.T) {
 		t.Errorf("observer saw %v with context value %v", obs.seen, ctx.Value(stepScope{}))
 	}
 	content := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "a", Thought: true}, {Text: "b"}}}
-	res := agent.NewResult(nil, []agent.Turn{{Response: &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: content, FinishReason: genai.FinishReasonStop}}},
-		FinishReason: genai.FinishReasonStop}}, agent.Usage{TotalTokens: 3}.Plus(agent.UsageOf(&genai.GenerateContentResponseUsageMetadata{TotalTokenCount: 2})))
+	res := s.NewResult(nil, []agent.Turn{{Response: &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: content, FinishReason: genai.FinishReasonStop}}},
+		FinishReason: genai.FinishReasonStop}}, agent.Usage{TotalTokens: 3}.Plus(agent.UsageOf(&genai.GenerateContentResponseUsageMetadata{TotalTokenCount: 2})), nil)
 	if res.Text != "b" || res.FinishReason != genai.FinishReasonStop || res.Usage.TotalTokens != 5 {
 		t.Errorf("NewResult = %q %s %+v", res.Text, res.FinishReason, res.Usage)
 	}
@@ -241,4 +251,54 @@ func (o *scopeObserver) Observe(_ context.Context, e *agent.Event) {
 
 func (o *scopeObserver) StartContext(ctx context.Context, e *agent.Event) context.Context {
 	return context.WithValue(ctx, stepScope{}, e.Kind.String())
+}
+
+// TestStepsAgentsAsTools: a run driven by Steps whose tool is an agent
+// (AsTool) reports what Run reports: the same requests, the usage summed
+// and broken down by agent, and the sub-agent's events linked to the call
+// that ran it.
+func TestStepsAgentsAsTools(t *testing.T) {
+	build := func(srv *fake.Server, log *eventLog) *agent.Agent {
+		tm := newTeam(srv)
+		tm.add("researcher", 10, func(req *fake.Request) *fake.Reply { return fake.Text("2.1 million") })
+		tm.add("coordinator", 100, func(req *fake.Request) *fake.Reply {
+			if rs := answers(req); len(rs) > 0 {
+				return fake.Text(fmt.Sprint("Answer: ", rs[0].Response["result"]))
+			}
+			return fake.Calls(fake.Call("researcher", map[string]any{"request": "Population of Paris?"}))
+		})
+		researcher := member(t, srv, "researcher", nil)
+		return member(t, srv, "coordinator", toolset.MustNew(mustAsTool(t, researcher, "researcher")),
+			func(c *agent.Config) { c.Observer = log })
+	}
+	direct, stepped := newServer(t), newServer(t)
+	steppedLog := &eventLog{}
+	want, err := build(direct, &eventLog{}).Run(context.Background(), user("How many people live in Paris?"))
+	if err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	got := stepsRun(context.Background(), t, build(stepped, steppedLog), user("How many people live in Paris?"))
+	if len(stepped.Requests()) != 3 || len(direct.Requests()) != 3 {
+		t.Fatalf("steps made %d requests, Run %d; want 3", len(stepped.Requests()), len(direct.Requests()))
+	}
+	for i, req := range stepped.Requests() {
+		if w := direct.Requests()[i]; !bytes.Equal(req.Body, w.Body) {
+			t.Errorf("request %d differs:\n steps: %s\n   Run: %s", i+1, req.Body, w.Body)
+		}
+	}
+	if got.Text != want.Text || got.Usage != want.Usage || !cmp.Equal(got.Agents, want.Agents) {
+		t.Errorf("steps: %q, usage %+v, agents %+v\n  Run: %q, usage %+v, agents %+v", got.Text, got.Usage, got.Agents, want.Text, want.Usage, want.Agents)
+	}
+	if got.Agents["researcher"].TotalTokens != 10 || got.Agents["coordinator"].TotalTokens != 200 {
+		t.Errorf("Agents = %+v; want the researcher's 10 tokens and the coordinator's 200", got.Agents)
+	}
+	var linked bool
+	for _, e := range steppedLog.of(agent.EventModelRequest) {
+		if e.Agent == "researcher" {
+			linked = e.Parent != nil && e.Parent.Call != nil && e.Parent.Call.Name == "researcher" && e.Parent.Agent == "coordinator"
+		}
+	}
+	if !linked {
+		t.Errorf("the researcher's model request is not linked to the coordinator's call that ran it")
+	}
 }

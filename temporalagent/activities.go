@@ -143,7 +143,7 @@ func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx)
-	res := s.RunCall(callCtx, in.Call, in.Approved)
+	res, agents := s.RunCall(callCtx, in.Call, in.Approved)
 	stop()
 	if res.IsError && ctx.Err() != nil {
 		// The call did not finish: the run was cancelled, the worker is
@@ -156,7 +156,7 @@ func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
 		s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: in.Turn, Index: in.Index, Call: in.Call,
 			Tool: t, ToolResult: &res, Duration: res.Duration})
 	}
-	out := &toolOutput{Output: res.Output, IsError: res.IsError, Media: res.Media, Duration: res.Duration}
+	out := &toolOutput{Output: res.Output, IsError: res.IsError, Media: res.Media, Agents: agents, Duration: res.Duration}
 	if limit := s.Limits().MaxOutputBytes; limit > 0 && mediaJSONLen(res.Media) > limit {
 		// Media travel in the activity's result and in the workflow
 		// history: larger than an output may be, they would not fit.

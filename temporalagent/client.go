@@ -182,7 +182,8 @@ type Progress struct {
 	// Turns counts the turns completed.
 	Turns int
 
-	// Usage sums the tokens of the turns completed.
+	// Usage sums the tokens of the turns completed, those of the agents
+	// their calls ran (agent.AsTool) included.
 	Usage agent.Usage
 
 	// Pending lists the calls that wait for a decision, in call order.

@@ -87,9 +87,12 @@
 // # Latency
 //
 // Each turn costs one workflow task (the model call runs inside it) and one
-// task-queue round trip for its tool calls: about 48 ms a turn on the
-// in-process test server, which is Temporal's own round trip there (see
-// BENCHMARKS.md). A tool marked both Idempotent and [ToolOptions].Local
+// task-queue round trip for its tool calls: 11 ms a turn at p50 over
+// agent.Run on the in-process test server, about a bare workflow's round
+// trip there (see BENCHMARKS.md). A server reads its transfer queue at most
+// history.transferProcessorMaxPollRPS times a second per shard (20 by
+// default), which on a quiet one-shard dev server puts about 50 ms on each
+// round trip; the embedded server of the example raises it. A tool marked both Idempotent and [ToolOptions].Local
 // runs as a local activity, inside the workflow task, so that a run of
 // such tools costs about as much as agent.Run per turn; a local call is
 // recorded only when its workflow task completes, so it may run again when
@@ -146,6 +149,8 @@
 // model call of a turn, including re-asks and retries.
 //
 // A durable run is a plain run: the typed runs of agent.RunTyped are not
-// made durable (an agent used as a tool through agent.AsTool is, as any
-// tool, one activity).
+// made durable. An agent used as a tool (agent.AsTool) runs, as any tool,
+// within one tool activity: its usage counts in Result.Usage and
+// Result.Agents as in agent.Run, and its events reach the worker's
+// Observer with the call that ran it as their Parent.
 package temporalagent

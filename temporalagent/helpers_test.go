@@ -161,3 +161,10 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// all returns the events observed so far.
+func (l *eventLog) all() []*agent.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*agent.Event(nil), l.events...)
+}

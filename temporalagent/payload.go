@@ -63,7 +63,8 @@ type carried struct {
 	Settings     settings
 	Turns        []turnRecord
 	Usage        agent.Usage
-	Working      []*genai.Content `json:",omitempty"` // the shortened history PrepareHistory made, if it did
+	Agents       map[string]agent.Usage `json:",omitempty"` // of the agents the calls ran (AsTool), by name
+	Working      []*genai.Content       `json:",omitempty"` // the shortened history PrepareHistory made, if it did
 	PromptTokens int
 }
 
@@ -72,7 +73,9 @@ type carried struct {
 type runOutput struct {
 	History []*genai.Content
 	Turns   []turnRecord
-	Usage   agent.Usage
+	Usage   agent.Usage            // the run's own
+	Name    string                 `json:",omitempty"` // the agent's Config.Name
+	Agents  map[string]agent.Usage `json:",omitempty"` // of the agents the calls ran (AsTool), by name
 }
 
 // turnRecord is an agent.Turn without what the history already holds: the
@@ -139,8 +142,9 @@ type toolInput struct {
 // toolOutput is the tool activity's result.
 type toolOutput struct {
 	Output   any
-	IsError  bool            `json:",omitempty"`
-	Media    []toolset.Media `json:",omitempty"`
+	IsError  bool                   `json:",omitempty"`
+	Media    []toolset.Media        `json:",omitempty"`
+	Agents   map[string]agent.Usage `json:",omitempty"` // of the agents the call ran (AsTool), by name
 	Duration time.Duration
 }
 
@@ -229,5 +233,5 @@ func (o *runOutput) result() *agent.Result {
 		return &agent.Result{}
 	}
 	turns, _ := expand(o.History, o.Turns)
-	return agent.NewResult(o.History, turns, o.Usage)
+	return agent.NewResult(o.History, turns, o.Usage, o.Name, o.Agents)
 }

@@ -227,7 +227,8 @@ func newHost(agents []Agent) (*host, error) {
 // run's history when it starts, so that a run keeps them for its whole
 // life even when its workers restart with other ones.
 type settings struct {
-	Missing         bool `json:",omitempty"` // no agent of that name on the worker
+	Missing         bool   `json:",omitempty"` // no agent of that name on the worker
+	Name            string `json:",omitempty"` // the agent's Config.Name, for Result.Agents
 	MaxTurns        int
 	MaxParallel     int
 	MaxReasks       int
@@ -246,6 +247,7 @@ type settings struct {
 func (hd *held) settingsOf() settings {
 	l := hd.steps.Limits()
 	s := settings{
+		Name:            hd.steps.Name(),
 		MaxTurns:        l.MaxTurns,
 		MaxParallel:     l.MaxParallel,
 		MaxReasks:       l.Retry.MaxReasks,

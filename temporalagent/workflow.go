@@ -30,10 +30,11 @@ type wfRun struct {
 	working []*genai.Content // the shortened history PrepareHistory made, if it did
 	sizes   payloadSizes
 	turns   []agent.Turn
-	at      []int // where each turn's model content is in history, -1 if it is not
-	usage   agent.Usage
-	tokens  int // the last model call's prompt token count
-	made    int // turns made by this execution
+	at      []int                  // where each turn's model content is in history, -1 if it is not
+	usage   agent.Usage            // the run's own
+	agents  map[string]agent.Usage // of the agents its calls ran (AsTool), by name
+	tokens  int                    // the last model call's prompt token count
+	made    int                    // turns made by this execution
 
 	turn     int // the turn under way
 	pending  []*pendingCall
@@ -85,7 +86,7 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 		r.observe(context.Background(), &agent.Event{Kind: agent.EventRunStart, Model: h.modelName(in.Agent)})
 	} else {
 		s := in.State
-		r.st, r.usage, r.working, r.tokens = s.Settings, s.Usage, s.Working, s.PromptTokens
+		r.st, r.usage, r.agents, r.working, r.tokens = s.Settings, s.Usage, s.Agents, s.Working, s.PromptTokens
 		r.turns, r.at = expand(r.history, s.Turns)
 	}
 	r.sizes.history = contentsSize(r.history)
@@ -382,7 +383,7 @@ func (r *wfRun) find(id string) *pendingCall {
 
 // progress answers the progress query.
 func (r *wfRun) progress() (*Progress, error) {
-	p := &Progress{Turn: r.turn, Turns: len(r.turns), Usage: r.usage, Done: r.finished}
+	p := &Progress{Turn: r.turn, Turns: len(r.turns), Usage: r.result().Usage, Done: r.finished}
 	for _, c := range r.pending {
 		if !c.decided {
 			p.Pending = append(p.Pending, c.PendingApproval)
@@ -411,6 +412,12 @@ func (r *wfRun) runTool(ctx workflow.Context, turn, i int, call *genai.FunctionC
 	var out toolOutput
 	err := fut.Get(ctx, &out)
 	if err == nil {
+		for name, u := range out.Agents {
+			if r.agents == nil {
+				r.agents = map[string]agent.Usage{}
+			}
+			r.agents[name] = r.agents[name].Plus(u)
+		}
 		return agent.ToolResult{Call: call, Result: toolset.Result{Output: out.Output, IsError: out.IsError, Media: out.Media},
 			Duration: out.Duration}
 	}
@@ -468,7 +475,12 @@ func (r *wfRun) sendingSize() int {
 
 // output is the run's result as it stands.
 func (r *wfRun) output() *runOutput {
-	return &runOutput{History: r.history, Turns: compact(r.history, r.turns, r.at), Usage: r.usage}
+	return &runOutput{History: r.history, Turns: compact(r.history, r.turns, r.at), Usage: r.usage, Name: r.st.Name, Agents: r.agents}
+}
+
+// result is the run's Result so far.
+func (r *wfRun) result() *agent.Result {
+	return agent.NewResult(r.history, r.turns, r.usage, r.st.Name, r.agents)
 }
 
 // succeed ends a run that finished.
@@ -483,7 +495,7 @@ func (r *wfRun) succeed() (*runOutput, error) {
 	}
 	r.finished = true
 	r.observe(context.Background(), &agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
-		Result: agent.NewResult(r.history, r.turns, r.usage)})
+		Result: r.result()})
 	return out, nil
 }
 
@@ -494,7 +506,7 @@ func (r *wfRun) fail(f failure) (*runOutput, error) {
 	r.finished = true
 	err := f.err()
 	r.observe(context.Background(), &agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
-		Result: agent.NewResult(r.history, r.turns, r.usage), Err: err})
+		Result: r.result(), Err: err})
 	out := r.output()
 	if jsonSize(out) > r.st.MaxPayload {
 		out = &runOutput{Usage: r.usage} // too large to carry: the error still says why
@@ -513,7 +525,7 @@ func (r *wfRun) continueAsNew() error {
 		return err
 	}
 	in := runInput{Agent: r.name, Contents: r.history, State: &carried{Settings: r.st, Turns: compact(r.history, r.turns, r.at),
-		Usage: r.usage, Working: r.working, PromptTokens: r.tokens}}
+		Usage: r.usage, Agents: r.agents, Working: r.working, PromptTokens: r.tokens}}
 	if size := jsonSize(in); size > r.st.MaxPayload {
 		_, err := r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
 			"the state to continue as new would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})
