@@ -71,6 +71,11 @@ func TestMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer onePartition.Stop()
+	slowQueue, err := startServer(dynamicconfig.StaticClient{dynamicconfig.TransferProcessorMaxPollRPS.Key(): 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slowQueue.Stop()
 	for _, v := range []struct {
 		name       string
 		ts         *temporaltest.TestServer
@@ -83,6 +88,8 @@ func TestMeasure(t *testing.T) {
 		{"durable, local model activity, eager activities", eager, false, false},
 		{"durable, local model activity, one partition", onePartition, false, false},
 		{"durable, regular model activity, one partition", onePartition, true, false},
+		{"durable, local model activity, transfer queue at 20/s", slowQueue, false, false},
+		{"durable, regular model activity, transfer queue at 20/s", slowQueue, true, false},
 	} {
 		queue := "measure-" + v.name
 		var events, size atomic.Int64

@@ -21,12 +21,19 @@ var quietLogger = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 // machine. settings are added to its dynamic config. The server picks its
 // ports by probing, so a port that another process takes meanwhile fails
 // the start: it is tried again a few times.
+//
+// The server's one history shard reads its transfer queue (the tasks that
+// hand a scheduled activity or workflow task to matching) at most 20 times
+// a second by default, which put about 48 ms on every task-queue round
+// trip, every turn of a durable run: the embedded server reads it at up to
+// 1,000 a second (see BENCHMARKS.md).
 func startServer(settings dynamicconfig.StaticClient) (*temporaltest.TestServer, error) {
 	config := dynamicconfig.StaticClient{
 		// temporaltest's own setting, which a config client of our own
 		// would otherwise drop.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
 		dynamicconfig.EnableServerVersionCheck.Key():                false,
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():             1000,
 	}
 	for k, v := range settings {
 		config[k] = v
