@@ -2,7 +2,9 @@
 // context window. A [Trimmer] is a policy for the loop's history hook
 // (agent.Config.PrepareHistory): before each model call, when the prompt
 // has grown past a token threshold, it shortens old tool outputs, then
-// drops the oldest exchanges, and the call sends what is left.
+// drops the oldest exchanges, and the call sends what is left. A
+// [Summarizer] trims the same way, and sends a summary of what it drops,
+// written by the model, in its place.
 //
 //	a, err := agent.New(agent.Config{
 //		Models:         client.Models,
@@ -66,10 +68,35 @@
 // exchange, which is never dropped, so only its older tool outputs shrink.
 // Agent's MaxTurns bounds that.
 //
-// Summarizing what is dropped (asking the model for a summary and sending
-// it instead) keeps more of the past, at the price of a model call per
-// trim; a stateless hook would pay it again on every run that starts from
-// a stored conversation. This package does not do it.
+// # Summaries
+//
+// A [Summarizer] keeps more of the past than a Trimmer: the exchanges a
+// trim drops go to the model as a plain-text [Transcript] (no function
+// call or signature the API would check), with an instruction to
+// summarize them, and the summary is sent where they were, in a user
+// content that begins with [SummaryPrefix].
+//
+//	sum := &history.Summarizer{Trimmer: history.Trimmer{MaxTokens: 200_000}, Models: client.Models}
+//	a, err := agent.New(agent.Config{…, PrepareHistory: sum.Prepare})
+//
+// What it costs: a model call each time a trim drops exchanges, made
+// before the run's own model call, which waits for it. Its tokens are not
+// in the run's Result.Usage: [Summarizer.Stats] sums them, with the count
+// of summaries and of failed calls. A conversation kept by package session
+// is whole in the store, so each run that resumes it past the threshold
+// trims it again; the Summarizer remembers the summaries it wrote last (by
+// the contents they summarize), so such a run asks only for a summary of
+// the earlier summary and of what it drops beyond, or reuses the earlier
+// one as it is. In a 60-run conversation of the package's tests that cut
+// what the summary calls read by 11.7× (63 KB of transcripts against
+// 735 KB), for the same 47 calls.
+//
+// What it risks: a summary of a summary loses detail each time it rolls
+// forward, and the model may leave out what later matters; the tool
+// outputs it summarizes were shortened first. A summary call that fails
+// (or returns no text) does not fail the run: the exchanges are dropped
+// as a Trimmer drops them, and the failure is logged and counted. Only a
+// cancelled context ends the run.
 //
 // # Cost
 //

@@ -1,7 +1,9 @@
 package history_test
 
 import (
+	"context"
 	"encoding/json"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -69,6 +71,31 @@ func checkRandomTrim(t *testing.T, srv *fake.Server, client *genai.Client, seed 
 	}
 	if err := accepted(srv, client, out); err != nil {
 		t.Fatalf("seed %d (%+v): the trimmed history (%d of %d contents) is refused: %v", seed, tr, len(out), len(contents), err)
+	}
+
+	// A Summarizer trims the same way and adds one summary where the
+	// dropped contents were; the fake accepts that too.
+	sum := &history.Summarizer{Trimmer: tr, Models: summaryStub{}}
+	summarized, err := sum.Prepare(ctx, h)
+	if err != nil {
+		t.Fatalf("seed %d: Summarizer.Prepare() = %v", seed, err)
+	}
+	withoutSummary := slices.DeleteFunc(slices.Clone(summarized), func(c *genai.Content) bool {
+		return c.Parts[0].Text == history.SummaryPrefix+"stub summary"
+	})
+	if d := len(summarized) - len(withoutSummary); d > 1 || (d == 1) != (len(out) < len(contents)) {
+		t.Fatalf("seed %d: the Summarizer added %d summaries where the Trimmer dropped %d contents", seed, d, len(contents)-len(out))
+	}
+	if len(out) != len(withoutSummary) {
+		t.Fatalf("seed %d: the Summarizer kept %d contents besides its summary; the Trimmer %d", seed, len(withoutSummary), len(out))
+	}
+	for i := range out {
+		if !sameContent(out[i], withoutSummary[i]) {
+			t.Fatalf("seed %d: the Summarizer's content %d differs from the Trimmer's", seed, i)
+		}
+	}
+	if err := accepted(srv, client, summarized); err != nil {
+		t.Fatalf("seed %d: the summarized history is refused: %v", seed, err)
 	}
 
 	// out is contents in order, each content the same or, for tool turns,
@@ -161,4 +188,15 @@ func isMessage(c *genai.Content) bool {
 		}
 	}
 	return false
+}
+
+// summaryStub is a model that answers every call with "stub summary".
+type summaryStub struct{}
+
+func (summaryStub) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: genai.NewContentFromText("stub summary", genai.RoleModel)}}}, nil
+}
+
+func (summaryStub) GenerateContentStream(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return func(func(*genai.GenerateContentResponse, error) bool) {}
 }

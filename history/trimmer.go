@@ -76,20 +76,24 @@ func (t Trimmer) Prepare(_ context.Context, h *agent.HistoryInfo) ([]*genai.Cont
 	if err != nil {
 		return nil, err
 	}
+	if total, over := s.over(h); over {
+		return s.trim(h.Contents, total).contents, nil
+	}
+	return h.Contents, nil
+}
+
+// over returns the prompt's size in tokens, as Prepare measures it, and
+// whether it is past the threshold.
+func (s settings) over(h *agent.HistoryInfo) (int, bool) {
 	contents := h.Contents
-	n := len(contents)
-	if h.PromptTokens > 0 && n >= 2 {
+	if n := len(contents); h.PromptTokens > 0 && n >= 2 {
 		// Contents is what the previous call sent, then one model turn and
 		// its tool answers (see agent.HistoryInfo).
-		if total := h.PromptTokens + Estimate(contents[n-2:]...); total > s.max {
-			return s.trim(contents, total), nil
-		}
-		return contents, nil
+		total := h.PromptTokens + Estimate(contents[n-2:]...)
+		return total, total > s.max
 	}
-	if total := Estimate(contents...); total > s.max {
-		return s.trim(contents, total), nil
-	}
-	return contents, nil
+	total := Estimate(contents...)
+	return total, total > s.max
 }
 
 // settings are a Trimmer's, with the defaults filled in.
@@ -126,12 +130,19 @@ func (t Trimmer) settings() (settings, error) {
 	return s, nil
 }
 
+// trimmed is the outcome of a trim.
+type trimmed struct {
+	contents []*genai.Content // what is sent
+	dropped  []*genai.Content // the exchanges dropped, oldest first, outputs shortened
+	at       int              // where in contents the dropped ones were
+}
+
 // trim returns contents brought down from total tokens to the target, as
 // far as it can: old tool outputs shortened, oldest first, then the oldest
 // exchanges dropped. The current exchange (from the last user message on)
 // is never dropped: the API checks the thought signatures of its function
 // calls. When there is nothing it can do, it returns contents itself.
-func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
+func (s settings) trim(contents []*genai.Content, total int) trimmed {
 	sizes := make([]int, len(contents))
 	sum := 0
 	for i, c := range contents {
@@ -155,7 +166,7 @@ func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
 	}
 	for _, i := range toolTurns[:max(len(toolTurns)-s.keep, 0)] {
 		if !over() {
-			return out
+			return trimmed{contents: out}
 		}
 		if c, ok := s.shorten(out[i]); ok {
 			if &out[0] == &contents[0] {
@@ -172,7 +183,7 @@ func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
 	// the next one, so that calls and their responses go together.
 	starts := exchangeStarts(out)
 	if len(starts) < 2 || !over() {
-		return out
+		return trimmed{contents: out}
 	}
 	first := -1 // the first user message, which stays; what answered it may go
 	if !s.dropFirst {
@@ -189,15 +200,20 @@ func (s settings) trim(contents []*genai.Content, total int) []*genai.Content {
 		}
 	}
 	if n == 0 {
-		return out
+		return trimmed{contents: out}
 	}
-	kept := make([]*genai.Content, 0, len(out)-n)
+	t := trimmed{contents: make([]*genai.Content, 0, len(out)-n), dropped: make([]*genai.Content, 0, n), at: -1}
 	for i, c := range out {
-		if !dropped[i] {
-			kept = append(kept, c)
+		if dropped[i] {
+			if t.at < 0 {
+				t.at = len(t.contents)
+			}
+			t.dropped = append(t.dropped, c)
+			continue
 		}
+		t.contents = append(t.contents, c)
 	}
-	return kept
+	return t
 }
 
 // exchangeStarts returns where each exchange begins: at 0, and at each
