@@ -129,7 +129,9 @@
 // a tool another agent calls: the sub-run's usage is added to the parent's
 // (Result.Agents breaks it down), its events reach the parent's observer
 // marked with Event.Agent and Event.Parent, and the parent's cancellation
-// and limits reach it.
+// and limits reach it. [Typed] returns the agent a typed run runs on, for
+// runtimes that drive the loop themselves ([Steps.TypedTurn]): the
+// temporalagent module makes durable typed runs with it.
 //
 // # Approvals
 //

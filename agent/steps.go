@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"time"
 
@@ -245,6 +246,95 @@ func (s Steps) Observe(ctx context.Context, e *Event) {
 		r.mark(e)
 		r.observe(ctx, e)
 	}
+}
+
+// Typed returns the agent that the typed runs of a for T run on, the one
+// [RunTyped] and [StreamTyped] run: its requests carry T's response schema
+// or final-answer tool, as a's Config.Output chooses. Its Steps make a
+// typed run's decisions ([Steps.TypedTurn]); its Run returns the answer in
+// Result.Output.
+func Typed[T any](a *Agent) (*Agent, error) { return typedAgent[T](a) }
+
+// TypedState is where a typed run stands between its turns.
+type TypedState struct {
+	// Reasks counts the turns made to ask again for a refused answer.
+	// They do not count against Config.MaxTurns: the run reaches its
+	// limit at turn MaxTurns + Reasks.
+	Reasks int
+
+	// Force is set when the next turn must call the final-answer tool
+	// (OutputTool, after a refused answer).
+	Force bool
+}
+
+// Typed reports whether the agent makes typed runs: one [Typed] returned.
+func (s Steps) Typed() bool { return s.a.output != nil }
+
+// TypedConfig returns the request config of turn (from 0) of a typed run
+// at st: RequestConfig's, or, on the last turn Config.MaxTurns allows and
+// when the final-answer tool must be called, one that makes the model
+// answer. It is shared: read it, never modify it.
+func (s Steps) TypedConfig(turn int, st TypedState) *genai.GenerateContentConfig {
+	if s.a.output == nil {
+		return s.RequestConfig(turn)
+	}
+	r := &run{a: s.a, typed: typedRun{o: s.a.output, reasks: st.Reasks, force: st.Force}}
+	return r.typedConfig(turn, s.RequestConfig(turn))
+}
+
+// A TypedTurn is the decision about one turn of a typed run, once the
+// turn's calls have run, as RunTyped makes it.
+type TypedTurn struct {
+	// Next is the run's state for its next turn.
+	Next TypedState
+
+	// Done says that the run ends: with Output, or with Err.
+	Done bool
+
+	// Output is the answer, decoded into the run's T, when the run ends
+	// without Err.
+	Output any
+
+	// Err is set when the answer was refused and the re-asks ran out
+	// (OutputConfig.MaxReasks). Its Result is the caller's to set.
+	Err *OutputError
+
+	// Ask, when set, is a user content to add to the history before the
+	// next turn: it asks the model again.
+	Ask *genai.Content
+
+	// Retry, when set, says why the answer is asked again (it wraps
+	// [ErrInvalidOutput]): report it with [Steps.Retrying], as Run does.
+	Retry error
+}
+
+// TypedTurn decides about turn t of a typed run at st, once t's calls have
+// run and their results are in t: the run ends with the answer, goes on
+// (the turn called tools), asks again for a refused answer, or ends with an
+// [*OutputError] when the re-asks ran out. It has no effect: the caller
+// acts on the decision. On an agent that makes no typed runs, every turn
+// goes on.
+func (s Steps) TypedTurn(t *Turn, st TypedState) TypedTurn {
+	o := s.a.output
+	if o == nil {
+		return TypedTurn{Next: st}
+	}
+	v := o.decide(t)
+	switch {
+	case v.why == nil && v.answered:
+		return TypedTurn{Next: TypedState{Reasks: st.Reasks}, Done: true, Output: v.output}
+	case v.why == nil:
+		return TypedTurn{Next: TypedState{Reasks: st.Reasks}} // a turn of other calls
+	case st.Reasks >= o.maxReasks:
+		return TypedTurn{Next: TypedState{Reasks: st.Reasks}, Done: true,
+			Err: &OutputError{Strategy: o.strategy, Raw: v.raw, Err: v.why, Reasks: st.Reasks}}
+	}
+	tt := TypedTurn{Next: TypedState{Reasks: st.Reasks + 1, Force: o.strategy == OutputTool},
+		Retry: fmt.Errorf("%w: %w", ErrInvalidOutput, v.why)}
+	if v.ask != "" {
+		tt.Ask = genai.NewContentFromText(v.ask, genai.RoleUser)
+	}
+	return tt
 }
 
 // run returns a run of s's agent under ctx, for the steps that are methods

@@ -26,12 +26,14 @@ func stepsRun(ctx context.Context, t *testing.T, a *agent.Agent, contents []*gen
 	var turns []agent.Turn
 	var usage agent.Usage
 	agents := map[string]agent.Usage{}
-	for turn := 0; turn < s.Limits().MaxTurns; turn++ {
+	var typed agent.TypedState
+	var output any
+	for turn := 0; turn-typed.Reasks < s.Limits().MaxTurns; turn++ {
 		send, err := s.PrepareHistory(ctx, history, turn, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := s.Models().GenerateContent(ctx, s.Model(), send, s.RequestConfig(turn))
+		resp, err := s.Models().GenerateContent(ctx, s.Model(), send, s.TypedConfig(turn, typed))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,11 +67,28 @@ func stepsRun(ctx context.Context, t *testing.T, a *agent.Agent, contents []*gen
 		}
 		turns = append(turns, tu)
 		usage = usage.Plus(tu.Usage)
+		if s.Typed() {
+			tt := s.TypedTurn(&tu, typed)
+			typed = tt.Next
+			if tt.Err != nil {
+				t.Fatalf("TypedTurn: %v", tt.Err)
+			}
+			if tt.Done {
+				output = tt.Output
+				break
+			}
+			if tt.Ask != nil {
+				history = append(history, tt.Ask)
+			}
+			continue
+		}
 		if len(tu.Calls) == 0 {
 			break
 		}
 	}
-	return s.NewResult(history, turns, usage, agents)
+	res := s.NewResult(history, turns, usage, agents)
+	res.Output = output
+	return res
 }
 
 // TestStepsMakeRunsDecisions drives a run with Steps and requires the
@@ -300,5 +319,76 @@ func TestStepsAgentsAsTools(t *testing.T) {
 	}
 	if !linked {
 		t.Errorf("the researcher's model request is not linked to the coordinator's call that ran it")
+	}
+}
+
+// TestStepsTypedRun drives typed runs with Steps, for both strategies, each
+// with a refused answer first, and requires the requests and the answer
+// RunTyped gives.
+func TestStepsTypedRun(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		model          string
+		invalid, valid *fake.Reply
+	}{
+		{"tool", model, finalAnswer(map[string]any{"customer": "ACME", "total": "a lot"}), finalAnswer(invoiceArgs())},
+		{"tool, prose", model, fake.Text("It is 42.50 euros."), finalAnswer(invoiceArgs())},
+		{"native", model3, fake.Text(`{"customer":"ACME","total":"a lot"}`), fake.Text(invoiceJSON)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := func() []*fake.Reply {
+				return []*fake.Reply{fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"})), tc.invalid, tc.valid}
+			}
+			direct, stepped := newServer(t), newServer(t)
+			direct.Enqueue(script()...)
+			stepped.Enqueue(script()...)
+			edit := func(c *agent.Config) { c.Model, c.MaxTurns = tc.model, 2 }
+			want, wantRes, err := agent.RunTyped[invoice](context.Background(), newAgent(t, direct, toolset.MustNew((&weatherTool{}).tool()), edit), user("Bill ACME."))
+			if err != nil {
+				t.Fatalf("RunTyped() = %v", err)
+			}
+			typed, err := agent.Typed[invoice](newAgent(t, stepped, toolset.MustNew((&weatherTool{}).tool()), edit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !typed.Steps().Typed() {
+				t.Fatal("Steps().Typed() = false for an agent Typed returned")
+			}
+			res := stepsRun(context.Background(), t, typed, user("Bill ACME."))
+			if len(stepped.Requests()) != 3 || len(direct.Requests()) != 3 {
+				t.Fatalf("steps made %d requests, RunTyped %d; want 3", len(stepped.Requests()), len(direct.Requests()))
+			}
+			for i, req := range stepped.Requests() {
+				if w := direct.Requests()[i]; !bytes.Equal(req.Body, w.Body) {
+					t.Errorf("request %d differs:\n steps: %s\n   Run: %s", i+1, req.Body, w.Body)
+				}
+			}
+			if got, ok := res.Output.(invoice); !ok || !cmp.Equal(got, want) || len(res.History) != len(wantRes.History) {
+				t.Errorf("steps: %#v, %d contents; RunTyped: %#v, %d contents", res.Output, len(res.History), want, len(wantRes.History))
+			}
+		})
+	}
+}
+
+// TestStepsTypedTurnRunsOut: the decision after the last re-ask is an
+// OutputError carrying the refused answer.
+func TestStepsTypedTurnRunsOut(t *testing.T) {
+	srv := newServer(t)
+	typed, err := agent.Typed[invoice](newAgent(t, srv, nil, func(c *agent.Config) { c.Model = model3 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := genai.NewContentFromText("no JSON here", genai.RoleModel)
+	turn := &agent.Turn{Response: &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: content}}}}
+	tt := typed.Steps().TypedTurn(turn, agent.TypedState{Reasks: agent.DefaultMaxOutputReasks})
+	if !tt.Done || tt.Err == nil || !errors.Is(tt.Err, agent.ErrInvalidOutput) || tt.Err.Raw != "no JSON here" || tt.Ask != nil {
+		t.Errorf("TypedTurn after the last re-ask = %+v; want an OutputError with the raw answer", tt)
+	}
+	tt = typed.Steps().TypedTurn(turn, agent.TypedState{})
+	if tt.Done || tt.Ask == nil || tt.Next.Reasks != 1 || !errors.Is(tt.Retry, agent.ErrInvalidOutput) {
+		t.Errorf("TypedTurn with re-asks left = %+v; want a re-ask", tt)
+	}
+	if plain := newAgent(t, srv, nil).Steps(); plain.Typed() || plain.TypedTurn(turn, agent.TypedState{}).Done {
+		t.Errorf("an agent that makes no typed runs decides about typed turns")
 	}
 }

@@ -331,14 +331,40 @@ func (r *run) typedConfig(turn int, config *genai.GenerateContentConfig) *genai.
 // the re-asks ran out, or not done, the loop going on, when the turn
 // called tools or its answer is asked again.
 func (r *run) typedTurnDone(turn int, t *Turn) (done bool, err error) {
-	o := r.typed.o
-	r.typed.force = false
+	tt := r.a.Steps().TypedTurn(t, TypedState{Reasks: r.typed.reasks, Force: r.typed.force})
+	r.typed.reasks, r.typed.force = tt.Next.Reasks, tt.Next.Force
+	if tt.Done {
+		if tt.Err != nil {
+			tt.Err.Result = r.result
+			return true, tt.Err
+		}
+		r.result.Output = tt.Output
+		return true, nil
+	}
+	if tt.Ask != nil {
+		r.add(tt.Ask)
+	}
+	if tt.Retry != nil {
+		r.retrying(r.ctx, turn, t.Attempts, tt.Retry, 0)
+	}
+	return false, nil
+}
+
+// typedVerdict is what a typed run's turn gave: the answer, a refused
+// answer, or neither (a turn of other calls).
+type typedVerdict struct {
+	answered bool   // the turn gave a valid answer: output
+	output   any    // the answer, decoded into the run's T
+	raw      string // a refused answer, as the model gave it
+	why      error  // why it was refused; nil when nothing was
+	ask      string // the user message that asks again, if one is needed
+}
+
+// decide judges a typed run's turn, once its calls have run. It has no
+// effect: the loop, or a runtime driving Steps, acts on the verdict.
+func (o *typedOutput) decide(t *Turn) typedVerdict {
 	content := t.Response.Candidates[0].Content
-	var (
-		raw string
-		why error
-		ask string // the user message that asks again, if one is needed
-	)
+	var v typedVerdict
 	switch {
 	case o.strategy == OutputTool:
 		name := o.plan.tool.Name
@@ -349,54 +375,43 @@ func (r *run) typedTurnDone(turn int, t *Turn) (done bool, err error) {
 			}
 			if res.Output == accepted && !res.IsError {
 				// The tool accepted the arguments: they validate.
-				v, err := o.plan.answer(call.Args)
+				out, err := o.plan.answer(call.Args)
 				if err == nil {
-					r.result.Output = v
-					return true, nil
+					return typedVerdict{answered: true, output: out}
 				}
-				raw, _ = marshalText(call.Args)
-				why = err
+				v.raw, _ = marshalText(call.Args)
+				v.why = err
 			} else if res.IsError {
-				raw, _ = marshalText(call.Args)
-				why = res.Err
-				if why == nil {
-					why = errors.New(fmt.Sprint(res.Output))
+				v.raw, _ = marshalText(call.Args)
+				v.why = res.Err
+				if v.why == nil {
+					v.why = errors.New(fmt.Sprint(res.Output))
 				}
 			}
 		}
 		switch {
-		case why != nil:
+		case v.why != nil:
 			// The call's error response tells the model what was wrong.
 		case len(t.Calls) > 0:
-			return false, nil // a turn of other calls
+			return typedVerdict{} // a turn of other calls
 		default:
-			raw = text(content)
-			why = fmt.Errorf("the answer came as text; it must be given by calling %s", name)
-			ask = fmt.Sprintf("Give your final answer by calling the %s function, with arguments that match its parameters. "+
+			v.raw = text(content)
+			v.why = fmt.Errorf("the answer came as text; it must be given by calling %s", name)
+			v.ask = fmt.Sprintf("Give your final answer by calling the %s function, with arguments that match its parameters. "+
 				"Do not answer in text.", name)
 		}
 	case len(t.Calls) > 0:
-		return false, nil // OutputNative: the model still uses tools
+		return typedVerdict{} // OutputNative: the model still uses tools
 	default:
-		raw = text(content)
-		v, err := o.plan.decode(raw)
+		v.raw = text(content)
+		out, err := o.plan.decode(v.raw)
 		if err == nil {
-			r.result.Output = v
-			return true, nil
+			return typedVerdict{answered: true, output: out}
 		}
-		why = err
-		ask = fmt.Sprintf("Your answer was refused: %v. Answer again with only JSON that matches the response schema.", err)
+		v.why = err
+		v.ask = fmt.Sprintf("Your answer was refused: %v. Answer again with only JSON that matches the response schema.", err)
 	}
-	if r.typed.reasks >= o.maxReasks {
-		return true, &OutputError{Strategy: o.strategy, Raw: raw, Err: why, Reasks: r.typed.reasks, Result: r.result}
-	}
-	r.typed.reasks++
-	r.typed.force = o.strategy == OutputTool
-	if ask != "" {
-		r.add(genai.NewContentFromText(ask, genai.RoleUser))
-	}
-	r.retrying(r.ctx, turn, t.Attempts, fmt.Errorf("%w: %w", ErrInvalidOutput, why), 0)
-	return false, nil
+	return v
 }
 
 // jsonKind names the kind of a decoded JSON value.
