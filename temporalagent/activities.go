@@ -40,7 +40,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeHistory, nil)
 	}
-	config := withoutClientRetries(s.RequestConfig(in.Turn))
+	config := withoutClientRetries(s.TypedConfig(in.Turn, in.Typed))
 	callCtx := ctx
 	if s.Observing() {
 		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Model: s.Model(),

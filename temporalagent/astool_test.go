@@ -1,7 +1,6 @@
 package temporalagent
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -72,15 +71,7 @@ func TestAgentAsToolSameAsRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("durable run: %v", err)
 	}
-	wantReqs, gotReqs := direct.Requests(), durable.Requests()
-	if len(gotReqs) != 3 || len(wantReqs) != 3 {
-		t.Fatalf("durable run made %d requests, agent.Run %d; want 3", len(gotReqs), len(wantReqs))
-	}
-	for i := range wantReqs {
-		if !bytes.Equal(gotReqs[i].Body, wantReqs[i].Body) {
-			t.Errorf("request %d differs:\n durable: %s\n    Run: %s", i+1, gotReqs[i].Body, wantReqs[i].Body)
-		}
-	}
+	sameRequests(t, durable, direct, 3)
 	if got.Text != want.Text || got.Usage != want.Usage || !cmp.Equal(got.Agents, want.Agents) {
 		t.Errorf("durable: %q, usage %+v, agents %+v\n    Run: %q, usage %+v, agents %+v", got.Text, got.Usage, got.Agents, want.Text, want.Usage, want.Agents)
 	}

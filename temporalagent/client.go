@@ -2,6 +2,7 @@ package temporalagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -75,6 +76,34 @@ func (r *Run) Result(ctx context.Context) (*agent.Result, error) {
 	return outcome(err, &out)
 }
 
+// TypedResult is [Run.Result] for a run of a typed agent (one that
+// agent.Typed returned, registered as any other): it waits until the run
+// is over and returns its answer decoded into T, as agent.RunTyped returns
+// it, with the Result, whose Output holds the same T. A run that fails
+// returns the error agent.RunTyped would have, an *agent.OutputError when
+// no valid answer came. A run of an agent that makes no typed runs fails
+// with an error saying so.
+//
+//	inv, res, err := temporalagent.TypedResult[Invoice](ctx, run)
+func TypedResult[T any](ctx context.Context, r *Run) (T, *agent.Result, error) {
+	var (
+		v   T
+		out runOutput
+	)
+	res, err := outcome(r.c.c.GetWorkflow(ctx, r.id, "").Get(ctx, &out), &out)
+	if err != nil {
+		return v, res, err
+	}
+	if len(out.Output) == 0 {
+		return v, res, fmt.Errorf("temporalagent: run %s gave no typed answer: its agent makes no typed runs (see agent.Typed)", r.id)
+	}
+	if err := json.Unmarshal(out.Output, &v); err != nil {
+		return v, res, fmt.Errorf("temporalagent: run %s: its answer does not decode into %T: %w", r.id, v, err)
+	}
+	res.Output = v
+	return v, res, nil
+}
+
 // outcome returns the Result and error of a run, given the workflow's
 // error and, when there is none, its output.
 func outcome(err error, out *runOutput) (*agent.Result, error) {
@@ -91,7 +120,11 @@ func outcome(err error, out *runOutput) (*agent.Result, error) {
 		if appErr.Details(out, &f) != nil {
 			return &agent.Result{}, err
 		}
-		return out.result(), f.err()
+		res, err := out.result(), f.err()
+		if oe, ok := err.(*agent.OutputError); ok {
+			oe.Result = res
+		}
+		return res, err
 	case errors.As(err, &canceled):
 		if canceled.Details(out, &f) != nil {
 			f = failure{Kind: failCanceled}

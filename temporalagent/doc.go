@@ -148,9 +148,25 @@
 // by workflow time. PrepareHistory is called on the worker before each
 // model call of a turn, including re-asks and retries.
 //
-// A durable run is a plain run: the typed runs of agent.RunTyped are not
-// made durable. An agent used as a tool (agent.AsTool) runs, as any tool,
-// within one tool activity: its usage counts in Result.Usage and
-// Result.Agents as in agent.Run, and its events reach the worker's
-// Observer with the call that ran it as their Parent.
+// An agent used as a tool (agent.AsTool) runs, as any tool, within one tool
+// activity: its usage counts in Result.Usage and Result.Agents as in
+// agent.Run, and its events reach the worker's Observer with the call that
+// ran it as their Parent.
+//
+// # Typed answers
+//
+// A run gives a Go value, as agent.RunTyped does, when its agent is the
+// typed agent that agent.Typed makes: register it as any other, and wait
+// for the run with [TypedResult] instead of Run.Result.
+//
+//	typed, err := agent.Typed[Invoice](a) // on the workers
+//	err = temporalagent.Register(w, temporalagent.Agent{Name: "billing", Agent: typed})
+//
+//	inv, res, err := temporalagent.TypedResult[Invoice](ctx, run) // anywhere
+//
+// The run makes RunTyped's requests and decisions (the response schema or
+// the final-answer tool, refused answers asked again, re-asks outside
+// MaxTurns, across continue-as-new too), and fails, when no valid answer
+// came, with RunTyped's *agent.OutputError. Result.Output holds the answer
+// as JSON decodes it; TypedResult decodes it into T.
 package temporalagent

@@ -46,6 +46,7 @@ const (
 	failHistory  = "history"
 	failPayload  = "payload"
 	failAgent    = "unknown_agent"
+	failOutput   = "output"
 	failCanceled = "canceled"
 )
 
@@ -55,13 +56,16 @@ type failure struct {
 	Kind         string
 	Message      string `json:",omitempty"`
 	Turn         int
-	Attempts     int                 `json:",omitempty"`
-	Stop         string              `json:",omitempty"` // the StopError's kind
-	FinishReason genai.FinishReason  `json:",omitempty"`
-	BlockReason  genai.BlockedReason `json:",omitempty"`
-	Code         int                 `json:",omitempty"` // the genai.APIError of a model failure, when there was one
-	Status       string              `json:",omitempty"`
-	MaxTurns     int                 `json:",omitempty"`
+	Attempts     int                  `json:",omitempty"`
+	Stop         string               `json:",omitempty"` // the StopError's kind
+	FinishReason genai.FinishReason   `json:",omitempty"`
+	BlockReason  genai.BlockedReason  `json:",omitempty"`
+	Code         int                  `json:",omitempty"` // the genai.APIError of a model failure, when there was one
+	Status       string               `json:",omitempty"`
+	MaxTurns     int                  `json:",omitempty"`
+	Raw          string               `json:",omitempty"` // the refused answer of an OutputError
+	Strategy     agent.OutputStrategy `json:",omitempty"`
+	Reasks       int                  `json:",omitempty"`
 }
 
 // modelFailure is the detail of a model call that failed for good.
@@ -118,6 +122,8 @@ func (f *failure) err() error {
 		return fmt.Errorf("%w %s", ErrUnknownAgent, f.Message)
 	case failCanceled:
 		return fmt.Errorf("agent: run stopped in turn %d: %w", f.Turn, context.Canceled)
+	case failOutput:
+		return &agent.OutputError{Strategy: f.Strategy, Raw: f.Raw, Err: errors.New(f.Message), Reasks: f.Reasks}
 	}
 	return errors.New(f.Message)
 }

@@ -71,6 +71,55 @@ func Example() {
 	fmt.Println(res.Text)
 }
 
+// ExampleTypedResult makes a durable run give a Go value, as
+// agent.RunTyped does: the worker holds the typed agent that agent.Typed
+// makes, and the client decodes the answer.
+func ExampleTypedResult() {
+	ctx := context.Background()
+	c, err := client.Dial(client.Options{HostPort: "localhost:7233"})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	gemini, err := genai.NewClient(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	weather := toolset.MustFunc("get_weather", "The weather in a city",
+		func(ctx context.Context, in city) (string, error) { return "sunny in " + in.City, nil })
+	a, err := agent.New(agent.Config{Models: gemini.Models, Model: "gemini-3.5-flash", Tools: toolset.MustNew(weather)})
+	if err != nil {
+		panic(err)
+	}
+	type Forecast struct {
+		City  string `json:"city"`
+		Sunny bool   `json:"sunny"`
+	}
+	typed, err := agent.Typed[Forecast](a)
+	if err != nil {
+		panic(err)
+	}
+	w := worker.New(c, "agents", worker.Options{})
+	if err := temporalagent.Register(w, temporalagent.Agent{Name: "forecast", Agent: typed}); err != nil {
+		panic(err)
+	}
+	if err := w.Start(); err != nil {
+		panic(err)
+	}
+	defer w.Stop()
+
+	run, err := temporalagent.NewClient(c, "agents").Start(ctx, client.StartWorkflowOptions{}, "forecast",
+		genai.Text("Is it sunny in Paris?"))
+	if err != nil {
+		panic(err)
+	}
+	f, _, err := temporalagent.TypedResult[Forecast](ctx, run)
+	if err != nil {
+		panic(err) // an *agent.OutputError when no valid answer came
+	}
+	fmt.Println(f.City, f.Sunny)
+}
+
 // city is the weather tool's input.
 type city struct {
 	City string `json:"city"`

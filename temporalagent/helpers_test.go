@@ -1,6 +1,7 @@
 package temporalagent
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -167,4 +168,19 @@ func (l *eventLog) all() []*agent.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]*agent.Event(nil), l.events...)
+}
+
+// sameRequests requires the durable run's server to have received the very
+// requests, byte for byte, that agent.Run's did: n of them.
+func sameRequests(t *testing.T, durable, direct *fake.Server, n int) {
+	t.Helper()
+	gotReqs, wantReqs := durable.Requests(), direct.Requests()
+	if len(gotReqs) != n || len(wantReqs) != n {
+		t.Fatalf("durable run made %d requests, agent.Run %d; want %d", len(gotReqs), len(wantReqs), n)
+	}
+	for i := range wantReqs {
+		if !bytes.Equal(gotReqs[i].Body, wantReqs[i].Body) {
+			t.Errorf("request %d differs:\n durable: %s\n     Run: %s", i+1, gotReqs[i].Body, wantReqs[i].Body)
+		}
+	}
 }

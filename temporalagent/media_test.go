@@ -45,14 +45,8 @@ func TestMediaSameWireAsRun(t *testing.T) {
 			if err != nil {
 				t.Fatalf("durable run: %v", err)
 			}
-			wantReqs, gotReqs := direct.Requests(), durable.Requests()
-			if len(gotReqs) != 2 || len(wantReqs) != 2 {
-				t.Fatalf("durable run made %d requests, agent.Run %d; want 2", len(gotReqs), len(wantReqs))
-			}
-			if !bytes.Equal(gotReqs[1].Body, wantReqs[1].Body) {
-				t.Errorf("second request differs:\n durable: %s\n    Run: %s", gotReqs[1].Body, wantReqs[1].Body)
-			}
-			inParts := bytes.Contains(gotReqs[1].Body, []byte(`"inlineData"`))
+			sameRequests(t, durable, direct, 2)
+			inParts := bytes.Contains(durable.Requests()[1].Body, []byte(`"inlineData"`))
 			if wantParts := model == testModel; inParts != wantParts {
 				t.Errorf("media in the function response's parts = %v, want %v", inParts, wantParts)
 			}

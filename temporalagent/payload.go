@@ -64,6 +64,7 @@ type carried struct {
 	Turns        []turnRecord
 	Usage        agent.Usage
 	Agents       map[string]agent.Usage `json:",omitempty"` // of the agents the calls ran (AsTool), by name
+	Typed        agent.TypedState       // a typed run's state
 	Working      []*genai.Content       `json:",omitempty"` // the shortened history PrepareHistory made, if it did
 	PromptTokens int
 }
@@ -76,6 +77,7 @@ type runOutput struct {
 	Usage   agent.Usage            // the run's own
 	Name    string                 `json:",omitempty"` // the agent's Config.Name
 	Agents  map[string]agent.Usage `json:",omitempty"` // of the agents the calls ran (AsTool), by name
+	Output  json.RawMessage        `json:",omitempty"` // a typed run's answer
 }
 
 // turnRecord is an agent.Turn without what the history already holds: the
@@ -101,8 +103,9 @@ type modelInput struct {
 	Attempt      int              // the turn's attempt that this activity's first attempt is, from 1
 	Reasks       int              // re-asks made so far in the turn
 	MaxReasks    int
-	Start        time.Time   // when the turn's model calls began
-	Usage        agent.Usage // the turn's usage so far (re-asked responses)
+	Start        time.Time        // when the turn's model calls began
+	Usage        agent.Usage      // the turn's usage so far (re-asked responses)
+	Typed        agent.TypedState // a typed run's state
 }
 
 // modelOutput is the model activity's result.
@@ -233,5 +236,9 @@ func (o *runOutput) result() *agent.Result {
 		return &agent.Result{}
 	}
 	turns, _ := expand(o.History, o.Turns)
-	return agent.NewResult(o.History, turns, o.Usage, o.Name, o.Agents)
+	res := agent.NewResult(o.History, turns, o.Usage, o.Name, o.Agents)
+	if len(o.Output) > 0 {
+		_ = json.Unmarshal(o.Output, &res.Output) // the workflow encoded it
+	}
+	return res
 }

@@ -229,6 +229,7 @@ func newHost(agents []Agent) (*host, error) {
 type settings struct {
 	Missing         bool   `json:",omitempty"` // no agent of that name on the worker
 	Name            string `json:",omitempty"` // the agent's Config.Name, for Result.Agents
+	Typed           bool   `json:",omitempty"` // the agent makes typed runs (agent.Typed)
 	MaxTurns        int
 	MaxParallel     int
 	MaxReasks       int
@@ -248,6 +249,7 @@ func (hd *held) settingsOf() settings {
 	l := hd.steps.Limits()
 	s := settings{
 		Name:            hd.steps.Name(),
+		Typed:           hd.steps.Typed(),
 		MaxTurns:        l.MaxTurns,
 		MaxParallel:     l.MaxParallel,
 		MaxReasks:       l.Retry.MaxReasks,

@@ -33,6 +33,8 @@ type wfRun struct {
 	at      []int                  // where each turn's model content is in history, -1 if it is not
 	usage   agent.Usage            // the run's own
 	agents  map[string]agent.Usage // of the agents its calls ran (AsTool), by name
+	typed   agent.TypedState       // a typed run's state
+	answer  json.RawMessage        // a typed run's answer, once given
 	tokens  int                    // the last model call's prompt token count
 	made    int                    // turns made by this execution
 
@@ -86,7 +88,7 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 		r.observe(context.Background(), &agent.Event{Kind: agent.EventRunStart, Model: h.modelName(in.Agent)})
 	} else {
 		s := in.State
-		r.st, r.usage, r.agents, r.working, r.tokens = s.Settings, s.Usage, s.Agents, s.Working, s.PromptTokens
+		r.st, r.usage, r.agents, r.typed, r.working, r.tokens = s.Settings, s.Usage, s.Agents, s.Typed, s.Working, s.PromptTokens
 		r.turns, r.at = expand(r.history, s.Turns)
 	}
 	r.sizes.history = contentsSize(r.history)
@@ -115,7 +117,7 @@ func (r *wfRun) loop() (*runOutput, error) {
 	for {
 		turn := len(r.turns)
 		r.turn = turn
-		if turn == r.st.MaxTurns {
+		if turn-r.typed.Reasks == r.st.MaxTurns { // a typed run's re-asks do not count
 			return r.fail(failure{Kind: failMaxTurns, Turn: turn - 1, MaxTurns: r.st.MaxTurns})
 		}
 		t, out, f := r.modelTurn(turn)
@@ -143,17 +145,60 @@ func (r *wfRun) loop() (*runOutput, error) {
 		if r.ctx.Err() != nil {
 			return r.fail(failure{Kind: failCanceled, Turn: turn})
 		}
-		if len(t.Calls) == 0 {
-			if t.FinishReason == genai.FinishReasonMaxTokens {
-				return r.fail(stopFailure(&agent.StopError{Kind: agent.ErrMaxTokens, Turn: turn,
-					FinishReason: t.FinishReason, Attempts: t.Attempts}))
+		if len(t.Calls) == 0 && t.FinishReason == genai.FinishReasonMaxTokens {
+			return r.fail(stopFailure(&agent.StopError{Kind: agent.ErrMaxTokens, Turn: turn,
+				FinishReason: t.FinishReason, Attempts: t.Attempts}))
+		}
+		if r.st.Typed {
+			// A typed run ends with a valid typed answer, not with text.
+			if done, out, err := r.typedTurnDone(turn, t); done {
+				return out, err
 			}
+		} else if len(t.Calls) == 0 {
 			return r.succeed()
 		}
 		if workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || (r.st.ContinueEvery > 0 && r.made >= r.st.ContinueEvery) {
 			return nil, r.continueAsNew()
 		}
 	}
+}
+
+// typedTurnDone acts on the decision about a typed run's turn, which the
+// agent's Steps make as agent.RunTyped makes it: the run succeeds with the
+// answer, fails with an OutputError when the re-asks ran out, or goes on,
+// with the re-ask added to the history.
+func (r *wfRun) typedTurnDone(turn int, t *agent.Turn) (done bool, out *runOutput, err error) {
+	hd := r.h.agents[r.name]
+	if hd == nil {
+		out, err = r.fail(failure{Kind: failAgent, Turn: turn,
+			Message: fmt.Sprintf("%q: the worker running the workflow holds none by that name", r.name)})
+		return true, out, err
+	}
+	tt := hd.steps.TypedTurn(t, r.typed)
+	r.typed = tt.Next
+	switch {
+	case tt.Err != nil:
+		out, err = r.fail(failure{Kind: failOutput, Turn: turn, Message: tt.Err.Err.Error(), Raw: tt.Err.Raw,
+			Strategy: tt.Err.Strategy, Reasks: tt.Err.Reasks})
+		return true, out, err
+	case tt.Done:
+		b, merr := json.Marshal(tt.Output)
+		if merr != nil { // it was decoded from JSON: it encodes
+			out, err = r.fail(failure{Kind: failOutput, Turn: turn, Message: merr.Error()})
+			return true, out, err
+		}
+		r.answer = b
+		out, err = r.succeed()
+		return true, out, err
+	}
+	if tt.Ask != nil {
+		r.add(tt.Ask)
+	}
+	if tt.Retry != nil {
+		workflow.GetLogger(r.ctx).Warn("agent: asking the model again for its answer", "turn", turn, "error", tt.Retry)
+		r.observe(context.Background(), &agent.Event{Kind: agent.EventRetry, Turn: turn, Attempt: t.Attempts, Err: tt.Retry})
+	}
+	return false, nil, nil
 }
 
 // modelTurn makes the model call of a turn, with its re-asks, as activities
@@ -166,7 +211,7 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 	attempt, reasks := 1, 0
 	for {
 		in := modelInput{Agent: r.name, Turn: turn, Contents: r.sending(), PromptTokens: r.tokens, Attempt: attempt,
-			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage}
+			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed}
 		if size := r.sendingSize(); size > r.st.MaxPayload {
 			return t, nil, &failure{Kind: failPayload, Turn: turn, Message: fmt.Sprintf(
 				"the model request of turn %d would carry %d bytes of conversation, over the limit of %d", turn, size, r.st.MaxPayload)}
@@ -475,12 +520,17 @@ func (r *wfRun) sendingSize() int {
 
 // output is the run's result as it stands.
 func (r *wfRun) output() *runOutput {
-	return &runOutput{History: r.history, Turns: compact(r.history, r.turns, r.at), Usage: r.usage, Name: r.st.Name, Agents: r.agents}
+	return &runOutput{History: r.history, Turns: compact(r.history, r.turns, r.at), Usage: r.usage, Name: r.st.Name,
+		Agents: r.agents, Output: r.answer}
 }
 
 // result is the run's Result so far.
 func (r *wfRun) result() *agent.Result {
-	return agent.NewResult(r.history, r.turns, r.usage, r.st.Name, r.agents)
+	res := agent.NewResult(r.history, r.turns, r.usage, r.st.Name, r.agents)
+	if r.answer != nil {
+		_ = json.Unmarshal(r.answer, &res.Output)
+	}
+	return res
 }
 
 // succeed ends a run that finished.
@@ -525,7 +575,7 @@ func (r *wfRun) continueAsNew() error {
 		return err
 	}
 	in := runInput{Agent: r.name, Contents: r.history, State: &carried{Settings: r.st, Turns: compact(r.history, r.turns, r.at),
-		Usage: r.usage, Agents: r.agents, Working: r.working, PromptTokens: r.tokens}}
+		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens}}
 	if size := jsonSize(in); size > r.st.MaxPayload {
 		_, err := r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
 			"the state to continue as new would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})

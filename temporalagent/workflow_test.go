@@ -1,7 +1,6 @@
 package temporalagent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -85,15 +84,7 @@ func TestSameWireAsRun(t *testing.T) {
 				t.Fatalf("durable run: %v", err)
 			}
 
-			wantReqs, gotReqs := direct.Requests(), durable.Requests()
-			if len(gotReqs) != len(wantReqs) {
-				t.Fatalf("durable run made %d requests, agent.Run %d", len(gotReqs), len(wantReqs))
-			}
-			for i := range wantReqs {
-				if !bytes.Equal(gotReqs[i].Body, wantReqs[i].Body) {
-					t.Errorf("request %d differs:\n durable: %s\n    Run: %s", i+1, gotReqs[i].Body, wantReqs[i].Body)
-				}
-			}
+			sameRequests(t, durable, direct, len(loopScript()))
 			if got.Text != want.Text || got.FinishReason != want.FinishReason || got.Usage != want.Usage {
 				t.Errorf("durable result = %q %s %+v, Run's = %q %s %+v", got.Text, got.FinishReason, got.Usage, want.Text, want.FinishReason, want.Usage)
 			}
