@@ -27,6 +27,13 @@ func TestReplayRecordedHistories(t *testing.T) {
 		a := newAgent(t, srv, toolset.MustNew((&weatherTool{}).tool()), func(c *agent.Config) { c.Observer = &log })
 		agents = append(agents, Agent{Name: name, Agent: a})
 	}
+	typed, err := agent.Typed[forecast](newAgent(t, srv, toolset.MustNew((&weatherTool{}).tool()), func(c *agent.Config) {
+		c.Observer, c.Output.Strategy = &log, agent.OutputTool
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents = append(agents, Agent{Name: "typed", Agent: typed})
 	h, err := newHost(agents)
 	if err != nil {
 		t.Fatal(err)

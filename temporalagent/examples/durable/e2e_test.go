@@ -329,6 +329,10 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 		return a
 	}
 	quick := temporalagent.ToolOptions{HeartbeatTimeout: 2 * time.Second}
+	typed, err := agent.Typed[forecast](newAgent(toolset.MustNew(weather), func(c *agent.Config) { c.Output.Strategy = agent.OutputTool }))
+	if err != nil {
+		panic(err)
+	}
 	return []temporalagent.Agent{
 		{Name: "crash", Agent: newAgent(toolset.MustNew(step("step", false), step("step_idem", true)), func(c *agent.Config) {
 			// Each event this worker reports, so that the test can count
@@ -340,6 +344,7 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 		{Name: "weather-regular", Agent: newAgent(toolset.MustNew(weather), nil), RegularModelCalls: true},
 		{Name: "weather-local", Agent: newAgent(toolset.MustNew(weather), nil),
 			Tools: map[string]temporalagent.ToolOptions{"get_weather": {Idempotent: true, Local: true}}},
+		{Name: "typed", Agent: typed},
 		{Name: "approve", Agent: newAgent(toolset.MustNew(pay, weather), func(c *agent.Config) {
 			c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Name == "pay" }
 		})},
@@ -457,6 +462,16 @@ func scenarios(req *fake.Request) *fake.Reply {
 			return fake.RateLimited(50 * time.Millisecond)
 		}
 		return fake.Text("fine after a retry")
+	case "typed":
+		// A typed run with the final-answer tool: a tool call, then prose
+		// (refused), then the final answer.
+		switch turn {
+		case 0:
+			return fake.Calls(fake.Call("get_weather", map[string]any{"city": words[2]}))
+		case 1:
+			return fake.Text("It is sunny in " + words[2] + ".")
+		}
+		return fake.Calls(fake.Call(agent.DefaultOutputToolName, map[string]any{"city": words[2], "sunny": true}))
 	case "pay":
 		if answered {
 			return fake.Text("payments handled")

@@ -63,6 +63,10 @@ func TestRecordHistories(t *testing.T) {
 	wait(run.ID())
 	save("model-retry", run.ID(), "")
 
+	run = e.start("typed", "typed", "typed t1 Paris")
+	wait(run.ID())
+	save("typed", run.ID(), "")
+
 	run = e.start("approve", "approve", "pay a1")
 	e.waitFor(30*time.Second, "approvals", func() bool {
 		p, err := run.Progress(context.Background())
