@@ -14,11 +14,17 @@ import (
 // Func tools whose arguments are validated and decoded on every call) and an
 // agent built once, in setup.
 func init() {
-	register(contestant{key: "agent-run", name: "toolnexus agent.Run", setup: setupAgent(false)})
-	register(contestant{key: "agent-stream", name: "toolnexus Agent.Stream", setup: setupAgent(true)})
+	register(contestant{key: "agent-run", name: "toolnexus agent.Run", setup: setupAgent(false, nil)})
+	register(contestant{key: "agent-stream", name: "toolnexus Agent.Stream", setup: setupAgent(true, nil)})
 }
 
-func setupAgent(stream bool) func(url string, sc scenario) (func(context.Context) error, func(), error) {
+// observerFor returns the Observer an agent contestant records into, given
+// its genai client, and what releases it.
+type observerFor func(client *genai.Client) (agent.Observer, func())
+
+// setupAgent sets up an agent contestant: Run, or Stream consumed to its
+// end, with the Observer observe returns (none when observe is nil).
+func setupAgent(stream bool, observe observerFor) func(url string, sc scenario) (func(context.Context) error, func(), error) {
 	return func(url string, sc scenario) (func(context.Context) error, func(), error) {
 		client, err := newClient(url, nil)
 		if err != nil {
@@ -28,13 +34,24 @@ func setupAgent(stream bool) func(url string, sc scenario) (func(context.Context
 		if err != nil {
 			return nil, nil, err
 		}
+		var (
+			obs     agent.Observer
+			cleanup func()
+		)
+		if observe != nil {
+			obs, cleanup = observe(client)
+		}
 		a, err := agent.New(agent.Config{
 			Models:   client.Models,
 			Model:    benchModel,
 			Tools:    set,
 			MaxTurns: sc.requests(),
+			Observer: obs,
 		})
 		if err != nil {
+			if cleanup != nil {
+				cleanup()
+			}
 			return nil, nil, err
 		}
 		contents := []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)}
@@ -45,7 +62,7 @@ func setupAgent(stream bool) func(url string, sc scenario) (func(context.Context
 					return err
 				}
 				return checkAnswer(res.Text)
-			}, nil, nil
+			}, cleanup, nil
 		}
 		return func(ctx context.Context) error {
 			for ev, err := range a.Stream(ctx, contents) {
@@ -57,6 +74,6 @@ func setupAgent(stream bool) func(url string, sc scenario) (func(context.Context
 				}
 			}
 			return errors.New("agent-stream: the stream ended without EventDone")
-		}, nil, nil
+		}, cleanup, nil
 	}
 }

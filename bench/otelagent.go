@@ -5,7 +5,6 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/otelagent"
-	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -28,9 +27,9 @@ import (
 // API's no-op providers, which is what otelagent costs a program that
 // installs no SDK.
 func init() {
-	register(contestant{key: "agent-run-otel", name: "toolnexus agent.Run + otelagent (SDK)", setup: setupAgentOtel(batchSDK)})
-	register(contestant{key: "agent-run-otel-sync", name: "toolnexus agent.Run + otelagent (SDK, synchronous span processor)", setup: setupAgentOtel(syncSDK), optIn: true})
-	register(contestant{key: "agent-run-otel-noop", name: "toolnexus agent.Run + otelagent (no SDK: no-op providers)", setup: setupAgentOtel(noopProviders), optIn: true})
+	register(contestant{key: "agent-run-otel", name: "toolnexus agent.Run + otelagent (SDK)", setup: setupAgent(false, otelObserver(batchSDK))})
+	register(contestant{key: "agent-run-otel-sync", name: "toolnexus agent.Run + otelagent (SDK, synchronous span processor)", setup: setupAgent(false, otelObserver(syncSDK)), optIn: true})
+	register(contestant{key: "agent-run-otel-noop", name: "toolnexus agent.Run + otelagent (no SDK: no-op providers)", setup: setupAgent(false, otelObserver(noopProviders)), optIn: true})
 }
 
 // providers returns the tracer and meter providers a variant records into,
@@ -58,36 +57,11 @@ func noopProviders() (trace.TracerProvider, metric.MeterProvider, func()) {
 	return tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider(), func() {}
 }
 
-func setupAgentOtel(newProviders providers) func(url string, sc scenario) (func(context.Context) error, func(), error) {
-	return func(url string, sc scenario) (func(context.Context) error, func(), error) {
-		client, err := newClient(url, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		set, err := toolset.New(toolsetTools(sc)...)
-		if err != nil {
-			return nil, nil, err
-		}
+// otelObserver records runs into the providers newProviders makes.
+func otelObserver(newProviders providers) observerFor {
+	return func(client *genai.Client) (agent.Observer, func()) {
 		tp, mp, cleanup := newProviders()
-		a, err := agent.New(agent.Config{
-			Models:   client.Models,
-			Model:    benchModel,
-			Tools:    set,
-			MaxTurns: sc.requests(),
-			Observer: otelagent.New(otelagent.WithTracerProvider(tp), otelagent.WithMeterProvider(mp), otelagent.WithClient(client)),
-		})
-		if err != nil {
-			cleanup()
-			return nil, nil, err
-		}
-		contents := []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)}
-		return func(ctx context.Context) error {
-			res, err := a.Run(ctx, contents)
-			if err != nil {
-				return err
-			}
-			return checkAnswer(res.Text)
-		}, cleanup, nil
+		return otelagent.New(otelagent.WithTracerProvider(tp), otelagent.WithMeterProvider(mp), otelagent.WithClient(client)), cleanup
 	}
 }
 
