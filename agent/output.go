@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolnexus/toolnexus-go/internal/modelname"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -165,26 +166,8 @@ func (a *Agent) strategy() OutputStrategy {
 // for the sources): Gemini 3 and later everywhere, Gemini 2 on Vertex AI.
 // A model whose version its name does not tell is not.
 func schemaWithTools(backend genai.Backend, model string) bool {
-	major, ok := geminiMajor(model)
+	major, _, ok := modelname.Major(strings.ToLower(model))
 	return ok && (major >= 3 || backend == genai.BackendVertexAI && major >= 2)
-}
-
-// geminiMajor returns the major version of a Gemini model named
-// "gemini-<major>[.<minor>]-…" ("gemini-2.5-flash": 2), after any path
-// ("models/", "publishers/google/models/"). ok is false for other names,
-// aliases such as "gemini-flash-latest" included.
-func geminiMajor(model string) (major int, ok bool) {
-	name := model[strings.LastIndexByte(model, '/')+1:]
-	rest, found := strings.CutPrefix(strings.ToLower(name), "gemini-")
-	if !found {
-		return 0, false
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	major, err := strconv.Atoi(rest[:end])
-	return major, err == nil
 }
 
 // ErrInvalidOutput is the kind of an [OutputError], for errors.Is: a typed

@@ -2,9 +2,9 @@ package geminiadapter
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/toolnexus/toolnexus-go/internal/modelname"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -17,17 +17,8 @@ import (
 // not recognise as Gemini 3 or later, tuned models included, get false:
 // a description of the media always goes through, media may not.
 func MediaInResponses(model string) bool {
-	model = model[strings.LastIndexByte(model, '/')+1:]
-	rest, ok := strings.CutPrefix(model, "gemini-")
-	if !ok {
-		return false
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	major, err := strconv.Atoi(rest[:end])
-	return err == nil && major >= 3 && (end == len(rest) || rest[end] == '-' || rest[end] == '.')
+	major, tail, ok := modelname.Major(model)
+	return ok && major >= 3 && (tail == "" || tail[0] == '-' || tail[0] == '.')
 }
 
 // DescribeMedia returns r with its media replaced by a short description,

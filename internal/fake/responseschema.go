@@ -1,9 +1,9 @@
 package fake
 
 import (
-	"strconv"
 	"strings"
 
+	"github.com/toolnexus/toolnexus-go/internal/modelname"
 	"google.golang.org/genai"
 )
 
@@ -55,7 +55,7 @@ func checkResponseSchemaWithTools(in *input) *APIError {
 // everywhere, Gemini 2 on Vertex AI only, and any model whose version the
 // name does not tell.
 func jsonWithToolsAccepted(backend genai.Backend, model string) bool {
-	major, ok := geminiMajor(model)
+	major, _, ok := modelname.Major(strings.ToLower(model))
 	switch {
 	case !ok, major >= 3:
 		return true
@@ -63,21 +63,4 @@ func jsonWithToolsAccepted(backend genai.Backend, model string) bool {
 		return major >= 2
 	}
 	return false
-}
-
-// geminiMajor returns the major version of a Gemini model named
-// "gemini-<major>[.<minor>]-…" ("gemini-2.5-flash": 2), after any path
-// ("models/", "publishers/google/models/"). ok is false for other names.
-func geminiMajor(model string) (major int, ok bool) {
-	name := model[strings.LastIndexByte(model, '/')+1:]
-	rest, found := strings.CutPrefix(strings.ToLower(name), "gemini-")
-	if !found {
-		return 0, false
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	major, err := strconv.Atoi(rest[:end])
-	return major, err == nil
 }
