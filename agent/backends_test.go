@@ -17,9 +17,9 @@ import (
 
 // The loop's main scenarios, run on both backends genai speaks to: the
 // Gemini API and Vertex AI. The fake serves each on its own routes with its
-// own rules (Vertex AI wants a bearer token, sends no function-call ids and
-// refuses them back, answers with its own fields), so a scenario that
-// passes here sends what each real backend accepts.
+// own rules (Vertex AI wants a bearer token and answers with its own
+// fields), so a scenario that passes here sends what each real backend
+// accepts.
 
 // backend is one of the two APIs, with the client that talks to a fake
 // server as that API.
@@ -76,9 +76,9 @@ func TestBackendsParallelCalls(t *testing.T) {
 		}
 		answers := lastResponses(t, srv)
 		for i, r := range answers {
-			// Gemini 3 on the Gemini API sends ids, which go back; Vertex AI
-			// sends none, and none may go back.
-			if id := calls[i].FunctionCall.ID; r.ID != id || (b.id == genai.BackendVertexAI) != (id == "") {
+			// Gemini 3 sends ids on both backends (Vertex AI since
+			// mid-2026), and they go back as they came.
+			if id := calls[i].FunctionCall.ID; r.ID != id || id == "" {
 				t.Errorf("answer %d id %q for call id %q on %s", i, r.ID, id, b.name)
 			}
 			if r.Response["result"] != "sunny in city-"+strconv.Itoa(i) {

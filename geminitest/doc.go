@@ -35,10 +35,9 @@
 // FAILED_PRECONDITION "fake: no reply scripted for request #N", an error
 // genai does not retry, so that a runaway loop fails fast and readably.
 //
-// Models whose name starts with "gemini-3" behave like Gemini 3: on the
-// Gemini API the server gives function calls ids, gives the first call of
-// a turn a thought signature, and checks that the history sent back keeps
-// them.
+// Models whose name starts with "gemini-3" behave like Gemini 3: the
+// server gives function calls ids, gives the first call of a turn a thought
+// signature, and checks that the history sent back keeps them.
 //
 // # Checking what the app sent
 //
@@ -68,11 +67,11 @@
 // /v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent
 // and :streamGenerateContent. The server checks Vertex AI's rules there: a
 // bearer token is required (401 UNAUTHENTICATED without one), fields only
-// the Gemini API has are unknown (function-call ids among them: Vertex AI
-// neither sends nor accepts them), an empty text part is refused; and it
-// answers as Vertex AI does (createTime, trafficType, no candidate index,
-// no function-call ids). One server serves both backends at once;
-// [Request].Backend says which one a request used.
+// the Gemini API has are unknown, an empty text part and a temperature
+// outside [0, 2.0001) are refused; and it answers as Vertex AI does
+// (createTime, trafficType, no candidate index, no finishMessage). One
+// server serves both backends at once; [Request].Backend says which one a
+// request used.
 //
 // # What the server adds
 //

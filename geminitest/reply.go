@@ -84,9 +84,8 @@ func Parts(parts ...*genai.Part) *Reply { return fake.Parts(parts...) }
 func Calls(calls ...*genai.FunctionCall) *Reply { return fake.Calls(calls...) }
 
 // Call returns a function call with this name and these arguments, and no
-// id: models whose name starts with "gemini-3" get one from the server on
-// the Gemini API, as the real ones do. Vertex AI sends no ids, and refuses
-// them back, so give none to calls scripted for it.
+// id: models whose name starts with "gemini-3" get one from the server, as
+// the real ones do on both backends; older models send none.
 func Call(name string, args map[string]any) *genai.FunctionCall { return fake.Call(name, args) }
 
 // Error returns a reply that answers with an API error of this HTTP code and

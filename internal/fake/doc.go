@@ -27,6 +27,7 @@
 // and :streamGenerateContent. Vertex AI: POST
 // /{v1,v1beta1}/projects/{project}/locations/{location}/publishers/google/models/{model}:…
 // and, in express mode, /{v1,v1beta1}/publishers/google/models/{model}:….
+// A run of slashes in a path counts as one, as it does for the API.
 // [Server.ClientConfig] and [Server.VertexClientConfig] configure genai for
 // each; one server serves both at once, and [Request.Backend] says which
 // one a request used. A stream is server-sent events with alt=sse (what
@@ -47,23 +48,27 @@
 //
 // Before replying, the server checks each request with the rules listed in
 // the variable rules in validate.go, each with what backs it: verified
-// (where the API was seen refusing it) or assumed. In short: credentials,
-// well-formed JSON without unknown fields at any level (this is how the API
-// rejects additionalProperties and other JSON Schema keywords in
-// parameters, and each backend the fields only the other has, such as
-// function-call ids on Vertex AI), non-empty contents with valid roles
-// (user, model, and the function and tool roles older clients send), no
-// part without data (a part with only a thoughtSignature is accepted; Vertex
-// AI also refuses an empty text part), no tools:[{}], no
-// functionCallingConfig without declarations, valid and unique function
-// names, sound parameter schemas, function responses that immediately follow
-// the call turn, one per call, matching the calls' ids where both have them,
-// responses that are JSON objects when present, and, for models whose name
-// starts with "gemini-3", thought signatures on the first function call of
-// each step of the current turn, and, with [Server.SetInputTokenLimit], a
-// prompt within the token limit. Consecutive contents of one side count as
-// one turn, as genai's Chat records a streamed answer as one content per
-// chunk.
+// (where the API was seen refusing it, or accepting what the rule lets
+// through, recordings of the real API included) or assumed. In short:
+// credentials; well-formed JSON without unknown fields at any level (this is
+// how the API rejects additionalProperties and other JSON Schema keywords in
+// parameters, each backend the fields only the other has, and the Gemini API
+// a part's mediaResolution outside v1alpha), where a lone object stands for
+// a list of one message, as the API reads it; non-empty contents with valid
+// roles (user, model, and the function and tool roles older clients send);
+// no part without data (a part with only a thoughtSignature is accepted;
+// Vertex AI also refuses an empty text part); no tools:[{}]; no
+// functionCallingConfig with tools that declare no function; on Vertex AI a
+// temperature in [0, 2.0001); on the Gemini API no presence or frequency
+// penalty for Gemini 2.5 models; valid and unique function names; sound
+// parameter schemas; function responses that immediately follow the call
+// turn, one per call, matching the calls' ids where both have them (Vertex
+// AI takes ids too); responses that are JSON objects when present; for
+// models whose name starts with "gemini-3", thought signatures on the first
+// function call of each step of the current turn; and, with
+// [Server.SetInputTokenLimit], a prompt within the token limit. Consecutive
+// contents of one side count as one turn, as genai's Chat records a streamed
+// answer as one content per chunk.
 // A rejected request gets the rule's 4xx error and takes no reply from the
 // queue; [Server.Rejections] lists the rejections so a test can assert that
 // a client never broke the protocol.
@@ -98,7 +103,8 @@
 // history, with Vertex AI's trafficType and the Gemini API's echo of a
 // requested serviceTier. For models whose name starts with "gemini-3", as
 // the real ones do, every functionCall without an id gets a unique id
-// ("fc-N") on the Gemini API (Vertex AI sends none), the first functionCall
+// ("fc-N"), on both backends (Vertex AI sends them since mid-2026; see
+// fill.go), the first functionCall
 // part of the turn gets a thought signature if it has none, and a turn
 // without function calls gets one on its last part; [Reply.AddIDs] and
 // [Reply.AddSignatures] do the same for other models. Signatures are valid
@@ -119,6 +125,19 @@
 // trafficType. Every event carries the model version and the same response
 // id. A unary request for a reply with Chunks gets them merged into one
 // response.
+//
+// # Held against real traffic
+//
+// TestRealTraffic replays every request of the recordings in
+// ../shared/realtraffic beside the repository (httprr traces of the real
+// Gemini API and Vertex AI, made by other projects' test suites; set
+// TOOLNEXUS_REALTRAFFIC to read them elsewhere) and requires the server to
+// answer each as the API did: a request answered 200 is accepted, a refusal
+// for what the request says is refused with the same status, message and
+// field violations. It skips, saying why, where the recordings are absent,
+// and logs how many exchanges it judged and why it judged no others (an
+// overloaded server, a key the API did not take, a model that does not
+// exist, media or a URL the fake does not read).
 //
 // # What is faithful and what is simplified
 //

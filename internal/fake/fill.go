@@ -38,9 +38,13 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		evs = []*genai.GenerateContentResponse{resp}
 	}
 	if !reply.Raw {
-		// Vertex AI sends no function-call ids, and refuses them back
-		// (fields.go).
-		ids := reply.AddIDs || isGemini3(in.model) && !in.vertex()
+		// Gemini 3 sends function-call ids on both backends. In the real
+		// traffic, the Gemini API's have ids from March 2026 on (none
+		// before) and Vertex AI's from July 2026 (pydantic-ai's cassette
+		// test_google_vertex_tool_combination_omits_include_server_side_tool_invocations;
+		// none in February and March); anomalyco/opencode#50504 saw every
+		// Vertex AI endpoint send them in September 2026.
+		ids := reply.AddIDs || isGemini3(in.model)
 		sigs := reply.AddSignatures || isGemini3(in.model)
 		s.decorate(evs, ids, sigs)
 	}

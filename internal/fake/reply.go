@@ -40,9 +40,8 @@ type Reply struct {
 	Raw bool
 	// AddIDs gives every functionCall without an id a unique one, and
 	// AddSignatures gives the turn thought signatures, as models whose name
-	// starts with "gemini-3" always do (see the package documentation; on
-	// Vertex AI they get signatures but no ids); they let other models, and
-	// Vertex AI, behave the same way for one reply.
+	// starts with "gemini-3" always do (see the package documentation);
+	// they let other models behave the same way for one reply.
 	AddIDs, AddSignatures bool
 
 	// The fields below shape streams. For unary requests, Chunks are merged
@@ -141,8 +140,8 @@ func Calls(calls ...*genai.FunctionCall) *Reply {
 }
 
 // Call returns a function call with this name and these arguments, and no
-// id (models whose name starts with "gemini-3" on the Gemini API, and
-// [Reply.WithIDs], add one).
+// id (models whose name starts with "gemini-3", and [Reply.WithIDs], add
+// one).
 func Call(name string, args map[string]any) *genai.FunctionCall {
 	return &genai.FunctionCall{Name: name, Args: args}
 }

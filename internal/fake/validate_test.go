@@ -39,7 +39,8 @@ type ruleCase struct {
 	// creds default to the API key APIKey on the Gemini API and the bearer
 	// token AccessToken on Vertex AI.
 	creds   *credentials
-	express bool // Vertex AI express mode: no project in the route
+	express bool   // Vertex AI express mode: no project in the route
+	version string // the API version of the route; default v1beta, v1beta1 on Vertex AI
 	body    string
 	rule    string
 	code    int // default 400
@@ -67,6 +68,9 @@ func (tc ruleCase) input() *input {
 	}
 	if tc.express {
 		in.project = ""
+	}
+	if tc.version != "" {
+		in.version = tc.version
 	}
 	return in
 }
@@ -126,7 +130,7 @@ var ruleCases = []ruleCase{
 		want: "Unknown name \"x\" at 'contents[0].parts[0]': Cannot find field.\nInvalid JSON payload received. Unknown name \"y\" at 'contents[0]': Cannot find field."},
 	{name: "additionalProperties in parametersJsonSchema", passes: "json-fields", body: body([]string{userText},
 		tools(`{"functionDeclarations":[{"name":"f","parametersJsonSchema":{"type":"object","additionalProperties":false}}]}`))},
-	{name: "wrong JSON type", rule: "json-fields", body: `{"contents":{"role":"user"}}`,
+	{name: "wrong JSON type", rule: "json-fields", body: `{"contents":"hi"}`,
 		want: `Invalid value at 'contents' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content)`},
 	{name: "list for a message", rule: "json-fields", body: body([]string{`{"role":"user","parts":[{"text":"hi"}]}`}, `"toolConfig":[]`),
 		want: `Invalid JSON payload received. Unknown name "toolConfig": Proto field is not repeating, cannot start list.`},
@@ -163,11 +167,23 @@ var ruleCases = []ruleCase{
 		`"modelArmorConfig":{"promptTemplateName":"t"}`, `"generationConfig":{"audioTimestamp":true,"modelConfig":{}}`, `"safetySettings":[{"category":2,"threshold":"BLOCK_NONE","method":"SEVERITY"}]`)},
 	{name: "a Gemini API field on Vertex AI", vertex: true, rule: "json-fields", body: body([]string{userText}, `"store":true`),
 		want: `Invalid JSON payload received. Unknown name "store": Cannot find field.`},
-	{name: "function-call ids on Vertex AI", vertex: true, rule: "json-fields", body: body([]string{userText,
+	{name: "function-call ids on Vertex AI (real traffic, 2026)", vertex: true, passes: "json-fields", body: body([]string{userText,
 		`{"role":"model","parts":[{"functionCall":{"id":"1","name":"f"}}]}`,
-		`{"role":"user","parts":[{"functionResponse":{"id":"1","name":"f","response":{}}}]}`}, tools(declF)),
-		want: "Invalid JSON payload received. Unknown name \"id\" at 'contents[1].parts[0].function_call': Cannot find field.\n" +
-			"Invalid JSON payload received. Unknown name \"id\" at 'contents[2].parts[0].function_response': Cannot find field."},
+		`{"role":"user","parts":[{"functionResponse":{"id":"1","name":"f","response":{}}}]}`}, tools(declF))},
+	{name: "tools as one object (real traffic)", passes: "json-fields", body: body([]string{userText}, `"tools":`+declF)},
+	{name: "contents and parts as one object", passes: "json-fields", body: `{"contents":{"role":"user","parts":{"text":"hi"}}}`},
+	{name: "an unknown field in tools as one object", rule: "json-fields",
+		body: body([]string{userText}, `"tools":{"functionDeclarations":[{"name":"f","parameters":{"type":"object","additionalProperties":false}}]}`),
+		want: `Invalid JSON payload received. Unknown name "additionalProperties" at 'tools.function_declarations[0].parameters': Cannot find field.`},
+	{name: "a scalar for a list", rule: "json-fields", body: body([]string{userText}, `"generationConfig":{"stopSequences":"x"}`),
+		want: "Invalid value at 'generation_config.stop_sequences' (TYPE_STRING)"},
+	{name: "a part's media resolution on v1beta (real traffic)", rule: "json-fields",
+		body: body([]string{`{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"iVBORw=="},"mediaResolution":{"level":"MEDIA_RESOLUTION_HIGH"}}]}`}),
+		want: `Invalid JSON payload received. Unknown name "mediaResolution" at 'contents[0].parts[1]': Cannot find field.`},
+	{name: "a part's media resolution on v1alpha", version: "v1alpha", passes: "json-fields",
+		body: body([]string{`{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"iVBORw=="},"mediaResolution":{"level":"MEDIA_RESOLUTION_HIGH"}}]}`})},
+	{name: "a part's media resolution on Vertex AI", vertex: true, passes: "json-fields",
+		body: body([]string{`{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"iVBORw=="},"mediaResolution":{"level":"MEDIA_RESOLUTION_HIGH"}}]}`})},
 
 	{name: "one content", passes: "contents-required", body: body([]string{userText})},
 	{name: "no contents", body: `{"contents":[]}`, rule: "contents-required", want: "* GenerateContentRequest.contents: contents is not specified\n"},
@@ -207,6 +223,9 @@ var ruleCases = []ruleCase{
 	{name: "calling config with declarations", passes: "function-calling-config", body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`)},
 	{name: "calling config without declarations", body: body([]string{userText}, tools(`{"googleSearch":{}}`), `"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}`),
 		rule: "function-calling-config", want: "Function calling config is set without function_declarations."},
+	{name: "calling config without tools (real traffic: gemini-2.0-flash, mode ANY)", passes: "function-calling-config", model: "gemini-2.0-flash",
+		body: body([]string{userText}, `"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":[]}}`)},
+	{name: "calling config with an empty tools list", passes: "function-calling-config", body: body([]string{userText}, `"tools":[]`, `"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}`)},
 
 	{name: "names with dots, colons, dashes", passes: "function-name", body: body([]string{userText}, tools(`{"functionDeclarations":[{"name":"default_api:read.file-v2"},{"name":"_x"}]}`))},
 	{name: "name starting with a digit", body: body([]string{userText}, tools(`{"functionDeclarations":[{"name":"f"},{"name":"1f"}]}`)), rule: "function-name",
@@ -242,12 +261,31 @@ var ruleCases = []ruleCase{
 		body: body([]string{userText}, `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`)},
 	{name: "model alias of unknown version", passes: "response-schema-with-tools", model: "gemini-flash-latest",
 		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json"}`)},
+	{name: "JSON response with tools on gemini-2.0 (mastra-ai/mastra#10666)", passes: "response-schema-with-tools", model: "gemini-2.0-flash",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json"}`)},
 	{name: "JSON response with tools on gemini-2.5", rule: "response-schema-with-tools",
 		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`),
 		want: "Function calling with a response mime type: 'application/json' is unsupported"},
 	{name: "JSON response with mode ANY on gemini-1.5", rule: "response-schema-with-tools", model: "models/gemini-1.5-flash",
 		body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`, `"generationConfig":{"responseMimeType":"application/json"}`),
 		want: "Function calling with a response mime type: 'application/json' is unsupported"},
+
+	{name: "Vertex AI temperature in range", vertex: true, passes: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":2}`)},
+	{name: "Gemini API temperature not checked", passes: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":1000}`)},
+	{name: "Vertex AI temperature 1000 (real traffic)", vertex: true, rule: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":1000.0}`),
+		want: "Unable to submit request because it has a temperature value of 1000 but the supported range is from 0 (inclusive) to 2.0001 (exclusive). Update the value and try again."},
+	{name: "Vertex AI negative temperature", vertex: true, rule: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":-0.5}`),
+		want: "it has a temperature value of -0.5 but the supported range"},
+	{name: "Vertex AI temperature at the bound", vertex: true, rule: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":2.0001}`),
+		want: "temperature value of 2.0001 but"},
+
+	{name: "penalties on gemini-2.0-flash", passes: "penalty", model: "gemini-2.0-flash", body: body([]string{userText}, `"generationConfig":{"presencePenalty":0.5,"frequencyPenalty":0.5}`)},
+	{name: "zero penalties on gemini-2.5-flash", passes: "penalty", body: body([]string{userText}, `"generationConfig":{"presencePenalty":0,"frequencyPenalty":0}`)},
+	{name: "penalties on gemini-2.5-pro on Vertex AI", vertex: true, passes: "penalty", model: "gemini-2.5-pro", body: body([]string{userText}, `"generationConfig":{"presencePenalty":-1.5,"frequencyPenalty":1}`)},
+	{name: "presence penalty on gemini-2.5-flash", rule: "penalty", body: body([]string{userText}, `"generationConfig":{"presencePenalty":0.3}`),
+		want: "Penalty is not enabled for models/gemini-2.5-flash"},
+	{name: "frequency penalty on gemini-2.5-pro", rule: "penalty", model: "gemini-2.5-pro", body: body([]string{userText}, `"generationConfig":{"frequency_penalty":0.4}`),
+		want: "Penalty is not enabled for models/gemini-2.5-pro"},
 
 	{name: "call after response turn", passes: "function-call-placement", body: body([]string{userText, callF, respF, callF, respF}, tools(declF))},
 	{name: "call turn first", body: body([]string{callF, respF}, tools(declF)), rule: "function-call-placement",
@@ -403,7 +441,8 @@ func TestJSONWithToolsAccepted(t *testing.T) {
 		want    bool
 	}{
 		{genai.BackendGeminiAPI, "gemini-2.5-flash", false},
-		{genai.BackendGeminiAPI, "models/gemini-2.0-flash-001", false},
+		{genai.BackendGeminiAPI, "models/gemini-2.0-flash-001", true},
+		{genai.BackendGeminiAPI, "gemini-2.5-flash-lite", false},
 		{genai.BackendGeminiAPI, "gemini-1.5-pro", false},
 		{genai.BackendGeminiAPI, "gemini-3-flash-preview", true},
 		{genai.BackendGeminiAPI, "gemini-3.5-flash", true},
