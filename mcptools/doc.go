@@ -62,8 +62,18 @@
 // server announces that its tools changed, the next [Client.Tools] call
 // lists them again.
 //
-// [Client.Close] ends the session; a subprocess is ended and waited for,
-// so that nothing is left running.
+// A reconnection holds up nothing else. It runs in the background, for
+// every call that needs it: each waits until the session is up or its own
+// context ends, whichever comes first, so that a server that hangs at
+// start-up (npx still installing, a wedged binary) fails only the calls
+// whose deadlines pass, while [Client.Tools], [Client.Skipped] and calls
+// answer as usual. When the last call waiting for a connection leaves,
+// the connection is abandoned and its process ended; the next call starts
+// a new one.
+//
+// [Client.Close] ends the session, and a connection in progress (the calls
+// waiting for it fail with [ErrClosed]); a subprocess is ended and waited
+// for, so that nothing is left running.
 //
 // # Serving a toolset
 //
