@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,10 @@ type attempt struct {
 // left out and reported by [Client.Skipped], never an error. Two tools that
 // would reach the model under the same name are an error (wrapping
 // [ErrNameCollision]): set [Options.Filter] to drop one.
+//
+// The listing follows the server's cursors for at most 1000 pages, and a
+// server that gives a cursor a second time is an error: a list that never
+// ends cannot keep Connect (or [Client.Tools]) listing.
 //
 // opts may be nil. ctx bounds the connection and the listing only; the
 // session lasts until [Client.Close]. When ctx ends first, for instance
@@ -204,12 +209,9 @@ func (c *Client) Close() error {
 // model gets.
 func (c *Client) refresh(ctx context.Context, session *mcp.ClientSession) error {
 	c.stale.Store(false) // a change announced from now on is seen again
-	var remote []*mcp.Tool
-	for t, err := range session.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("mcptools: listing tools: %w", err)
-		}
-		remote = append(remote, t)
+	remote, err := listTools(ctx, session)
+	if err != nil {
+		return fmt.Errorf("mcptools: listing tools: %w", err)
 	}
 	var tools []*toolset.Tool
 	var skipped []SkippedTool
@@ -490,4 +492,42 @@ func (t *trackedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	conn, err := t.Transport.Connect(ctx)
 	t.conn = conn
 	return conn, err
+}
+
+// maxToolPages bounds the pages of one listing of the tools.
+const maxToolPages = 1000
+
+// listTools lists the server's tools, following its cursors: at most
+// maxToolPages pages, and never the same cursor twice.
+func listTools(ctx context.Context, session *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := session.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, res.Tools...)
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return tools, nil
+		case seen[next]:
+			return nil, fmt.Errorf("after page %d, the server gave the cursor %s again: its list would never end", page, quoteCursor(next))
+		case page == maxToolPages:
+			return nil, fmt.Errorf("the server's list goes on for more than %d pages", maxToolPages)
+		}
+		seen[next] = true
+		params.Cursor = next
+	}
+}
+
+// quoteCursor quotes a cursor for an error, cut short if it is long.
+func quoteCursor(cursor string) string {
+	const limit = 64
+	if len(cursor) > limit {
+		return strconv.Quote(cursor[:limit]) + "…"
+	}
+	return strconv.Quote(cursor)
 }
