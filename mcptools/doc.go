@@ -80,14 +80,24 @@
 // [NewServer] returns an MCP server offering every tool of a set, with its
 // schema; calls go through [toolset.Tool.Execute], so that a client's model
 // gets the same validation and the same readable errors as a Gemini model
-// calling the tools directly. [ServeStdio] runs it as a local server, and
-// [HTTPHandler] serves it over streamable HTTP:
+// calling the tools directly. [ServeStdio] runs it as a local server:
 //
 //	func main() {
 //		if err := mcptools.ServeStdio(context.Background(), set, &mcp.Implementation{Name: "weather"}); err != nil {
 //			log.Fatal(err)
 //		}
 //	}
+//
+// [HTTPHandler] serves it over streamable HTTP, one session per client. A
+// session idle for [DefaultSessionTimeout] (30 minutes) is closed, so that
+// clients that vanish without ending their sessions are not kept for
+// ever; [NewHTTPHandler] takes [HandlerOptions], which carry go-sdk's
+// StreamableHTTPOptions (another timeout, JSON responses, stateless
+// mode…):
+//
+//	http.Handle("/mcp", mcptools.NewHTTPHandler(set, impl, &mcptools.HandlerOptions{
+//		Streamable: &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute},
+//	}))
 //
 // # Concurrency
 //
