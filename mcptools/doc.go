@@ -62,22 +62,42 @@
 // server announces that its tools changed, the next [Client.Tools] call
 // lists them again.
 //
-// [Client.Close] ends the session; a subprocess is ended and waited for,
-// so that nothing is left running.
+// A reconnection holds up nothing else. It runs in the background, for
+// every call that needs it: each waits until the session is up or its own
+// context ends, whichever comes first, so that a server that hangs at
+// start-up (npx still installing, a wedged binary) fails only the calls
+// whose deadlines pass, while [Client.Tools], [Client.Skipped] and calls
+// answer as usual. When the last call waiting for a connection leaves,
+// the connection is abandoned and its process ended; the next call starts
+// a new one.
+//
+// [Client.Close] ends the session, and a connection in progress (the calls
+// waiting for it fail with [ErrClosed]); a subprocess is ended and waited
+// for, so that nothing is left running.
 //
 // # Serving a toolset
 //
 // [NewServer] returns an MCP server offering every tool of a set, with its
 // schema; calls go through [toolset.Tool.Execute], so that a client's model
 // gets the same validation and the same readable errors as a Gemini model
-// calling the tools directly. [ServeStdio] runs it as a local server, and
-// [HTTPHandler] serves it over streamable HTTP:
+// calling the tools directly. [ServeStdio] runs it as a local server:
 //
 //	func main() {
 //		if err := mcptools.ServeStdio(context.Background(), set, &mcp.Implementation{Name: "weather"}); err != nil {
 //			log.Fatal(err)
 //		}
 //	}
+//
+// [HTTPHandler] serves it over streamable HTTP, one session per client. A
+// session idle for [DefaultSessionTimeout] (30 minutes) is closed, so that
+// clients that vanish without ending their sessions are not kept for
+// ever; [NewHTTPHandler] takes [HandlerOptions], which carry go-sdk's
+// StreamableHTTPOptions (another timeout, JSON responses, stateless
+// mode…):
+//
+//	http.Handle("/mcp", mcptools.NewHTTPHandler(set, impl, &mcptools.HandlerOptions{
+//		Streamable: &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute},
+//	}))
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,11 +46,53 @@ func ServeStdio(ctx context.Context, set *toolset.Set, impl *mcp.Implementation)
 }
 
 // HTTPHandler serves the tools of set over MCP's streamable HTTP transport,
-// one session per client. Mount it where clients will dial it, behind
-// whatever authentication the deployment needs.
+// one session per client, with the default [HandlerOptions]: it is
+// NewHTTPHandler(set, impl, nil). Mount it where clients will dial it,
+// behind whatever authentication the deployment needs.
 func HTTPHandler(set *toolset.Set, impl *mcp.Implementation) http.Handler {
+	return NewHTTPHandler(set, impl, nil)
+}
+
+// DefaultSessionTimeout is how long a session [NewHTTPHandler] serves may
+// stay idle before it is closed, unless [HandlerOptions] say otherwise.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// HandlerOptions configure [NewHTTPHandler]. The zero value is ready to
+// use.
+type HandlerOptions struct {
+	// Streamable configures go-sdk's streamable HTTP handler, which serves
+	// the sessions (JSON responses, stateless mode, an event store for
+	// resumption, the request body limit, logging…). Its fields are used
+	// as they are, except a zero SessionTimeout, which means
+	// DefaultSessionTimeout: set SessionTimeout negative to keep idle
+	// sessions until their clients end them (go-sdk's zero). Nil means
+	// go-sdk's defaults, with SessionTimeout DefaultSessionTimeout.
+	Streamable *mcp.StreamableHTTPOptions
+}
+
+// NewHTTPHandler serves the tools of set over MCP's streamable HTTP
+// transport, one session per client; impl is as for [NewServer], and opts
+// may be nil. Mount it where clients will dial it, behind whatever
+// authentication the deployment needs.
+//
+// A session ends when its client deletes it, and when it has been idle
+// (no request from its client in progress: an open event stream does not
+// count) for the session timeout, DefaultSessionTimeout unless opts say
+// otherwise, so that the sessions of clients that vanished are reclaimed.
+// A client that comes back after that is told its session is unknown
+// (404) and, as the protocol asks, starts a new one; this package's
+// [Client] does so on its own. A client that stays connected without
+// calling for longer can send pings to keep its session.
+func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOptions) http.Handler {
+	var streamable mcp.StreamableHTTPOptions
+	if opts != nil && opts.Streamable != nil {
+		streamable = *opts.Streamable
+	}
+	if streamable.SessionTimeout == 0 {
+		streamable.SessionTimeout = DefaultSessionTimeout
+	}
 	srv := NewServer(set, impl)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &streamable)
 }
 
 // objectSchema returns s with its type written as the single string
