@@ -31,8 +31,10 @@
 //	│   └── …                                   spans the tool starts from its context
 //	└── generate_content {model}
 //
-// The run span (invoke_agent, or invoke_agent {name} with [WithAgentName])
-// has gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
+// The run span (invoke_agent {name}, named after the run's agent: its
+// Config.Name, the tool's name for an agent run as a tool, or the name
+// [WithAgentName] gives; invoke_agent for an agent with no name) has
+// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
 // gen_ai.agent.name, and when the run ends the run's token totals
 // (gen_ai.usage.input_tokens, gen_ai.usage.output_tokens) and the last
 // turn's gen_ai.response.finish_reasons.

@@ -15,17 +15,40 @@ import (
 // startRun starts the run's invoke_agent span and keeps the run's state
 // in the context it returns.
 func (o *Observer) startRun(ctx context.Context, e *agent.Event) context.Context {
-	start := o.runStarts.get(e.Model, func(model string) spanStart {
-		attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, o.provider, semconv.GenAIRequestModel(model)}
-		if o.named {
-			attrs = append(attrs, o.agent)
-		}
-		return spanStart{name: o.runName, opts: []trace.SpanStartOption{o.internal, trace.WithAttributes(attrs...)}}
-	})
-	ctx, span := o.tracer.Start(ctx, start.name, start.opts...)
-	st := &runState{span: span, start: time.Now(), model: e.Model}
+	start := o.runStart(e.Model, o.agentName(e))
+	st := &runState{start: time.Now(), model: e.Model}
+	ctx, st.span = o.tracer.Start(ctx, start.name, start.opts...)
 	st.tools = st.toolBuf[:0]
 	return context.WithValue(ctx, runKey{o}, st)
+}
+
+// runKind is what a run's span starts with: the model and the agent's
+// name.
+type runKind struct{ model, agent string }
+
+// runStart returns the name and start options of the span of a run of the
+// named agent on model.
+func (o *Observer) runStart(model, name string) spanStart {
+	return o.runStarts.get(runKind{model, name}, func(k runKind) spanStart {
+		attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, o.provider, semconv.GenAIRequestModel(k.model)}
+		span := "invoke_agent"
+		if k.agent != "" {
+			span += " " + k.agent
+			attrs = append(attrs, semconv.GenAIAgentName(k.agent))
+		}
+		return spanStart{name: span, opts: []trace.SpanStartOption{o.internal, trace.WithAttributes(attrs...)}}
+	})
+}
+
+// agentName returns the name of the agent whose run e reports: the one
+// WithAgentName gives for the runs of the agent the Observer is installed
+// on, and for the runs of agents that its tools run (agent.AsTool), whose
+// events carry their caller's call as Parent, their own, Event.Agent.
+func (o *Observer) agentName(e *agent.Event) string {
+	if o.name != "" && e.Parent == nil {
+		return o.name
+	}
+	return e.Agent
 }
 
 // endRun ends what the run left open, with the run's error (a model call
