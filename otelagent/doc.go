@@ -63,7 +63,13 @@
 // approval gets an event "approval_requested". A call whose result is an
 // error (the tool failed, its arguments were invalid, it was unknown,
 // denied, timed out or cancelled) ends with error status, its error as the
-// description, and error.type.
+// description, and error.type. With content capture off (see Content),
+// arguments that fail the tool's input schema are described without the
+// values the model sent, which the validator quotes: by the argument's
+// path in the schema ("invalid arguments: argument \"email\" does not match
+// the tool's input schema (values not recorded: content capture is off)");
+// so is a typed run's answer that failed its output type, on the run's
+// span.
 //
 // Finish reasons are named as the conventions' output messages name them:
 // stop, tool_call (the model called tools), length (MAX_TOKENS),

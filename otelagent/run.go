@@ -61,7 +61,7 @@ func (o *Observer) endRun(ctx context.Context, st *runState, e *agent.Event) {
 	for _, t := range st.tools {
 		if e.Err != nil && t.span.IsRecording() {
 			t.span.SetAttributes(semconv.ErrorTypeKey.String(errorType(e.Err)))
-			t.span.SetStatus(codes.Error, e.Err.Error())
+			t.span.SetStatus(codes.Error, o.errorText(e.Err))
 		}
 		t.span.End()
 	}
@@ -95,7 +95,7 @@ func (o *Observer) endRun(ctx context.Context, st *runState, e *agent.Event) {
 		}
 		if e.Err != nil {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(et))
-			span.SetStatus(codes.Error, e.Err.Error())
+			span.SetStatus(codes.Error, o.errorText(e.Err))
 		}
 		span.SetAttributes(attrs...)
 	}
