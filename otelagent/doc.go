@@ -89,6 +89,26 @@
 // not, are traces of their own: what the Observer knows of a run lives in
 // the run's context.
 //
+// # Runs that span processes
+//
+// The Observer is an [agent.Carrier] too: [Observer.Carry] writes what a
+// run's context holds (the run's span context, model and start time; or,
+// before a run begins, the caller's span context) as a few strings, and
+// [Observer.Resume] puts it back into a context of another process. A
+// runtime that runs a run's steps in several processes (temporalagent's
+// durable runs) carries the run with them, so that the spans of model and
+// tool calls made anywhere nest under the run's span, which nests under
+// the caller's, and their metrics name the run's model. Nothing carried is
+// content.
+//
+// The SDK ends a span only in the process that started it. When a run
+// ends in another (its EventDone comes with a resumed context), the
+// Observer makes the run's span then, with the time the run began, under
+// the caller's span; a TracerProvider whose ids come from
+// [NewIDGenerator] gives it the span id its children name as their parent,
+// so that the trace is the one agent.Run makes; with another ID generator
+// it gets a new id, and a link to that one.
+//
 // # Provider and server
 //
 // The loop's events do not say where model calls go: an agent's Models may

@@ -105,9 +105,16 @@ type runKey struct{ o *Observer }
 // StartContext and Observe for a run on the run's goroutine, one at a
 // time, so it needs no lock.
 type runState struct {
-	span  trace.Span
-	start time.Time
-	model string
+	span   trace.Span
+	start  time.Time
+	model  string
+	parent trace.SpanContext // the span the run's span started under, if any
+
+	// resumed is set for the state Resume rebuilt in a step's process: span
+	// is then a stand-in holding the run span's context, which its children
+	// name as their parent, and the run's span is made when the run ends
+	// (see endRun).
+	resumed bool
 
 	// The model call in progress, if any.
 	call      trace.Span

@@ -16,7 +16,7 @@ import (
 // in the context it returns.
 func (o *Observer) startRun(ctx context.Context, e *agent.Event) context.Context {
 	start := o.runStart(e.Model, o.agentName(e))
-	st := &runState{start: time.Now(), model: e.Model}
+	st := &runState{start: time.Now(), model: e.Model, parent: trace.SpanContextFromContext(ctx)}
 	ctx, st.span = o.tracer.Start(ctx, start.name, start.opts...)
 	st.tools = st.toolBuf[:0]
 	return context.WithValue(ctx, runKey{o}, st)
@@ -55,6 +55,9 @@ func (o *Observer) agentName(e *agent.Event) string {
 // that fails for good has no event of its own), then the run's span, and
 // records the run's duration.
 func (o *Observer) endRun(ctx context.Context, st *runState, e *agent.Event) {
+	if st.resumed {
+		o.remakeRun(ctx, st, e)
+	}
 	if st.call != nil {
 		o.endCall(ctx, st, e.Err)
 	}
