@@ -106,8 +106,8 @@
 // turn that need no approval run meanwhile. Decisions are Temporal updates,
 // validated before they are written: a decision about an id that waits for
 // nothing is rejected with [ErrUnknownApproval], a second decision about a
-// call with [ErrDecided]. An approved call runs without asking the agent's
-// Interceptor, as in agent.Stream.
+// call with [ErrDecided], even after the run continued as new. An approved
+// call runs without asking the agent's Interceptor, as in agent.Stream.
 //
 // # Long runs
 //

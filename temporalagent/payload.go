@@ -67,6 +67,7 @@ type carried struct {
 	Typed        agent.TypedState       // a typed run's state
 	Working      []*genai.Content       `json:",omitempty"` // the shortened history PrepareHistory made, if it did
 	PromptTokens int
+	Decided      []string `json:",omitempty"` // the approval ids decided so far, in order
 }
 
 // runOutput is the workflow's result, and the partial result a failed run

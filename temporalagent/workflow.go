@@ -41,6 +41,7 @@ type wfRun struct {
 	turn     int // the turn under way
 	pending  []*pendingCall
 	decided  map[string]bool // ids of calls decided in earlier turns
+	order    []string        // those ids, in the order decided, for a continue-as-new
 	finished bool
 }
 
@@ -90,6 +91,10 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 		s := in.State
 		r.st, r.usage, r.agents, r.typed, r.working, r.tokens = s.Settings, s.Usage, s.Agents, s.Typed, s.Working, s.PromptTokens
 		r.turns, r.at = expand(r.history, s.Turns)
+		for _, id := range s.Decided {
+			r.decided[id] = true
+		}
+		r.order = s.Decided
 	}
 	r.sizes.history = contentsSize(r.history)
 	if r.working != nil {
@@ -368,6 +373,7 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 	}
 	for _, p := range r.pending {
 		r.decided[p.ID] = true
+		r.order = append(r.order, p.ID)
 		call := p.Call
 		var answer *toolset.Result
 		switch {
@@ -575,7 +581,7 @@ func (r *wfRun) continueAsNew() error {
 		return err
 	}
 	in := runInput{Agent: r.name, Contents: r.history, State: &carried{Settings: r.st, Turns: compact(r.history, r.turns, r.at),
-		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens}}
+		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens, Decided: r.order}}
 	if size := jsonSize(in); size > r.st.MaxPayload {
 		_, err := r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
 			"the state to continue as new would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})
