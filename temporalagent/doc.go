@@ -146,7 +146,11 @@
 // they were larger than Agent.MaxOutputBytes, since they would not fit a
 // payload (the model is told so). Turn.Latency and ToolTime are measured
 // by workflow time. PrepareHistory is called on the worker before each
-// model call of a turn, including re-asks and retries.
+// model call of a turn, including re-asks and retries. The answers to a
+// turn's calls are made for the model that made the calls, recorded with
+// its response (media in the function responses' parts, or described in
+// words, as agent.Run decides by the model): a worker whose agent names
+// another model since, and a replay, make the same answers.
 //
 // An agent used as a tool (agent.AsTool) runs, as any tool, within one tool
 // activity: its usage counts in Result.Usage and Result.Agents as in

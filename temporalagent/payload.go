@@ -115,6 +115,7 @@ type modelOutput struct {
 	Attempt  int              // the turn's attempt that succeeded
 	Plans    []callPlan       // one per function call of the response, when it is usable
 	Working  []*genai.Content `json:",omitempty"` // what PrepareHistory returned, when it shortened the history
+	Model    string           `json:",omitempty"` // the model called, which the answers to its calls are made for
 }
 
 // callPlan is what the worker decided about one function call: its

@@ -108,7 +108,7 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 	return r, err
 }
 
-// modelName returns the model name of the named agent, for events.
+// modelName returns the model name of the named agent on this worker.
 func (h *host) modelName(name string) string {
 	if hd := h.agents[name]; hd != nil {
 		return hd.steps.Model()
@@ -141,7 +141,13 @@ func (r *wfRun) loop() (*runOutput, error) {
 			start := workflow.Now(r.ctx)
 			t.Results = r.runTools(turn, t.Calls, out.Plans)
 			t.ToolTime = workflow.Now(r.ctx).Sub(start)
-			r.add(agent.ResponseContent(r.h.modelName(r.name), t.Calls, t.Results))
+			model := out.Model
+			if model == "" {
+				// A response recorded before the model was recorded
+				// with it: what this worker's agent calls.
+				model = r.h.modelName(r.name)
+			}
+			r.add(agent.ResponseContent(model, t.Calls, t.Results))
 		}
 		r.turns, r.at = append(r.turns, *t), append(r.at, at)
 		r.made++
