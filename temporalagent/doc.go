@@ -36,6 +36,10 @@
 //		genai.Text("What is the weather in Paris and Tokyo?"))
 //	res, err := run.Result(ctx) // an *agent.Result, as agent.Run returns it
 //
+// A Start with the ID of a run in progress fails with [ErrRunExists]
+// instead of handing back that run with the new conversation dropped;
+// StartWorkflowOptions.WorkflowIDConflictPolicy asks for another policy.
+//
 // [Run.Progress] reads the run's turn, usage and pending approvals;
 // [Run.Approve], [Run.Deny] and [Run.Decide] decide about calls that wait
 // for approval; [Client.GetRun] follows a run started elsewhere.

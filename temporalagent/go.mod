@@ -9,6 +9,7 @@ replace github.com/toolnexus/toolnexus-go => ../
 require (
 	github.com/stretchr/testify v1.12.1
 	github.com/toolnexus/toolnexus-go v0.0.0-00010101000000-000000000000
+	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/genai v1.77.0
@@ -44,7 +45,6 @@ require (
 	go.opentelemetry.io/otel v1.46.0 // indirect
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
-	go.temporal.io/api v1.63.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
