@@ -20,14 +20,35 @@ import (
 // with a Temporal client can be one; it needs neither the agents nor their
 // credentials, which stay on the workers.
 type Client struct {
-	c     client.Client
-	queue string
+	c        client.Client
+	queue    string
+	observer agent.Observer
 }
 
 // NewClient returns a Client that starts runs on the workers of taskQueue
 // through c.
-func NewClient(c client.Client, taskQueue string) *Client {
-	return &Client{c: c, queue: taskQueue}
+func NewClient(c client.Client, taskQueue string, opts ...ClientOption) *Client {
+	cl := &Client{c: c, queue: taskQueue}
+	for _, opt := range opts {
+		opt(cl)
+	}
+	return cl
+}
+
+// A ClientOption configures a [Client]; pass options to [NewClient].
+type ClientOption func(*Client)
+
+// WithObserver sets an Observer of the agents the Client starts runs of,
+// as the workers' agents have: when it is an [agent.Carrier], the runs
+// continue what it carries from Start's context. With otelagent's Observer
+// (it needs no provider on the client), a run's spans nest under the span
+// of the context the run was started with, as agent.Run's nest under its
+// caller's:
+//
+//	ac := temporalagent.NewClient(c, "agents", temporalagent.WithObserver(otelagent.New()))
+//	run, err := ac.Start(ctx, opts, "weather", contents) // under ctx's span
+func WithObserver(o agent.Observer) ClientOption {
+	return func(c *Client) { c.observer = o }
 }
 
 // ErrRunExists is the error of a Start whose ID names a run that is in
@@ -61,7 +82,11 @@ func (c *Client) Start(ctx context.Context, opts client.StartWorkflowOptions, ag
 		// the new one.
 		opts.WorkflowExecutionErrorWhenAlreadyStarted = true
 	}
-	wr, err := c.c.ExecuteWorkflow(ctx, opts, WorkflowName, Input{Agent: agentName, Contents: contents})
+	in := Input{Agent: agentName, Contents: contents}
+	if carrier, ok := c.observer.(agent.Carrier); ok {
+		in.Context = carrier.Carry(ctx)
+	}
+	wr, err := c.c.ExecuteWorkflow(ctx, opts, WorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &started):

@@ -19,7 +19,12 @@ import (
 // executions.
 func executeChain(t *testing.T, def Agent, contents []*genai.Content) (*agent.Result, int, error) {
 	t.Helper()
-	in := runInput{Agent: def.Name, Contents: contents}
+	return executeInput(t, def, runInput{Agent: def.Name, Contents: contents})
+}
+
+// executeInput is executeChain for a run whose workflow input is in.
+func executeInput(t *testing.T, def Agent, in runInput) (*agent.Result, int, error) {
+	t.Helper()
 	for n := 1; ; n++ {
 		env := newEnv(t, def)
 		env.ExecuteWorkflow(WorkflowName, in)

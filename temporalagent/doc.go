@@ -134,11 +134,53 @@
 // EventTurnEnd and EventDone from the worker that runs the workflow task.
 // An event is never reported twice when the workflow replays its history.
 // A ContextObserver chooses the contexts of model and tool calls, as in
-// agent.Run; since a run spans processes, the run's own context is not
-// carried from one step to the next. A workflow task that fails midway
-// (its worker crashed) is run again by another worker, which reports the
-// events of that task again; activities are reported by the worker that
-// runs them, once per attempt.
+// agent.Run. A workflow task that fails midway (its worker crashed) is run
+// again by another worker, which reports the events of that task again;
+// activities are reported by the worker that runs them, once per attempt.
+//
+// A run spans processes, so the context the Observer chose for the run at
+// EventRunStart does not reach its later steps by itself. When the
+// Observer is an [agent.Carrier], what it carries of the run is recorded
+// in the workflow history as the run starts (with its settings), handed to
+// every model and tool activity, carried over continue-as-new, and
+// resumed on whichever worker makes each step: the steps' contexts belong
+// to the run, as in agent.Run. [WithObserver] gives the Client an Observer
+// that carries, from Start's context, what the run should continue (the
+// caller's span): it travels in the workflow's input ([Input].Context).
+//
+// # Tracing
+//
+// otelagent's Observer is a Carrier: a durable run makes the spans
+// agent.Run makes for the same conversation (its tests compare the two):
+// the run's invoke_agent span, under the span of the context the run was
+// started with when the Client has WithObserver, and under it a
+// generate_content span per model call attempt and an execute_tool span
+// per tool call, wherever each ran, with the spans of the HTTP requests
+// and the tools under theirs, and the same metrics.
+//
+//	obs := otelagent.New() // the global providers
+//	a, _ := agent.New(agent.Config{..., Observer: obs})     // on the workers
+//	ac := temporalagent.NewClient(c, "agents", temporalagent.WithObserver(obs)) // anywhere
+//	run, _ := ac.Start(ctx, opts, "weather", contents)      // its spans under ctx's span
+//
+// The run's span starts on the worker that runs the run's first workflow
+// task, and ends with the run, which may be days later, on another worker.
+// The OpenTelemetry SDK ends a span only in the process that started it:
+// when the run ends on a worker that does not hold its span (it moved to
+// another worker, the worker restarted, evicted the run from its cache, or
+// the run continued as new), that worker makes the run's span again, with
+// its start time and under its caller, and, when the workers' tracer
+// provider takes its ids from otelagent.NewIDGenerator, with the span id
+// that its model and tool calls name as their parent:
+//
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(otelagent.NewIDGenerator(nil)), ...)
+//
+// With another ID generator the span made again has a new id and a link
+// to the one its children name. Either way it is exported once: the span
+// the first worker started and could not end is never exported. A replay
+// makes no span. A call that waits for approval has its execute_tool span
+// from the moment it runs (or, for a denied call, is decided), and no
+// approval_requested event.
 //
 // # What differs from agent.Run
 //
