@@ -10,6 +10,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/genai"
 )
 
 // startRun starts the run's invoke_agent span and keeps the run's state
@@ -88,8 +89,14 @@ func (o *Observer) endRun(ctx context.Context, st *runState, e *agent.Event) {
 				}
 			}
 			if o.capture {
-				if st.input != nil {
-					attrs = append(attrs, semconv.GenAIInputMessagesKey.String(inputMessages(st.input)))
+				input := st.input
+				if input == nil && len(res.Turns) > 0 {
+					// The run's model calls were made in other processes
+					// (see Resume).
+					input = given(res)
+				}
+				if input != nil {
+					attrs = append(attrs, semconv.GenAIInputMessagesKey.String(inputMessages(input)))
 				}
 				if n := len(res.Turns); n > 0 && res.Turns[n-1].Response != nil {
 					attrs = append(attrs, semconv.GenAIOutputMessagesKey.String(outputMessages(res.Turns[n-1].Response)))
@@ -104,4 +111,18 @@ func (o *Observer) endRun(ctx context.Context, st *runState, e *agent.Event) {
 	}
 	span.End()
 	o.recordDuration(ctx, st.start, measure{op: string(genaiconv.OperationNameInvokeAgent), model: st.model, errType: et})
+}
+
+// given returns what a run was given, from its result: the history before
+// the first turn's response. It stands for what the run's first model call
+// sent when that call was made in another process (see Resume).
+func given(res *agent.Result) []*genai.Content {
+	if r := res.Turns[0].Response; r != nil && len(r.Candidates) > 0 && r.Candidates[0] != nil {
+		for i, c := range res.History {
+			if c == r.Candidates[0].Content {
+				return res.History[:i]
+			}
+		}
+	}
+	return res.History
 }

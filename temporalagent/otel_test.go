@@ -48,9 +48,9 @@ func newTelemetry(t *testing.T, durableIDs bool) *telemetry {
 	return tel
 }
 
-func (tel *telemetry) observer(srv *fake.Server) *otelagent.Observer {
-	return otelagent.New(otelagent.WithTracerProvider(tel.tp), otelagent.WithMeterProvider(tel.mp),
-		otelagent.WithClient(srv.Client()), otelagent.WithAgentName("forecaster"))
+func (tel *telemetry) observer(srv *fake.Server, opts ...otelagent.Option) *otelagent.Observer {
+	return otelagent.New(append([]otelagent.Option{otelagent.WithTracerProvider(tel.tp), otelagent.WithMeterProvider(tel.mp),
+		otelagent.WithClient(srv.Client()), otelagent.WithAgentName("forecaster")}, opts...)...)
 }
 
 // ended returns the spans ended, and fails the test when a span started
@@ -174,26 +174,30 @@ func tracedScript() []*fake.Reply {
 // workers, makes the spans agent.Run makes for the same conversation: the
 // run's span under the caller's, with the spans of its model calls and tool
 // calls under it and the spans a tool starts under its call's, with the
-// same names, kinds, statuses and attributes; and the same metrics. So it
-// does when the run's steps are made from activities of either kind, and
-// when the run continues as new, so that its span ends in an execution
-// other than the one that started it (with otelagent.NewIDGenerator on
-// the provider).
+// same names, kinds, statuses and attributes (the messages too, when
+// content is captured); and the same metrics. So it does when the run's
+// steps are made from activities of either kind, and when the run
+// continues as new, so that its span ends in an execution other than the
+// one that started it (with otelagent.NewIDGenerator on the provider).
 func TestSpansAsAgentRun(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		regular   bool
-		continue_ int
+		name    string
+		regular bool
+		every   int // ContinueAsNewEvery
+		capture bool
 	}{
-		{"local", false, 0},
-		{"regular", true, 0},
-		{"continue-as-new", false, 1},
+		{"local", false, 0, false},
+		{"regular", true, 0, false},
+		{"continue-as-new", false, 1, false},
+		{"content captured", false, 0, true},
+		{"content captured, continue-as-new", true, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t)
 			direct := newTelemetry(t, true)
 			srv.Enqueue(tracedScript()...)
-			a := newAgent(t, srv, lookupTool(), func(c *agent.Config) { c.Observer = direct.observer(srv) })
+			capture := otelagent.WithCaptureContent(tc.capture)
+			a := newAgent(t, srv, lookupTool(), func(c *agent.Config) { c.Observer = direct.observer(srv, capture) })
 			caller, span := direct.tp.Tracer("app").Start(context.Background(), "handle request")
 			if _, err := a.Run(caller, user("Weather?")); err != nil {
 				t.Fatalf("agent.Run: %v", err)
@@ -203,16 +207,16 @@ func TestSpansAsAgentRun(t *testing.T) {
 			srv = newServer(t)
 			durable := newTelemetry(t, true)
 			srv.Enqueue(tracedScript()...)
-			obs := durable.observer(srv)
+			obs := durable.observer(srv, capture)
 			def := Agent{Name: "w", Agent: newAgent(t, srv, lookupTool(), func(c *agent.Config) { c.Observer = obs }),
-				RegularModelCalls: tc.regular, ContinueAsNewEvery: tc.continue_}
+				RegularModelCalls: tc.regular, ContinueAsNewEvery: tc.every}
 			caller, span = durable.tp.Tracer("app").Start(context.Background(), "handle request")
 			_, executions, err := executeInput(t, def, runInput{Agent: "w", Contents: user("Weather?"), Context: obs.Carry(caller)})
 			if err != nil {
 				t.Fatalf("durable run: %v", err)
 			}
 			span.End()
-			if want := 1 + 2*tc.continue_; executions != want {
+			if want := 1 + 2*tc.every; executions != want {
 				t.Errorf("%d executions, want %d", executions, want)
 			}
 
