@@ -6,10 +6,8 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/otelagent"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genai"
 )
@@ -20,13 +18,10 @@ import (
 // span again, with the ids and start time it had in the first (the
 // provider takes its ids from NewIDGenerator), under the caller's span.
 func TestCarry(t *testing.T) {
-	rec, reader := tracetest.NewSpanRecorder(), sdkmetric.NewManualReader()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithIDGenerator(otelagent.NewIDGenerator(nil)))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer tp.Shutdown(context.Background())
-	defer mp.Shutdown(context.Background())
+	tel := newTelemetry(t, sdktrace.WithIDGenerator(otelagent.NewIDGenerator(nil)))
+	tp := tel.tp
 	process := func() *otelagent.Observer {
-		return otelagent.New(otelagent.WithTracerProvider(tp), otelagent.WithMeterProvider(mp), otelagent.WithCaptureContent(false))
+		return otelagent.New(otelagent.WithTracerProvider(tp), otelagent.WithMeterProvider(tel.mp), otelagent.WithCaptureContent(false))
 	}
 
 	if m := process().Carry(context.Background()); m != nil {
@@ -55,7 +50,7 @@ func TestCarry(t *testing.T) {
 	third := process()
 	third.Observe(third.Resume(context.Background(), run), &agent.Event{Kind: agent.EventDone, Agent: "w", Result: &agent.Result{}})
 
-	spans := rec.Ended()
+	spans := tel.spans.Ended() // the first process's run span stays open: it is never exported
 	runs, calls := named(spans, "invoke_agent w"), named(spans, "generate_content "+model)
 	if len(spans) != 2 || len(runs) != 1 || len(calls) != 1 {
 		t.Fatalf("spans:\n%s", tree(spans))
@@ -71,10 +66,7 @@ func TestCarry(t *testing.T) {
 	}
 	checkAttrs(t, r, map[string]any{"gen_ai.agent.name": "w", "gen_ai.request.model": model, "gen_ai.operation.name": "invoke_agent"})
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := tel.metrics(t)
 	points := map[string]int{}
 	for _, m := range rm.ScopeMetrics[0].Metrics {
 		switch d := m.Data.(type) {

@@ -11,9 +11,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 	"google.golang.org/genai"
 )
 
@@ -175,37 +173,20 @@ func TestDecidedAcrossContinueAsNew(t *testing.T) {
 	var paid atomic.Int32
 	def := Agent{Name: "w", ContinueAsNewEvery: 1,
 		Agent: newAgent(t, srv, payTools(&paid), func(c *agent.Config) { c.NeedsApproval = needsPay })}
-	in := runInput{Agent: "w", Contents: user("Pay")}
-	var decisions [][]*decision
-	for n := 0; ; n++ {
-		if n == 4 {
-			t.Fatal("the run did not end after 4 executions")
-		}
-		env := newEnv(t, def)
-		var mine []*decision
+	decisions := map[int][]*decision{}
+	_, executions, err := executeInput(t, def, runInput{Agent: "w", Contents: user("Pay")}, func(n int, env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
 			if n == 1 {
-				mine = append(mine, decide(env, Decision{ID: "0.0", Reason: "changed my mind"}))
+				decisions[n] = append(decisions[n], decide(env, Decision{ID: "0.0", Reason: "changed my mind"}))
 			}
-			mine = append(mine, decide(env, Decision{ID: fmt.Sprintf("%d.0", n), Approve: true}))
+			decisions[n] = append(decisions[n], decide(env, Decision{ID: fmt.Sprintf("%d.0", n), Approve: true}))
 		}, time.Minute)
-		env.ExecuteWorkflow(WorkflowName, in)
-		decisions = append(decisions, mine)
-		var can *workflow.ContinueAsNewError
-		err := env.GetWorkflowError()
-		if !errors.As(err, &can) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			break
-		}
-		in = runInput{}
-		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
-			t.Fatal(err)
-		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(decisions) != 3 || len(decisions[1]) != 2 {
-		t.Fatalf("%d executions, with %v decisions; want 3, the second with 2", len(decisions), decisions)
+	if executions != 3 || len(decisions[1]) != 2 {
+		t.Fatalf("%d executions, with %v decisions; want 3, the second with 2", executions, decisions)
 	}
 	if d := decisions[1][0]; !d.done || !errors.Is(errorOf(d.err), ErrDecided) {
 		t.Errorf("a second decision about 0.0 after continuing as new: %v, want ErrDecided", d.err)

@@ -3,7 +3,6 @@ package temporalagent
 import (
 	"bytes"
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 )
@@ -121,13 +119,9 @@ func TestAnswersMadeForTheModelCalled(t *testing.T) {
 	env.RegisterActivityWithOptions(h.model, activity.RegisterOptions{Name: ModelActivityName})
 	env.RegisterActivityWithOptions(h.tool, activity.RegisterOptions{Name: ToolActivityName})
 	env.ExecuteWorkflow(WorkflowName, runInput{Agent: "chart", Contents: user("Chart?")})
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("err = %v, want a continue-as-new after the first turn", err)
-	}
-	var in runInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
-		t.Fatal(err)
+	in, ok := continued(t, env)
+	if !ok {
+		t.Fatalf("err = %v, want a continue-as-new after the first turn", env.GetWorkflowError())
 	}
 	if len(in.Contents) != 3 || len(in.Contents[2].Parts) != 1 || in.Contents[2].Parts[0].FunctionResponse == nil {
 		t.Fatalf("carried history = %d contents, want the question, the call and its answer", len(in.Contents))

@@ -211,7 +211,7 @@ func TestSpansAsAgentRun(t *testing.T) {
 			def := Agent{Name: "w", Agent: newAgent(t, srv, lookupTool(), func(c *agent.Config) { c.Observer = obs }),
 				RegularModelCalls: tc.regular, ContinueAsNewEvery: tc.every}
 			caller, span = durable.tp.Tracer("app").Start(context.Background(), "handle request")
-			_, executions, err := executeInput(t, def, runInput{Agent: "w", Contents: user("Weather?"), Context: obs.Carry(caller)})
+			_, executions, err := executeInput(t, def, runInput{Agent: "w", Contents: user("Weather?"), Context: obs.Carry(caller)}, nil)
 			if err != nil {
 				t.Fatalf("durable run: %v", err)
 			}
@@ -273,7 +273,7 @@ func TestSpansWithoutDurableIDs(t *testing.T) {
 	obs := tel.observer(srv)
 	def := Agent{Name: "w", Agent: newAgent(t, srv, lookupTool(), func(c *agent.Config) { c.Observer = obs }), ContinueAsNewEvery: 1}
 	caller, span := tel.tp.Tracer("app").Start(context.Background(), "handle request")
-	if _, _, err := executeInput(t, def, runInput{Agent: "w", Contents: user("Weather?"), Context: obs.Carry(caller)}); err != nil {
+	if _, _, err := executeInput(t, def, runInput{Agent: "w", Contents: user("Weather?"), Context: obs.Carry(caller)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	span.End()
