@@ -180,7 +180,13 @@
 // the first worker started and could not end is never exported. A replay
 // makes no span. A call that waits for approval has its execute_tool span
 // from the moment it runs (or, for a denied call, is decided), and no
-// approval_requested event.
+// approval_requested event; the attempt of a tool call whose worker was
+// lost has no span (its worker never ended it).
+//
+// The run's span starts and ends in workflow code, which must not block:
+// give the workers' tracer provider a batching span processor
+// (sdktrace.WithBatcher, as exporters are usually installed), not one
+// that exports as each span ends.
 //
 // # What differs from agent.Run
 //
