@@ -182,7 +182,8 @@ func (f ObserverFunc) Observe(ctx context.Context, e *Event) { f(ctx, e) }
 // turn. Nil observers are skipped; a panic in one does not keep the others
 // from seeing the event. When some of obs are [ContextObserver]s, so is the
 // result: each of them derives the step's context from the one the
-// previous returned, in order.
+// previous returned, in order. It is then a [Carrier] too, which carries
+// what those of obs that are Carriers carry.
 func Observers(obs ...Observer) Observer {
 	var list multiObserver
 	scoped := false

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"time"
 
@@ -33,7 +34,8 @@ import (
 //
 // [NewResult] assembles the Result of a run from its history and turns.
 // [Steps.Observe] and [Steps.StartContext] hand events to the agent's
-// Observer as Run does. A Steps value is a small handle on its Agent: copy
+// Observer as Run does; [Steps.Carry] and [Steps.Resume] carry the
+// Observer's view of the run between the processes that run its steps. A Steps value is a small handle on its Agent: copy
 // it freely.
 type Steps struct{ a *Agent }
 
@@ -235,6 +237,48 @@ func (s Steps) StartContext(ctx context.Context, e *Event) context.Context {
 		ctx = context.WithValue(ctx, callKey{}, e) // the Parent of a sub-agent's events (AsTool)
 	}
 	return ctx
+}
+
+// Carry returns what the agent's Observer, when it is a [Carrier], keeps
+// in ctx for the steps of the run that run in other processes: from the
+// context StartContext returned for the run's EventRunStart, the run; from
+// a caller's context, what the run should continue (the caller's span).
+// It returns nil when the Observer is no Carrier or carries nothing. A
+// panic in the Observer is recovered and logged, and nil returned.
+func (s Steps) Carry(ctx context.Context) (carried map[string]string) {
+	c, ok := s.a.observer.(Carrier)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.a.logger.LogAttrs(ctx, slog.LevelError, "agent: observer panicked", slog.Any("panic", v), slog.String("in", "Carry"))
+			carried = nil
+		}
+	}()
+	return c.Carry(ctx)
+}
+
+// Resume returns ctx with what Carry returned, in this process or another,
+// put back by the agent's Observer when it is a [Carrier]: the contexts
+// StartContext derives from it belong to the run carried. It returns ctx
+// when the Observer is no Carrier or carried is nil. A panic in the
+// Observer is recovered and logged, and ctx returned.
+func (s Steps) Resume(ctx context.Context, carried map[string]string) (resumed context.Context) {
+	c, ok := s.a.observer.(Carrier)
+	if !ok || carried == nil {
+		return ctx
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.a.logger.LogAttrs(ctx, slog.LevelError, "agent: observer panicked", slog.Any("panic", v), slog.String("in", "Resume"))
+			resumed = ctx
+		}
+	}()
+	if resumed = c.Resume(ctx, carried); resumed == nil {
+		resumed = ctx
+	}
+	return resumed
 }
 
 // Observe hands e to the agent's Observer, if any, with the context of e's

@@ -214,7 +214,7 @@ func (o *Observer) retry(ctx context.Context, st *runState, e *agent.Event) {
 	if st.call.IsRecording() {
 		st.call.AddEvent("retry", trace.WithAttributes(
 			semconv.ErrorTypeKey.String(errorType(e.Err)),
-			attribute.String("exception.message", errorText(e.Err)),
+			attribute.String("exception.message", o.errorText(e.Err)),
 			attribute.Float64("toolnexus.retry.delay", e.Delay.Seconds()),
 			attribute.Int("toolnexus.retry.attempt", e.Attempt),
 		))
@@ -232,7 +232,7 @@ func (o *Observer) endCall(ctx context.Context, st *runState, err error) {
 		et = errorType(err)
 		if span.IsRecording() {
 			span.SetAttributes(semconv.ErrorTypeKey.String(et))
-			span.SetStatus(codes.Error, errorText(err))
+			span.SetStatus(codes.Error, o.errorText(err))
 		}
 	}
 	span.End()

@@ -31,8 +31,10 @@
 //	│   └── …                                   spans the tool starts from its context
 //	└── generate_content {model}
 //
-// The run span (invoke_agent, or invoke_agent {name} with [WithAgentName])
-// has gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
+// The run span (invoke_agent {name}, named after the run's agent: its
+// Config.Name, the tool's name for an agent run as a tool, or the name
+// [WithAgentName] gives; invoke_agent for an agent with no name) has
+// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
 // gen_ai.agent.name, and when the run ends the run's token totals
 // (gen_ai.usage.input_tokens, gen_ai.usage.output_tokens) and the last
 // turn's gen_ai.response.finish_reasons.
@@ -61,7 +63,13 @@
 // approval gets an event "approval_requested". A call whose result is an
 // error (the tool failed, its arguments were invalid, it was unknown,
 // denied, timed out or cancelled) ends with error status, its error as the
-// description, and error.type.
+// description, and error.type. With content capture off (see Content),
+// arguments that fail the tool's input schema are described without the
+// values the model sent, which the validator quotes: by the argument's
+// path in the schema ("invalid arguments: argument \"email\" does not match
+// the tool's input schema (values not recorded: content capture is off)");
+// so is a typed run's answer that failed its output type, on the run's
+// span.
 //
 // Finish reasons are named as the conventions' output messages name them:
 // stop, tool_call (the model called tools), length (MAX_TOKENS),
@@ -80,6 +88,26 @@
 // context is a child of the tool's span. Runs of one Agent, concurrent or
 // not, are traces of their own: what the Observer knows of a run lives in
 // the run's context.
+//
+// # Runs that span processes
+//
+// The Observer is an [agent.Carrier] too: [Observer.Carry] writes what a
+// run's context holds (the run's span context, model and start time; or,
+// before a run begins, the caller's span context) as a few strings, and
+// [Observer.Resume] puts it back into a context of another process. A
+// runtime that runs a run's steps in several processes (temporalagent's
+// durable runs) carries the run with them, so that the spans of model and
+// tool calls made anywhere nest under the run's span, which nests under
+// the caller's, and their metrics name the run's model. Nothing carried is
+// content.
+//
+// The SDK ends a span only in the process that started it. When a run
+// ends in another (its EventDone comes with a resumed context), the
+// Observer makes the run's span then, with the time the run began, under
+// the caller's span; a TracerProvider whose ids come from
+// [NewIDGenerator] gives it the span id its children name as their parent,
+// so that the trace is the one agent.Run makes; with another ID generator
+// it gets a new id, and a link to that one.
 //
 // # Provider and server
 //

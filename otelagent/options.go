@@ -48,9 +48,12 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	}
 }
 
-// WithAgentName names the agent: the run span is then
-// "invoke_agent {name}", with gen_ai.agent.name. Without it the run span
-// is "invoke_agent".
+// WithAgentName names the agent the Observer is installed on: the span of
+// each of its runs is then "invoke_agent {name}", with gen_ai.agent.name.
+// The runs of agents its tools run (agent.AsTool), which report to its
+// Observer too, are named after their own agent. Without it, every run is
+// named after its agent's Config.Name (Event.Agent), and a run of an
+// agent with no name is "invoke_agent".
 func WithAgentName(name string) Option {
 	return func(c *config) { c.name = name }
 }

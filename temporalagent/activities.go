@@ -41,11 +41,12 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeHistory, nil)
 	}
 	config := withoutClientRetries(s.TypedConfig(in.Turn, in.Typed))
-	callCtx := ctx
+	runCtx, callCtx := ctx, ctx
 	if s.Observing() {
+		runCtx = s.Resume(ctx, in.Run)
 		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Model: s.Model(),
 			Contents: contents, Config: config}
-		callCtx = s.StartContext(ctx, e)
+		callCtx = s.StartContext(runCtx, e)
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx)
@@ -72,7 +73,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	// genai records the HTTP headers of the reply: they are no part of the
 	// conversation and do not belong in the history.
 	resp.SDKHTTPResponse = nil
-	out := &modelOutput{Response: resp, Attempt: attempt}
+	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model()}
 	if len(contents) != len(in.Contents) || (len(contents) > 0 && &contents[0] != &in.Contents[0]) {
 		out.Working = contents
 	}
@@ -87,7 +88,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 			s.Observe(callCtx, &agent.Event{Kind: agent.EventModelResponse, Turn: in.Turn, Response: resp,
 				Usage: in.Usage.Plus(agent.UsageOf(resp.UsageMetadata)), FinishReason: reason, Duration: time.Since(in.Start)})
 		}
-		out.Plans = h.plan(ctx, hd, in.Turn, resp.Candidates[0].Content)
+		out.Plans = h.plan(runCtx, hd, in.Turn, resp.Candidates[0].Content)
 	case reask && in.Reasks < in.MaxReasks:
 		stopErr.Turn, stopErr.Attempts = in.Turn, attempt
 		s.Retrying(callCtx, in.Turn, attempt, stopErr, 0)
@@ -97,7 +98,8 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 
 // plan decides about each function call of a model content, on the
 // worker: the answer of a call that cannot run (reported to the Observer
-// at once, as agent.Run does), or how one that can runs.
+// at once, as agent.Run does, under the run's context ctx), or how one
+// that can runs.
 func (h *host) plan(ctx context.Context, hd *held, turn int, content *genai.Content) []callPlan {
 	calls := agent.FunctionCalls(content)
 	if len(calls) == 0 {
@@ -139,7 +141,7 @@ func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
 	if s.Observing() {
 		t, _ := s.Tools().Lookup(in.Call.Name)
 		e := &agent.Event{Kind: agent.EventToolCall, Turn: in.Turn, Index: in.Index, Call: in.Call, Tool: t}
-		callCtx = s.StartContext(ctx, e)
+		callCtx = s.StartContext(s.Resume(ctx, in.Run), e)
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx)

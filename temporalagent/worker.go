@@ -243,6 +243,12 @@ type settings struct {
 	ApprovalTimeout time.Duration
 	ContinueEvery   int
 	MaxPayload      int
+
+	// Run is what the agent's Observer carries of the run (agent.Carrier),
+	// from the worker where it began: recorded with the settings, so that
+	// every step, on any worker, and every execution after a
+	// continue-as-new, reports to the same run.
+	Run map[string]string `json:",omitempty"`
 }
 
 func (hd *held) settingsOf() settings {
