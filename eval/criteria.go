@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -424,4 +425,71 @@ func formatFloat(f float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// metrics returns the metrics the criteria name, built with judge for the
+// judged ones and taken from custom for those this package does not
+// implement (or that custom_metrics names).
+func (c *Criteria) metrics(judge *Judge, custom map[string]Metric) []Metric {
+	var out []Metric
+	for i := range c.Metrics {
+		cr := &c.Metrics[i]
+		var m Metric
+		if cm, ok := custom[cr.Metric]; ok {
+			m = cm
+			if f, ok := cm.(funcMetric); ok {
+				f.threshold = cr.Threshold
+				m = f
+			}
+		} else {
+			switch cr.Metric {
+			case MetricToolTrajectory:
+				t := ToolTrajectory{Threshold: cr.Threshold, Match: cr.Match}
+				if cr.IgnoreArgs {
+					t.Args = ArgsIgnore
+				}
+				m = t
+			case MetricResponseMatch:
+				m = ResponseMatch{Threshold: cr.Threshold}
+			case MetricFinalResponseMatch:
+				m = FinalResponseMatch{Judge: judge.forCriterion(cr), Threshold: cr.Threshold}
+			case MetricRubricResponseQuality:
+				m = ResponseQuality{Judge: judge.forCriterion(cr), Threshold: cr.Threshold, Rubrics: cr.Rubrics}
+			case MetricRubricToolUse:
+				m = ToolUseQuality{Judge: judge.forCriterion(cr), Threshold: cr.Threshold, Rubrics: cr.Rubrics}
+			default:
+				m = unknownMetric{name: cr.Metric, threshold: cr.Threshold}
+			}
+		}
+		out = append(out, criterionMetric{Metric: m, criterion: cr})
+	}
+	return out
+}
+
+// criterionMetric is a metric built from a criterion, which its scores
+// record.
+type criterionMetric struct {
+	Metric
+	criterion *Criterion
+}
+
+func (m criterionMetric) Evaluate(ctx context.Context, in *Input) (*Score, error) {
+	s, err := m.Metric.Evaluate(ctx, in)
+	if s != nil {
+		s.Criterion = m.criterion
+	}
+	return s, err
+}
+
+// unknownMetric is a metric a criteria file names that nothing provides:
+// ADK scores it NOT_EVALUATED too.
+type unknownMetric struct {
+	name      string
+	threshold float64
+}
+
+func (m unknownMetric) Name() string { return m.name }
+
+func (m unknownMetric) Evaluate(context.Context, *Input) (*Score, error) {
+	return NotEvaluatedScore(m.threshold, "unknown metric %q: package eval does not implement it; provide it in Options.Custom", m.name), nil
 }

@@ -16,7 +16,7 @@ import "strings"
 var porterIrregular = map[string]string{
 	"sky": "sky", "skies": "sky",
 	"dying": "die", "lying": "lie", "tying": "tie",
-	"news": "news",
+	"news":    "news",
 	"innings": "inning", "inning": "inning",
 	"outings": "outing", "outing": "outing",
 	"cannings": "canning", "canning": "canning",
