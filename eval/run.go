@@ -222,6 +222,8 @@ func (r *runner) run(ctx context.Context, c *Case, index int) *Run {
 	case r.sem <- struct{}{}:
 		defer func() { <-r.sem }()
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil { // done while waiting, whichever case select chose
 		run.Err = fmt.Errorf("eval: not started: %w", context.Cause(ctx))
 		r.score(ctx, c, run)
 		return run
