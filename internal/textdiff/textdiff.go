@@ -59,3 +59,31 @@ func split(s string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
+
+// Trim keeps, of a diff made by [Lines] or [Text], the changed lines and n
+// unchanged lines around each change; each run of unchanged lines left out
+// becomes one line "  …".
+func Trim(diff string, n int) string {
+	lines := strings.SplitAfter(diff, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	keep := make([]bool, len(lines))
+	for i, l := range lines {
+		if strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "+ ") {
+			for j := max(0, i-n); j <= min(len(lines)-1, i+n); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		switch {
+		case keep[i]:
+			b.WriteString(l)
+		case i == 0 || keep[i-1]:
+			b.WriteString("  …\n")
+		}
+	}
+	return b.String()
+}

@@ -23,3 +23,16 @@ func TestLines(t *testing.T) {
 		t.Errorf("Text = %q", got)
 	}
 }
+
+func TestTrim(t *testing.T) {
+	d := Lines([]string{"a", "b", "c", "d", "e", "f", "g"}, []string{"a", "b", "c", "X", "e", "f", "g"})
+	if got, want := Trim(d, 1), "  …\n  c\n- d\n+ X\n  e\n  …\n"; got != want {
+		t.Errorf("Trim(1) = %q, want %q", got, want)
+	}
+	if got := Trim(d, 10); got != d {
+		t.Errorf("Trim(10) = %q, want the whole diff", got)
+	}
+	if got := Trim("", 2); got != "" {
+		t.Errorf("Trim of no diff = %q", got)
+	}
+}
