@@ -44,7 +44,7 @@ func init() {
 // regular expression of files.
 type recordValue struct{ s string }
 
-func (v *recordValue) String() string   { return v.s }
+func (v *recordValue) String() string { return v.s }
 func (v *recordValue) Set(s string) error {
 	if _, err := recordPattern(s); err != nil {
 		return err
