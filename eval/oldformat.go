@@ -14,9 +14,9 @@ import (
 // are made deterministic here: the file's base name, and zero stamps.
 
 // baseName returns the file's name without its directory and its
-// .test.json, .evalset.json or .json suffix.
+// .test.json, .evalset.json or .json suffix, as valid UTF-8.
 func baseName(file string) string {
-	b := filepath.Base(file)
+	b := strings.ToValidUTF8(filepath.Base(file), "\uFFFD")
 	for _, suffix := range []string{".test.json", ".evalset.json", ".json"} {
 		if s, ok := strings.CutSuffix(b, suffix); ok {
 			return s

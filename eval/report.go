@@ -217,7 +217,8 @@ func (rep *Report) Table() string {
 	if len(rep.Cases) > 0 {
 		runs = len(rep.Cases[0].Runs)
 	}
-	fmt.Fprintf(&b, "eval set %q: %d cases, %d %s each: %d passed, %d failed", rep.Set.ID, len(rep.Cases), runs, plural(runs, "run", "runs"), rep.Passed, rep.Failed)
+	fmt.Fprintf(&b, "eval set %q: %d %s, %d %s each: %d passed, %d failed", rep.Set.ID, len(rep.Cases), plural(len(rep.Cases), "case", "cases"),
+		runs, plural(runs, "run", "runs"), rep.Passed, rep.Failed)
 	if rep.NotEvaluated > 0 {
 		fmt.Fprintf(&b, ", %d not evaluated", rep.NotEvaluated)
 	}
