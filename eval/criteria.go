@@ -304,29 +304,13 @@ func parseMatch(v any) (Match, error) {
 }
 
 // MarshalJSON writes the criteria as ADK's test_config.json.
-func (c *Criteria) MarshalJSON() ([]byte, error) {
-	o, err := c.object()
-	if err != nil {
-		return nil, err
-	}
-	return marshalValue(o)
-}
+func (c *Criteria) MarshalJSON() ([]byte, error) { return marshalObject(c.object()) }
 
 // WriteFile writes the criteria to path as ADK's test_config.json,
 // indented.
 func (c *Criteria) WriteFile(path string) error {
 	o, err := c.object()
-	if err != nil {
-		return err
-	}
-	b, err := indentJSON(o)
-	if err != nil {
-		return fmt.Errorf("eval: writing %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	return nil
+	return writeObject(path, o, err)
 }
 
 func (c *Criteria) object() (*object, error) {

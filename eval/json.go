@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode"
 )
@@ -86,6 +87,29 @@ func indentJSON(v any) ([]byte, error) {
 	}
 	b.WriteByte('\n')
 	return b.Bytes(), nil
+}
+
+// marshalObject is MarshalJSON for the types written as an object.
+func marshalObject(o *object, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	return marshalValue(o)
+}
+
+// writeObject writes an object to path, indented.
+func writeObject(path string, o *object, err error) error {
+	if err != nil {
+		return err
+	}
+	b, err := indentJSON(o)
+	if err != nil {
+		return fmt.Errorf("eval: writing %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	return nil
 }
 
 // decodeOrdered decodes exactly one JSON value: objects as *object in key

@@ -36,6 +36,22 @@ func (s Status) String() string {
 	return "Status(" + strconv.Itoa(int(s)) + ")"
 }
 
+// combine decides an outcome from its parts' as ADK decides a case's from
+// its metrics' (local_eval_service.py, _generate_final_eval_status): Failed
+// if one failed, else Passed if one passed, else NotEvaluated.
+func combine(statuses []Status) Status {
+	out := NotEvaluated
+	for _, s := range statuses {
+		switch s {
+		case Failed:
+			return Failed
+		case Passed:
+			out = Passed
+		}
+	}
+	return out
+}
+
 // statusOf is ADK's get_eval_status: passed iff score >= threshold.
 func statusOf(score, threshold float64) Status {
 	if score >= threshold {

@@ -181,17 +181,11 @@ func newCaseResult(c *Case, runs []*Run, metrics []Metric) *CaseResult {
 		}
 		cr.Metrics = append(cr.Metrics, mr)
 	}
-	cr.Status = NotEvaluated
-	for _, mr := range cr.Metrics {
-		switch mr.Status {
-		case Failed:
-			cr.Status = Failed
-		case Passed:
-			if cr.Status != Failed {
-				cr.Status = Passed
-			}
-		}
+	statuses := make([]Status, len(cr.Metrics))
+	for i, mr := range cr.Metrics {
+		statuses[i] = mr.Status
 	}
+	cr.Status = combine(statuses)
 	for _, run := range runs {
 		if run.Err != nil {
 			cr.Status = Failed

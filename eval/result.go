@@ -3,7 +3,6 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"google.golang.org/genai"
@@ -16,29 +15,13 @@ import (
 // AgentEvaluator makes one per run too), each with its metrics' scores
 // overall and per turn, the actual turns next to the expected ones, and
 // the run's conversation as an ADK session.
-func (rep *Report) MarshalJSON() ([]byte, error) {
-	o, err := rep.object()
-	if err != nil {
-		return nil, err
-	}
-	return marshalValue(o)
-}
+func (rep *Report) MarshalJSON() ([]byte, error) { return marshalObject(rep.object()) }
 
 // WriteFile writes the report to path as ADK's EvalSetResult JSON (see
 // [Report.MarshalJSON]), indented.
 func (rep *Report) WriteFile(path string) error {
 	o, err := rep.object()
-	if err != nil {
-		return err
-	}
-	b, err := indentJSON(o)
-	if err != nil {
-		return fmt.Errorf("eval: writing %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	return nil
+	return writeObject(path, o, err)
 }
 
 // ResultID returns the report's eval_set_result_id as ADK makes it:

@@ -364,17 +364,11 @@ func (r *runner) score(ctx context.Context, c *Case, run *Run) {
 		}()
 	}
 	wg.Wait()
-	run.Status = NotEvaluated
-	for _, s := range run.Scores {
-		switch s.Status {
-		case Failed:
-			run.Status = Failed
-		case Passed:
-			if run.Status != Failed {
-				run.Status = Passed
-			}
-		}
+	statuses := make([]Status, len(run.Scores))
+	for i, s := range run.Scores {
+		statuses[i] = s.Status
 	}
+	run.Status = combine(statuses)
 	if run.Err != nil {
 		run.Status = Failed
 	}

@@ -3,7 +3,7 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"maps"
 	"slices"
 
 	"google.golang.org/genai"
@@ -13,30 +13,14 @@ import (
 // fields at their default left out, genai values with URL-safe base64, and
 // the Extra keys of every level written back. ADK reads it; so does
 // [Parse].
-func (s *Set) MarshalJSON() ([]byte, error) {
-	o, err := s.object()
-	if err != nil {
-		return nil, err
-	}
-	return marshalValue(o)
-}
+func (s *Set) MarshalJSON() ([]byte, error) { return marshalObject(s.object()) }
 
 // WriteFile writes the set to path as an ADK eval set, indented as ADK
 // indents it. Criteria are not written: see [Criteria.WriteFile]. Loading
 // the file gives the same set.
 func (s *Set) WriteFile(path string) error {
 	o, err := s.object()
-	if err != nil {
-		return err
-	}
-	b, err := indentJSON(o)
-	if err != nil {
-		return fmt.Errorf("eval: writing %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	return nil
+	return writeObject(path, o, err)
 }
 
 func (s *Set) object() (*object, error) {
@@ -359,11 +343,5 @@ func addExtra(o *object, extra map[string]json.RawMessage) error {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
