@@ -89,6 +89,10 @@ func (j *Judge) samples() int {
 
 // agent returns the agent a judge's samples run on.
 func (j *Judge) agent(instructions string) (*agent.Agent, error) {
+	if name := strings.TrimPrefix(j.model(), "models/"); strings.Contains(name, "/") {
+		// ADK's judge_model may name any LiteLLM model: "groq/llama-3.3-70b-versatile".
+		return nil, fmt.Errorf("judge model %q is not a Gemini model: set Judge.Model to the Gemini model to judge with", j.model())
+	}
 	cfg := &genai.GenerateContentConfig{}
 	if j.GenerateConfig != nil {
 		*cfg = *j.GenerateConfig

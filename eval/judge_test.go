@@ -131,6 +131,9 @@ func TestJudgeFailures(t *testing.T) {
 			return geminitest.Error(404, "models/groq/llama-3.3-70b-versatile is not found for API version v1beta")
 		}, nil, "the judge model failed"},
 		{"no judge", nil, func(*geminitest.Server) *eval.Judge { return nil }, "needs a judge: set Options.Judge"},
+		{"a judge of another provider", nil, func(s *geminitest.Server) *eval.Judge {
+			return &eval.Judge{Models: s.Client().Models, Model: "groq/llama-3.3-70b-versatile"}
+		}, `judge model "groq/llama-3.3-70b-versatile" is not a Gemini model`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := geminitest.Start(t)
