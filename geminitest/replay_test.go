@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -384,6 +385,23 @@ func TestRecordingSelection(t *testing.T) {
 	t.Setenv(geminitest.RecordEnv, "TestWeather")
 	if !geminitest.Recording("testdata/geminitest/TestWeather/paris.json") || geminitest.Recording("testdata/geminitest/TestOther.json") {
 		t.Error("a regular expression does not select the files it matches")
+	}
+	// The flag: alone it records everything, with a value the files it
+	// matches.
+	f := flag.Lookup("geminitest.record")
+	if f == nil {
+		t.Fatal("no -geminitest.record flag in the test binary")
+	}
+	t.Setenv(geminitest.RecordEnv, "")
+	defer flag.Set("geminitest.record", "")
+	if err := flag.CommandLine.Parse([]string{"-geminitest.record"}); err != nil || !geminitest.Recording("x.json") {
+		t.Errorf("-geminitest.record alone: %v, recording %v", err, geminitest.Recording("x.json"))
+	}
+	if err := flag.Set("geminitest.record", "Paris"); err != nil || !geminitest.Recording("testdata/Paris.json") || geminitest.Recording("testdata/Oslo.json") {
+		t.Errorf("-geminitest.record=Paris: %v", err)
+	}
+	if err := flag.Set("geminitest.record", "("); err == nil {
+		t.Error("an invalid regular expression is accepted")
 	}
 	tb := &fakeTB{TB: t, name: "TestEval/set one/case:2"}
 	if got, want := geminitest.DefaultReplayFile(tb), filepath.Join("testdata", "geminitest", "TestEval", "set_one", "case_2.json"); got != want {
