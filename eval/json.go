@@ -240,9 +240,18 @@ func toCamel(k string) string {
 }
 
 // freeKeys are the keys of genai values whose contents are the user's
-// data (function arguments and responses, part metadata), whose keys are
-// never converted.
-var freeKeys = map[string]bool{"args": true, "response": true, "part_metadata": true, "partMetadata": true}
+// data (function arguments and responses, part metadata, JSON Schemas
+// given as they are, schema defaults and examples), whose keys are never
+// converted.
+var freeKeys = map[string]bool{
+	"args": true, "response": true, "part_metadata": true, "partMetadata": true,
+	"parameters_json_schema": true, "parametersJsonSchema": true, "response_json_schema": true, "responseJsonSchema": true,
+	"default": true, "example": true,
+}
+
+// namedKeys are the keys of genai.Schema whose values map the user's names
+// (property names) to schemas: the names are kept, the schemas converted.
+var namedKeys = map[string]bool{"properties": true}
 
 // convertKeys returns v with the keys of every object converted by conv,
 // except inside the values of freeKeys. When toStd is set, base64 bytes
@@ -258,6 +267,14 @@ func convertKeys(v any, conv func(string) string, toStd bool) any {
 			case freeKeys[k]:
 			case isBytesKey(k, v):
 				val = convertBase64(val, toStd)
+			case namedKeys[k]:
+				if named, ok := val.(*object); ok {
+					props := &object{}
+					for j, name := range named.keys {
+						props.add(name, convertKeys(named.vals[j], conv, toStd))
+					}
+					val = props
+				}
 			default:
 				val = convertKeys(val, conv, toStd)
 			}

@@ -308,3 +308,32 @@ func TestCamelCaseAndGoSets(t *testing.T) {
 		}
 	}
 }
+
+// The user's names are never converted between snake_case and camelCase:
+// arguments, responses, schema property names, JSON Schemas given as
+// they are.
+func TestUserNamesKept(t *testing.T) {
+	cfg := []byte(`{"criteria": {"final_response_match_v2": {"threshold": 1, "judge_model_options": {"judge_model_config": {
+		"response_schema": {"type": "OBJECT", "properties": {"city_name": {"type": "STRING"}, "maxDays": {"type": "INTEGER"}}},
+		"response_json_schema": {"type": "object", "additionalProperties": false}}}}}}`)
+	set, err := eval.Parse(cfg, "test_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := set.Criteria.Metrics[0].Judge.Config
+	if c.ResponseSchema == nil || c.ResponseSchema.Properties["city_name"] == nil || c.ResponseSchema.Properties["maxDays"] == nil {
+		t.Errorf("response schema properties = %v; want city_name and maxDays as written", c.ResponseSchema)
+	}
+	if m, ok := c.ResponseJsonSchema.(map[string]any); !ok || m["additionalProperties"] != false {
+		t.Errorf("response JSON schema = %v; want it as written", c.ResponseJsonSchema)
+	}
+	out, err := set.Criteria.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"city_name"`, `"maxDays"`, `"additionalProperties":false`, `"response_schema"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("written criteria lack %s: %s", want, out)
+		}
+	}
+}
