@@ -162,9 +162,11 @@ type stored struct {
 // With -geminitest.record (or GEMINITEST_RECORD=1) it records instead:
 // its clients send the requests to the real API, with the key of
 // GEMINI_API_KEY, and when tb ends the file is written, human-readable,
-// with no key, token or header but the response's Content-Type. Recording
-// refuses to run where the CI environment variable is set. Re-recording is
-// the same command.
+// with no header but the response's Content-Type, no key query parameter,
+// and the key and bearer tokens replaced by REDACTED wherever they appear
+// whole in a body (a model that spells one out across stream events is
+// ReplayOptions.Scrub's to catch). Recording refuses to run where the CI
+// environment variable is set. Re-recording is the same command.
 //
 // An empty file means testdata/geminitest/<test name>.json, a file per
 // test and subtest. opts may be nil.
