@@ -41,10 +41,19 @@ func Parameters(t *toolset.Tool) (map[string]any, error) {
 	if err := check(t); err != nil {
 		return nil, err
 	}
-	s := t.Schema().CloneSchemas()
+	s := t.Schema()
+	missing := func(n *jsonschema.Schema) bool {
+		return isType(n, "array") && n.Items == nil && n.ItemsArray == nil && n.PrefixItems == nil
+	}
 	for n := range walk(s) {
-		if isType(n, "array") && n.Items == nil && n.ItemsArray == nil && n.PrefixItems == nil {
-			n.Items = &jsonschema.Schema{}
+		if missing(n) {
+			s = s.CloneSchemas() // the tool's schema is never changed
+			for n := range walk(s) {
+				if missing(n) {
+					n.Items = &jsonschema.Schema{}
+				}
+			}
+			break
 		}
 	}
 	return params(s)

@@ -7,6 +7,7 @@
 package toolwire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,7 +54,7 @@ func Execute(ctx context.Context, set *toolset.Set, name string, args []byte,
 // arguments: numbers become float64, which is what toolset expects.
 func decodeArgs(args []byte) (map[string]any, error) {
 	var v any
-	if len(strings.TrimSpace(string(args))) == 0 {
+	if len(bytes.TrimSpace(args)) == 0 {
 		return nil, nil
 	}
 	if err := json.Unmarshal(args, &v); err != nil {
