@@ -31,20 +31,15 @@ var ErrUnsupportedSchema = errors.New("input schema not supported by Anthropic")
 // Anthropic refuses and a schema it refuses are an error.
 func Tools(tools ...*toolset.Tool) ([]anthropic.ToolUnionParam, error) {
 	var out []anthropic.ToolUnionParam
-	seen := make(map[string]bool, len(tools))
-	for i, t := range tools {
-		if t == nil {
-			return nil, fmt.Errorf("anthropicadapter: tool %d is nil", i)
-		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("anthropicadapter: %w: %q is given twice", toolset.ErrDuplicateTool, t.Name)
-		}
-		seen[t.Name] = true
+	err := toolwire.EachTool("anthropicadapter", tools, func(t *toolset.Tool) error {
 		tp, err := Tool(t)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			out = append(out, anthropic.ToolUnionParam{OfTool: &tp})
 		}
-		out = append(out, anthropic.ToolUnionParam{OfTool: &tp})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

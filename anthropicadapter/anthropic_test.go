@@ -24,15 +24,6 @@ func wireSet() *toolset.Set {
 	return toolset.MustNew(weatherTool(), ping)
 }
 
-func marshal(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return toolwiretest.JSON(t, string(b))
-}
-
 func toolUse(name, input string) anthropic.ToolUseBlock {
 	return anthropic.ToolUseBlock{ID: "toolu_1", Name: name, Input: json.RawMessage(input)}
 }
@@ -138,7 +129,7 @@ func TestToolSchemaPassedThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(toolwiretest.JSON(t, schema), marshal(t, tp.InputSchema)); diff != "" {
+	if diff := cmp.Diff(toolwiretest.JSON(t, schema), toolwiretest.Encode(t, tp.InputSchema)); diff != "" {
 		t.Errorf("input_schema (-tool's schema +sent):\n%s", diff)
 	}
 	b, _ := json.Marshal(tp.InputSchema)
@@ -239,7 +230,7 @@ func TestToolResult(t *testing.T) {
 			  {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERg=="}}]}`},
 	} {
 		got := anthropicadapter.ToolResult(toolUse("plot", "{}"), tc.r)
-		if diff := cmp.Diff(toolwiretest.JSON(t, tc.want), marshal(t, got)); diff != "" {
+		if diff := cmp.Diff(toolwiretest.JSON(t, tc.want), toolwiretest.Encode(t, got)); diff != "" {
 			t.Errorf("%s: ToolResult (-want +got):\n%s", tc.name, diff)
 		}
 	}

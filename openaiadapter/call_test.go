@@ -121,11 +121,11 @@ func TestResultMessages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			chat := openaiadapter.ToolMessage(chatCall("plot", "{}"), tc.r)
-			if diff := cmp.Diff(toolwiretest.JSON(t, tc.chat), marshal(t, chat)); diff != "" {
+			if diff := cmp.Diff(toolwiretest.JSON(t, tc.chat), toolwiretest.Encode(t, chat)); diff != "" {
 				t.Errorf("ToolMessage (-want +got):\n%s", diff)
 			}
 			item := openaiadapter.FunctionCallOutput(responsesCall("plot", "{}"), tc.r)
-			if diff := cmp.Diff(toolwiretest.JSON(t, tc.responses), marshal(t, item)); diff != "" {
+			if diff := cmp.Diff(toolwiretest.JSON(t, tc.responses), toolwiretest.Encode(t, item)); diff != "" {
 				t.Errorf("FunctionCallOutput (-want +got):\n%s", diff)
 			}
 		})

@@ -60,7 +60,7 @@ func Function(t *toolset.Tool) (shared.FunctionDefinitionParam, error) {
 // ChatTools is [ChatTools] with these options.
 func (o Options) ChatTools(tools ...*toolset.Tool) ([]openai.ChatCompletionToolUnionParam, error) {
 	var out []openai.ChatCompletionToolUnionParam
-	err := eachTool(tools, func(t *toolset.Tool) error {
+	err := toolwire.EachTool("openaiadapter", tools, func(t *toolset.Tool) error {
 		f, err := o.Function(t)
 		if err == nil {
 			out = append(out, openai.ChatCompletionFunctionTool(f))
@@ -76,7 +76,7 @@ func (o Options) ChatTools(tools ...*toolset.Tool) ([]openai.ChatCompletionToolU
 // ResponsesTools is [ResponsesTools] with these options.
 func (o Options) ResponsesTools(tools ...*toolset.Tool) ([]responses.ToolUnionParam, error) {
 	var out []responses.ToolUnionParam
-	err := eachTool(tools, func(t *toolset.Tool) error {
+	err := toolwire.EachTool("openaiadapter", tools, func(t *toolset.Tool) error {
 		f, err := o.Function(t)
 		if err == nil {
 			out = append(out, responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
@@ -133,24 +133,6 @@ func check(t *toolset.Tool) error {
 	}
 	if err := toolwire.CheckName("OpenAI", t.Name); err != nil {
 		return fmt.Errorf("openaiadapter: %w", err)
-	}
-	return nil
-}
-
-// eachTool calls f for each tool, refusing nil tools and duplicate names.
-func eachTool(tools []*toolset.Tool, f func(*toolset.Tool) error) error {
-	seen := make(map[string]bool, len(tools))
-	for i, t := range tools {
-		if t == nil {
-			return fmt.Errorf("openaiadapter: tool %d is nil", i)
-		}
-		if seen[t.Name] {
-			return fmt.Errorf("openaiadapter: %w: %q is given twice", toolset.ErrDuplicateTool, t.Name)
-		}
-		seen[t.Name] = true
-		if err := f(t); err != nil {
-			return err
-		}
 	}
 	return nil
 }

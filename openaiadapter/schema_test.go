@@ -65,7 +65,7 @@ func TestParameters(t *testing.T) {
 			if want == "" {
 				want = tc.schema
 			}
-			if diff := cmp.Diff(toolwiretest.JSON(t, want), marshal(t, p)); diff != "" {
+			if diff := cmp.Diff(toolwiretest.JSON(t, want), toolwiretest.Encode(t, p)); diff != "" {
 				t.Errorf("Parameters() (-want +got):\n%s", diff)
 			}
 			if after, _ := json.Marshal(tool.InputSchema); string(after) != string(before) {
@@ -76,8 +76,8 @@ func TestParameters(t *testing.T) {
 
 	nilSchema := toolset.MustDefine(toolset.Tool{Name: "ping", Run: run})
 	p, err := openaiadapter.Parameters(nilSchema)
-	if err != nil || !cmp.Equal(marshal(t, p), toolwiretest.JSON(t, `{"type": "object", "properties": {}}`)) {
-		t.Errorf("Parameters(nil schema) = %v, %v", marshal(t, p), err)
+	if err != nil || !cmp.Equal(toolwiretest.Encode(t, p), toolwiretest.JSON(t, `{"type": "object", "properties": {}}`)) {
+		t.Errorf("Parameters(nil schema) = %v, %v", toolwiretest.Encode(t, p), err)
 	}
 }
 
@@ -160,7 +160,7 @@ func TestStrictParameters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(toolwiretest.JSON(t, tc.want), marshal(t, p)); diff != "" {
+			if diff := cmp.Diff(toolwiretest.JSON(t, tc.want), toolwiretest.Encode(t, p)); diff != "" {
 				t.Errorf("StrictParameters() (-want +got):\n%s", diff)
 			}
 			if after, _ := json.Marshal(tool.InputSchema); string(after) != string(before) {
@@ -234,8 +234,8 @@ func TestStrictParametersRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, _ := openaiadapter.Parameters(tool)
-			if f.Strict.Valid() || !cmp.Equal(marshal(t, f.Parameters), marshal(t, want)) {
-				t.Errorf("strict Function() = strict %v, parameters %v; want the plain declaration", f.Strict, marshal(t, f.Parameters))
+			if f.Strict.Valid() || !cmp.Equal(toolwiretest.Encode(t, f.Parameters), toolwiretest.Encode(t, want)) {
+				t.Errorf("strict Function() = strict %v, parameters %v; want the plain declaration", f.Strict, toolwiretest.Encode(t, f.Parameters))
 			}
 			rt, err := openaiadapter.Options{Strict: true}.ResponsesTools(tool)
 			if err != nil || rt[0].OfFunction.Strict.Value || !rt[0].OfFunction.Strict.Valid() {
@@ -264,7 +264,7 @@ func TestStrictExecuteDropsNulls(t *testing.T) {
 	set := toolset.MustNew(tool)
 	strict := openaiadapter.Options{Strict: true}
 	if f, _ := strict.Function(tool); !f.Strict.Value {
-		t.Fatalf("the tool is not strict: %v", marshal(t, f.Parameters))
+		t.Fatalf("the tool is not strict: %v", toolwiretest.Encode(t, f.Parameters))
 	}
 	args := `{"city": "Oslo", "days": null, "note": null, "stops": [{"place": "Bergen", "hours": null}, {"place": "Voss", "hours": 2}]}`
 	res := strict.ExecuteResponses(context.Background(), set, responsesCall("trip", args))
@@ -309,14 +309,4 @@ func TestStrictExecuteDropsNulls(t *testing.T) {
 
 func responsesCall(name, args string) responses.ResponseFunctionToolCall {
 	return responses.ResponseFunctionToolCall{CallID: "call_1", Name: name, Arguments: args}
-}
-
-// marshal is v's JSON, decoded.
-func marshal(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return toolwiretest.JSON(t, string(b))
 }

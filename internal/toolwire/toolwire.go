@@ -84,6 +84,26 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// EachTool calls f for each of tools in order, after refusing a nil tool
+// and a name given twice; pkg prefixes the errors, which wrap
+// [toolset.ErrDuplicateTool] for a name given twice.
+func EachTool(pkg string, tools []*toolset.Tool, f func(*toolset.Tool) error) error {
+	seen := make(map[string]bool, len(tools))
+	for i, t := range tools {
+		if t == nil {
+			return fmt.Errorf("%s: tool %d is nil", pkg, i)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("%s: %w: %q is given twice", pkg, toolset.ErrDuplicateTool, t.Name)
+		}
+		seen[t.Name] = true
+		if err := f(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CheckName reports whether OpenAI and Anthropic accept name as a tool
 // name: both allow only ASCII letters, digits, '_' and '-' (OpenAI
 // ^[a-zA-Z0-9_-]{1,64}$, Anthropic ^[a-zA-Z0-9_-]{1,128}$). toolset's rule,

@@ -74,3 +74,14 @@ func JSON(t testing.TB, text string) any {
 	}
 	return v
 }
+
+// Encode is v's JSON, decoded: what an SDK value looks like on the wire,
+// to compare with a documented shape.
+func Encode(t testing.TB, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return JSON(t, string(b))
+}
