@@ -69,4 +69,13 @@
 // (JPEG, PNG, GIF, WebP) and PDF documents follow the text as image and
 // document blocks, which tool results may hold; other media are described
 // in the text.
+//
+// # Module
+//
+// This package is a module of its own, github.com/toolnexus/toolnexus-go/anthropicadapter
+// (go get it beside the core module), so that a program that does not call
+// Anthropic never has the SDK, or what it requires, in its module graph:
+// anthropic-sdk-go v2.15.0 requires github.com/invopop/jsonschema v0.14.0,
+// whose ordered maps changed type, which breaks Genkit's dotprompt. It
+// declares go 1.25.0, as the SDK does.
 package anthropicadapter

@@ -99,10 +99,13 @@
 // WebP, GIF) and PDFs go along as input_image and input_file items; other
 // media, and all media in Chat Completions, are described in the text.
 //
-// # Versions
+// # Module and versions
 //
-// The module requires openai-go v3.74.0, the newest release that declares
-// go 1.25.0, so that the module builds on both supported Go releases;
-// later v3 releases (which declare go 1.26.0) work too, and a program on
-// Go 1.26 may require one.
+// This package is a module of its own, github.com/toolnexus/toolnexus-go/openaiadapter
+// (go get it beside the core module), so that a program that does not call
+// OpenAI never has the SDK, or what the SDK requires, in its module graph.
+// It declares go 1.25.0 and requires openai-go v3.74.0, the newest release
+// that declares go 1.25.0, so that it builds on both supported Go
+// releases; later v3 releases (which declare go 1.26.0; v3.99.0 was
+// tried) work too, and a program on Go 1.26 may require one.
 package openaiadapter

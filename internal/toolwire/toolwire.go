@@ -3,7 +3,10 @@
 // run, the names both APIs accept, and a tool's output as text.
 //
 // It is pure translation around [toolset.Tool.Execute], which does all the
-// validation: nothing here checks arguments against a schema.
+// validation: nothing here checks arguments against a schema. The adapters
+// are modules of their own (so that the core module never requires their
+// SDKs) that import this internal package of the core by its path, as
+// gopls does x/tools': a change here is a change to them, made together.
 package toolwire
 
 import (
