@@ -56,6 +56,9 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		emptyLast := !reply.Raw && !in.vertex() && isGemini3(in.model)
 		evs = s.split(evs[0], reply.TextChunk, reply.TrailingSignature, emptyLast)
 	}
+	if err := s.markContinuation(evs, reply, in, stream); err != nil {
+		return nil, err
+	}
 	if !reply.Raw {
 		s.fill(evs, in)
 	}
@@ -170,7 +173,23 @@ func (s *Server) decorate(evs []*genai.GenerateContentResponse, ids, sigs bool) 
 
 func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 	var firstCall *genai.Part
+	calls := map[genai.ToolType]string{} // the id of each built-in tool's last call
 	for _, p := range parts {
+		// A built-in tool's call always has an id, and its response the
+		// call's; Gemini 3 signs both (the real traffic's pydantic-ai
+		// cassettes, e.g. pydanticai-768b58fe8ebe).
+		switch {
+		case p.ToolCall != nil:
+			if p.ToolCall.ID == "" {
+				p.ToolCall.ID = fmt.Sprintf("tc-%d", s.nextID())
+			}
+			calls[p.ToolCall.ToolType] = p.ToolCall.ID
+		case p.ToolResponse != nil && p.ToolResponse.ID == "":
+			p.ToolResponse.ID = calls[p.ToolResponse.ToolType]
+		}
+		if sigs && (p.ToolCall != nil || p.ToolResponse != nil) && len(p.ThoughtSignature) == 0 {
+			p.ThoughtSignature = s.signature()
+		}
 		if p.FunctionCall == nil {
 			continue
 		}
@@ -234,6 +253,7 @@ func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
 	}
 	var u usageCounter
 	u.prompt(in.req)
+	u.promptBytes += in.priorOutput // a continuation re-reads the answer so far
 	for i, e := range evs {
 		last := i == len(evs)-1
 		for k, c := range e.Candidates {
