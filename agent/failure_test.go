@@ -269,7 +269,6 @@ func TestEmptyReplyReasks(t *testing.T) {
 		{genai.FinishReasonStop, 3},
 		{genai.FinishReasonOther, 3},
 		{genai.FinishReasonLanguage, 1},
-		{genai.FinishReasonTooManyToolCalls, 1},
 		{genai.FinishReasonNoImage, 1},
 	} {
 		t.Run(string(tc.reason), func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -350,6 +351,14 @@ func (s *Server) encodeResponse(r *genai.GenerateContentResponse, in *input) ([]
 	for _, c := range tree.get("candidates").elems() {
 		if c.get("index") == nil && !in.vertex() { // omitempty drops the index 0 the API sends
 			c.set("index", &jsonValue{kind: jsonNumber, str: "0"})
+		}
+		if cm := c.get("citationMetadata"); cm != nil && !in.vertex() {
+			// The Gemini API names the list citationSources (genai's
+			// citationMetadataFromMldev, models.go:130); Vertex AI
+			// citations, as genai's type does.
+			if i := slices.Index(cm.keys, "citations"); i >= 0 {
+				cm.keys[i] = "citationSources"
+			}
 		}
 		for _, p := range c.get("content").get("parts").elems() {
 			if p.get("text") == nil && !hasData(p) {
