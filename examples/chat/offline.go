@@ -43,6 +43,9 @@ func offlineModel(req *fake.Request) *fake.Reply {
 		return offlineText(summarize(results))
 	}
 	question := textOf(last)
+	if reply := offlineSearch(req, question); reply != nil {
+		return reply
+	}
 	calls := bind(plan(question), declared(req))
 	if len(calls) == 0 {
 		return offlineText("I am the offline demo model, so I only understand a few things: the weather in a city " +
@@ -317,4 +320,23 @@ func textOf(c *genai.Content) string {
 		}
 	}
 	return b.String()
+}
+
+// searchRE finds a question that asks for a web search.
+var searchRE = regexp.MustCompile(`(?i)\b(search|look up|latest|news)\b`)
+
+// offlineSearch answers a question that asks for a search, when the
+// request gives the model Google Search (-search): the API runs the search
+// (its toolCall and toolResponse parts) and the answer is grounded in made-up
+// pages, as the real model's is in real ones.
+func offlineSearch(req *fake.Request, question string) *fake.Reply {
+	if !searchRE.MatchString(question) || !slices.ContainsFunc(req.Tools, func(t *genai.Tool) bool { return t.GoogleSearch != nil }) {
+		return nil
+	}
+	query := strings.Join(strings.Fields(searchRE.ReplaceAllString(question, "")), " ")
+	answer := fmt.Sprintf("The offline model cannot search the web, so here is a made-up finding about %q.", strings.Trim(query, " ?!.:"))
+	parts := append(fake.GoogleSearch(query), &genai.Part{Text: answer})
+	r := fake.Parts(parts...).WithGrounding(fake.WebGrounding(answer, "https://example.com/offline-search"))
+	r.TextChunk, r.EventDelay = offlineChunk, offlineEventDelay
+	return r
 }
