@@ -243,6 +243,10 @@ type settings struct {
 	ApprovalTimeout time.Duration
 	ContinueEvery   int
 	MaxPayload      int
+
+	// MaxContinuations bounds the continuation hops of one answer (see
+	// continuation.go); 0 continues none.
+	MaxContinuations int `json:",omitempty"`
 }
 
 func (hd *held) settingsOf() settings {
@@ -263,6 +267,8 @@ func (hd *held) settingsOf() settings {
 		ApprovalTimeout: hd.def.ApprovalTimeout,
 		ContinueEvery:   hd.def.ContinueAsNewEvery,
 		MaxPayload:      hd.def.MaxPayloadBytes,
+
+		MaxContinuations: l.MaxContinuations,
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayloadBytes
