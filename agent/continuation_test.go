@@ -151,24 +151,10 @@ func TestLongAnswerThreeHops(t *testing.T) {
 	}
 }
 
-// runStreaming runs a, or streams it, collecting the streamed text in out.
+// runStreaming runs a, or streams it, collecting the streamed text in out
+// when it is not nil.
 func runStreaming(a *agent.Agent, stream bool, contents []*genai.Content, out *strings.Builder) (*agent.Result, error) {
-	if !stream {
-		return a.Run(context.Background(), contents)
-	}
-	var res *agent.Result
-	var err error
-	for ev, e := range a.Stream(context.Background(), contents) {
-		switch ev.Kind {
-		case agent.EventText:
-			if out != nil {
-				out.WriteString(ev.Text)
-			}
-		case agent.EventDone:
-			res, err = ev.Result, e
-		}
-	}
-	return res, err
+	return runCtx(context.Background(), a, stream, contents, out)
 }
 
 // b64 is the standard base64 of b, as tokens are on the wire.
@@ -284,7 +270,7 @@ func TestLongAnswerBounded(t *testing.T) {
 				srv.SetReplyFunc(func(*fake.Request) *fake.Reply { return tc.reply() })
 				a := newAgent(t, srv, nil, func(c *agent.Config) { c.MaxContinuations = tc.max })
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
-				res, err := runCtx(ctx, a, stream, user("go"))
+				res, err := runCtx(ctx, a, stream, user("go"), nil)
 				cancel()
 				var stop *agent.StopError
 				if !errors.Is(err, agent.ErrContinuation) || !errors.As(err, &stop) || !strings.Contains(stop.Message, tc.why) {
@@ -301,14 +287,21 @@ func TestLongAnswerBounded(t *testing.T) {
 	}
 }
 
-func runCtx(ctx context.Context, a *agent.Agent, stream bool, contents []*genai.Content) (*agent.Result, error) {
+// runCtx runs a under ctx, or streams it, collecting the streamed text in
+// out when it is not nil.
+func runCtx(ctx context.Context, a *agent.Agent, stream bool, contents []*genai.Content, out *strings.Builder) (*agent.Result, error) {
 	if !stream {
 		return a.Run(ctx, contents)
 	}
 	var res *agent.Result
 	var err error
 	for ev, e := range a.Stream(ctx, contents) {
-		if ev.Kind == agent.EventDone {
+		switch ev.Kind {
+		case agent.EventText:
+			if out != nil {
+				out.WriteString(ev.Text)
+			}
+		case agent.EventDone:
 			res, err = ev.Result, e
 		}
 	}

@@ -36,6 +36,7 @@ type merger struct {
 	resp   genai.GenerateContentResponse
 	first  candidateMerger    // index 0
 	others []*candidateMerger // other indexes, in the order they came
+	cp     checkpoint         // the newest checkpoint, if any (see checkpoint)
 }
 
 // A candidateMerger merges the chunks of one candidate.
@@ -79,8 +80,11 @@ func (m *merger) add(chunk *genai.GenerateContentResponse, onPart func(p *genai.
 			if cm != &m.first || onPart == nil {
 				continue
 			}
-			if (text && p.Text != "" || !text && p != nil && (serverCall(p) || serverResult(p))) && !onPart(p) {
-				return false
+			if text && p.Text != "" || !text && p != nil && (serverCall(p) || serverResult(p)) {
+				m.cp.passed = true
+				if !onPart(p) {
+					return false
+				}
 			}
 		}
 	}
@@ -258,24 +262,24 @@ func checkpointToken(chunk *genai.GenerateContentResponse) []byte {
 	return c.ContinuationToken
 }
 
-// checkpoint returns the checkpoint of token: where the merger is now.
-func (m *merger) checkpoint(token []byte) checkpoint {
+// checkpoint records the checkpoint of token: where the merger is now.
+func (m *merger) checkpoint(token []byte) {
 	cm := &m.first
-	cp := checkpoint{token: token, parts: len(cm.parts), open: cm.open, cand: cm.cand}
+	m.cp = checkpoint{token: token, parts: len(cm.parts), open: cm.open, cand: cm.cand}
 	if last := cm.last(); last != nil {
-		cp.sig = last.ThoughtSignature
+		m.cp.sig = last.ThoughtSignature
 	}
-	return cp
 }
 
 // cutAt returns what a stream that failed with err returns: a
-// *checkpointCut when it can resume from cp (the loop continues answers,
-// and nothing reached the consumer since cp), else err itself.
-func (m *merger) cutAt(cp checkpoint, hops int, streamed bool, err error) (*genai.GenerateContentResponse, bool, error) {
-	if hops == 0 || cp.token == nil || cp.passed {
+// *checkpointCut when it can resume from the newest checkpoint (the loop
+// continues answers, and nothing reached the consumer since), else err
+// itself.
+func (m *merger) cutAt(hops int, streamed bool, err error) (*genai.GenerateContentResponse, bool, error) {
+	if hops == 0 || m.cp.token == nil || m.cp.passed {
 		return nil, streamed, err
 	}
-	return nil, streamed, &checkpointCut{resp: m.rewind(cp), err: err}
+	return nil, streamed, &checkpointCut{resp: m.rewind(m.cp), err: err}
 }
 
 // rewind takes the first candidate back to cp, and returns the response

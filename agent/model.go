@@ -114,12 +114,9 @@ func (r *run) retrying(ctx context.Context, turn, attempt int, err error, d time
 // in a *checkpointCut holding the answer up to it, which the loop resumes
 // from (continuation.go).
 func (r *run) stream(ctx context.Context, turn int, contents []*genai.Content, config *genai.GenerateContentConfig) (resp *genai.GenerateContentResponse, streamed bool, err error) {
-	var (
-		m  merger
-		cp checkpoint // the newest checkpoint, if any
-	)
+	var m merger
 	onPart := func(p *genai.Part) bool {
-		streamed, cp.passed = true, true
+		streamed = true
 		if e := serverEvent(turn, p); e != nil {
 			return r.emit(ctx, e)
 		}
@@ -131,18 +128,18 @@ func (r *run) stream(ctx context.Context, turn int, contents []*genai.Content, c
 	}
 	for chunk, err := range r.a.models.GenerateContentStream(ctx, r.a.model, contents, config) {
 		if err != nil {
-			return m.cutAt(cp, r.a.x.hops, streamed, err)
+			return m.cutAt(r.a.x.hops, streamed, err)
 		}
 		if !m.add(chunk, onPart) {
 			return nil, streamed, ErrStopped
 		}
 		if token := checkpointToken(chunk); token != nil {
-			cp = m.checkpoint(token)
+			m.checkpoint(token)
 		}
 	}
 	resp = m.response()
 	if len(resp.Candidates) > 0 && resp.Candidates[0].FinishReason == "" {
-		return m.cutAt(cp, r.a.x.hops, streamed, errStreamCut)
+		return m.cutAt(r.a.x.hops, streamed, errStreamCut)
 	}
 	return resp, streamed, nil
 }

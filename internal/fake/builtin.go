@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/toolnexus/toolnexus-go/internal/modelname"
 	"google.golang.org/genai"
@@ -66,8 +67,13 @@ func checkVertexToolMix(in *input) *APIError {
 // each model turn, a toolResponse with an id answers a toolCall of that id
 // earlier in the turn.
 func checkServerToolParts(in *input) *APIError {
-	var v []string
 	cs := in.req.Contents
+	if !slices.ContainsFunc(cs, func(c *genai.Content) bool {
+		return slices.ContainsFunc(c.Parts, func(p *genai.Part) bool { return p.ToolCall != nil || p.ToolResponse != nil })
+	}) {
+		return nil
+	}
+	var v []string
 	for _, t := range turnsOf(cs) {
 		calls := map[string]bool{}
 		for i := t.start; i < t.end; i++ {

@@ -174,7 +174,7 @@ func (s *Server) decorate(evs []*genai.GenerateContentResponse, ids, sigs bool) 
 
 func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 	var firstCall *genai.Part
-	calls := map[genai.ToolType]string{} // the id of each built-in tool's last call
+	var calls map[genai.ToolType]string // the id of each built-in tool's last call
 	for _, p := range parts {
 		// A built-in tool's call always has an id, and its response the
 		// call's; Gemini 3 signs both (the real traffic's pydantic-ai
@@ -183,6 +183,9 @@ func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 		case p.ToolCall != nil:
 			if p.ToolCall.ID == "" {
 				p.ToolCall.ID = fmt.Sprintf("tc-%d", s.nextID())
+			}
+			if calls == nil {
+				calls = map[genai.ToolType]string{}
 			}
 			calls[p.ToolCall.ToolType] = p.ToolCall.ID
 		case p.ToolResponse != nil && p.ToolResponse.ID == "":
@@ -352,12 +355,15 @@ func (s *Server) encodeResponse(r *genai.GenerateContentResponse, in *input) ([]
 		if c.get("index") == nil && !in.vertex() { // omitempty drops the index 0 the API sends
 			c.set("index", &jsonValue{kind: jsonNumber, str: "0"})
 		}
-		if cm := c.get("citationMetadata"); cm != nil && !in.vertex() {
+		if i := slices.Index(c.keys, "citationMetadata"); i >= 0 && !in.vertex() {
 			// The Gemini API names the list citationSources (genai's
 			// citationMetadataFromMldev, models.go:130); Vertex AI
-			// citations, as genai's type does.
-			if i := slices.Index(cm.keys, "citations"); i >= 0 {
-				cm.keys[i] = "citationSources"
+			// citations, as genai's type does. (The JSON is genai's:
+			// its keys are camelCase.)
+			if cm := c.vals[i]; cm.kind == jsonObject {
+				if j := slices.Index(cm.keys, "citations"); j >= 0 {
+					cm.keys[j] = "citationSources"
+				}
 			}
 		}
 		for _, p := range c.get("content").get("parts").elems() {

@@ -1,8 +1,6 @@
 package fake
 
 import (
-	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -11,17 +9,6 @@ import (
 
 // The conformance test's own parts, on traces written here: a harness that
 // cannot see a disagreement would pass on any fake.
-
-// httpRequest and httpResponse write a request to path with a JSON body and
-// a response with status and body, in net/http's wire form.
-func httpRequest(path, body string) string {
-	return fmt.Sprintf("POST https://generativelanguage.googleapis.com%s HTTP/1.1\r\nHost: generativelanguage.googleapis.com\r\n"+
-		"Content-Length: %d\r\nContent-Type: application/json\r\nX-Realtraffic-Source: test/repo cassette.yaml@0\r\n\r\n%s", path, len(body), body)
-}
-
-func httpResponse(status int, contentType, body string) string {
-	return fmt.Sprintf("HTTP/2.0 %d %s\r\nContent-Type: %s\r\n\r\n%s", status, http.StatusText(status), contentType, body)
-}
 
 const (
 	unaryPath  = "/v1beta/models/gemini-2.5-flash:generateContent"
@@ -60,22 +47,22 @@ func TestJudge(t *testing.T) {
 		agrees     bool
 		wantReason string
 	}{
-		{"accepted, accepted", httpRequest(unaryPath, helloBody), httpResponse(200, "application/json", "{}"), true, true, ""},
-		{"accepted, streamed", httpRequest(streamPath, helloBody), httpResponse(200, "text/event-stream", sseBody), true, true, ""},
-		{"accepted by the API, refused by the fake", httpRequest(unaryPath, unknownField), httpResponse(200, "application/json", "{}"), true, false, ""},
-		{"refused alike", httpRequest(unaryPath, unknownField), httpResponse(400, "application/json", unknownFieldErr), true, true, ""},
-		{"refused with another message", httpRequest(unaryPath, unknownField),
-			httpResponse(400, "application/json", `{"error":{"code":400,"message":"something else","status":"INVALID_ARGUMENT"}}`), true, false, ""},
-		{"refused with other field violations", httpRequest(unaryPath, unknownField),
-			httpResponse(400, "application/json", strings.Replace(unknownFieldErr, `[{"description"`, `[{"field":"x","description"`, 1)), true, false, ""},
-		{"refused by the API, accepted by the fake", httpRequest(unaryPath, helloBody),
-			httpResponse(400, "application/json", `{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}`), true, false, ""},
-		{"no credentials, replayed without", httpRequest(unaryPath, helloBody),
-			httpResponse(403, "application/json", `{"error":{"code":403,"message":"`+unregisteredCallers+`","status":"PERMISSION_DENIED"}}`), true, true, ""},
-		{"overloaded", httpRequest(unaryPath, helloBody),
-			httpResponse(503, "application/json", `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`), false, false, "5xx"},
-		{"a key the API did not take", httpRequest(unaryPath, helloBody),
-			httpResponse(400, "application/json", `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`), false, false, "credentials"},
+		{"accepted, accepted", httprr.RequestText(unaryPath, helloBody), httprr.ResponseText(200, "application/json", "{}"), true, true, ""},
+		{"accepted, streamed", httprr.RequestText(streamPath, helloBody), httprr.ResponseText(200, "text/event-stream", sseBody), true, true, ""},
+		{"accepted by the API, refused by the fake", httprr.RequestText(unaryPath, unknownField), httprr.ResponseText(200, "application/json", "{}"), true, false, ""},
+		{"refused alike", httprr.RequestText(unaryPath, unknownField), httprr.ResponseText(400, "application/json", unknownFieldErr), true, true, ""},
+		{"refused with another message", httprr.RequestText(unaryPath, unknownField),
+			httprr.ResponseText(400, "application/json", `{"error":{"code":400,"message":"something else","status":"INVALID_ARGUMENT"}}`), true, false, ""},
+		{"refused with other field violations", httprr.RequestText(unaryPath, unknownField),
+			httprr.ResponseText(400, "application/json", strings.Replace(unknownFieldErr, `[{"description"`, `[{"field":"x","description"`, 1)), true, false, ""},
+		{"refused by the API, accepted by the fake", httprr.RequestText(unaryPath, helloBody),
+			httprr.ResponseText(400, "application/json", `{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}`), true, false, ""},
+		{"no credentials, replayed without", httprr.RequestText(unaryPath, helloBody),
+			httprr.ResponseText(403, "application/json", `{"error":{"code":403,"message":"`+unregisteredCallers+`","status":"PERMISSION_DENIED"}}`), true, true, ""},
+		{"overloaded", httprr.RequestText(unaryPath, helloBody),
+			httprr.ResponseText(503, "application/json", `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`), false, false, "5xx"},
+		{"a key the API did not take", httprr.RequestText(unaryPath, helloBody),
+			httprr.ResponseText(400, "application/json", `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`), false, false, "credentials"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			exs, err := httprr.Read("t.httprr", []byte(httprr.Format([2]string{tc.req, tc.resp})))

@@ -48,13 +48,15 @@ type Server struct {
 
 	inputTokenLimit int // see SetInputTokenLimit; 0: none
 
-	tokens map[string]*issuedToken // the continuation tokens sent (continuation.go)
+	tokens map[string]*issuedToken           // the continuation tokens sent (continuation.go)
+	lookup func([]byte) (*issuedToken, bool) // issued, made once
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
 // must call Close when done, typically with t.Cleanup(srv.Close).
 func NewServer() *Server {
 	s := &Server{closing: make(chan struct{})}
+	s.lookup = s.issued
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL
 	return s
@@ -219,7 +221,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.issued}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method

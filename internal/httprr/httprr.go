@@ -249,6 +249,19 @@ func Format(exchanges ...[2]string) string {
 	return b.String()
 }
 
+// RequestText and ResponseText write a request to the Gemini API's path
+// with a JSON body, and a response with status and body, as net/http
+// writes them: the two halves of an exchange for [Format], in tests.
+func RequestText(path, body string) string {
+	return fmt.Sprintf("POST https://generativelanguage.googleapis.com%s HTTP/1.1\r\nHost: generativelanguage.googleapis.com\r\n"+
+		"Content-Length: %d\r\nContent-Type: application/json\r\nX-Realtraffic-Source: test/repo cassette.yaml@0\r\n\r\n%s", path, len(body), body)
+}
+
+// ResponseText: see [RequestText].
+func ResponseText(status int, contentType, body string) string {
+	return fmt.Sprintf("HTTP/2.0 %d %s\r\nContent-Type: %s\r\n\r\n%s", status, http.StatusText(status), contentType, body)
+}
+
 // ReadFile reads the trace of that base name in dir.
 func ReadFile(dir, name string) ([]Exchange, error) {
 	data, err := os.ReadFile(filepath.Join(dir, name))

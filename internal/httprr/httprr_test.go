@@ -1,36 +1,18 @@
 package httprr
 
 import (
-	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// httpRequest and httpResponse write a request to path with a JSON body and
-// a response with status and body, in net/http's wire form.
-func httpRequest(path, body string) string {
-	return fmt.Sprintf("POST https://generativelanguage.googleapis.com%s HTTP/1.1\r\nHost: generativelanguage.googleapis.com\r\n"+
-		"Content-Length: %d\r\nContent-Type: application/json\r\nX-Realtraffic-Source: test/repo cassette.yaml@0\r\n\r\n%s", path, len(body), body)
-}
-
-func httpResponse(status int, contentType, body string) string {
-	return fmt.Sprintf("HTTP/2.0 %d %s\r\nContent-Type: %s\r\n\r\n%s", status, http.StatusText(status), contentType, body)
-}
-
-const (
-	unaryPath  = "/v1beta/models/gemini-2.5-flash:generateContent"
-	streamPath = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
-	helloBody  = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`
-	sseBody    = "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]}\r\n\r\ndata: {\"candidates\":[{\"finishReason\":\"STOP\"}]}\r\n\r\n"
-)
-
 func TestReadHTTPRR(t *testing.T) {
+	hello := `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`
 	exchanges := [][2]string{
-		{httpRequest(streamPath, helloBody), httpResponse(200, "text/event-stream", sseBody)},
-		{httpRequest(unaryPath, helloBody), httpResponse(400, "application/json", `{"error":{"code":400,"message":"m"}}`)},
+		{RequestText("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", hello), ResponseText(200, "text/event-stream",
+			"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]}\r\n\r\ndata: {\"candidates\":[{\"finishReason\":\"STOP\"}]}\r\n\r\n")},
+		{RequestText("/v1beta/models/gemini-2.5-flash:generateContent", hello), ResponseText(400, "application/json", `{"error":{"code":400,"message":"m"}}`)},
 	}
 	counted := Format(exchanges...)
 	// The same trace after a checkout rewrote its line ends: the counts no
@@ -45,11 +27,11 @@ func TestReadHTTPRR(t *testing.T) {
 			if len(got) != 2 {
 				t.Fatalf("read %d exchanges; want 2", len(got))
 			}
-			if got[0].Req.URL.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || string(got[0].Body) != helloBody ||
+			if got[0].Req.URL.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || string(got[0].Body) != hello ||
 				got[0].Resp.StatusCode != 200 || !strings.Contains(string(got[0].RespBody), `"finishReason":"STOP"`) {
 				t.Errorf("exchange 0 = %s %s %q -> %d %q", got[0].Req.Method, got[0].Req.URL, got[0].Body, got[0].Resp.StatusCode, got[0].RespBody)
 			}
-			if got[1].Resp.StatusCode != 400 || string(got[1].Body) != helloBody || !strings.Contains(string(got[1].RespBody), `"message":"m"`) {
+			if got[1].Resp.StatusCode != 400 || string(got[1].Body) != hello || !strings.Contains(string(got[1].RespBody), `"message":"m"`) {
 				t.Errorf("exchange 1 = %q -> %d %q", got[1].Body, got[1].Resp.StatusCode, got[1].RespBody)
 			}
 			if s := got[1].String(); s != "t.httprr#1 test/repo cassette.yaml@0" {
