@@ -87,6 +87,27 @@
 // Recording needs -geminitest.record, or GEMINITEST_RECORD=1 for go test
 // ./..., and refuses to run where CI is set.
 //
+// # Long answers and built-in tools
+//
+// [Hops] scripts an answer that the API cuts at its per-request output
+// limit (finish reason CONTINUATION and a continuation token) and the
+// client continues: each hop after the first must come with the token of
+// the hop before it and the same request, and its usage counts the answer
+// so far, as the API's does. WithCheckpoints makes a stream resumable: a
+// stream cut after a checkpoint (WithFault) resumes from it when the
+// client sends the checkpoint's token back.
+//
+// [GoogleSearch], [CodeExecution], [ServerToolCall] and
+// [ServerToolResponse] make the parts a model content holds when the API
+// runs its built-in tools (Google Search, code execution, URL context,
+// file search, Maps), and WithGrounding ([WebGrounding]) and WithCitations
+// what grounds the answer. The server refuses built-in tools beside
+// function declarations as each backend does: the Gemini API without
+// toolConfig.includeServerSideToolInvocations, Vertex AI for models before
+// Gemini 3. [UnexpectedCall] is the model calling a function it was not
+// given; [Overloaded] the 503 of a model that cannot serve the request
+// now.
+//
 // # Vertex AI
 //
 // [Server.VertexClient] is a genai client for Vertex AI: it sends the

@@ -14,8 +14,9 @@ import "github.com/toolnexus/toolnexus-go/internal/fake"
 //   - Header, Query, APIKey and Token (the bearer token) are what the
 //     client sent.
 //   - Contents, SystemInstruction, Tools, ToolConfig, GenerationConfig,
-//     SafetySettings, Labels and ServiceTier are the decoded body (nil
-//     when it could not be decoded); Body is the raw body.
+//     SafetySettings, Labels, ServiceTier and ContinuationToken are the
+//     decoded body (nil when it could not be decoded); Body is the raw
+//     body.
 //   - Rejection says which rule refused the request, and Unscripted that no
 //     reply was scripted for it.
 //
