@@ -41,10 +41,12 @@
 //
 // # Results
 //
-// The server's answer becomes the tool's output ([Output]): its structured
-// content when it gives one, else its text, with embedded resources and
-// resource links written out rather than dropped. An answer with isError
-// becomes an error result the model reads. Images, audio and PDF resources
+// The server's answer becomes the tool's output ([Output]): its text, with
+// embedded resources and resource links written out rather than dropped,
+// or its structured content when it gives one, together with any text
+// that is more than the same value as JSON. An answer with isError
+// becomes an error result the model reads, its structured content
+// included. Images, audio and PDF resources
 // become [toolset.Media]: a Gemini 3 model receives them as media inside
 // the function response, an older model a short description instead (see
 // the geminiadapter package). [Options.MapResult] replaces this mapping.
