@@ -101,6 +101,26 @@
 //		Streamable: &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute},
 //	}))
 //
+// A handler reachable by others should let in only the clients it knows.
+// With [HandlerOptions.Auth] it is an OAuth protected resource, as MCP's
+// authorization spec describes: each request must carry a bearer token
+// that [AuthOptions.Verify] accepts, issued for this server (its audience
+// is checked) and with the required scopes; any other request is answered
+// 401 with a WWW-Authenticate header naming the server's protected
+// resource metadata (RFC 9728), from which a client finds the
+// authorization server to log in with. Each session is bound to the user
+// who opened it, and a tool reads its caller's verified token with
+// [TokenInfo]:
+//
+//	authOpts := &mcptools.AuthOptions{
+//		Verify:               verifyJWT, // your check of the authorization server's tokens
+//		Resource:             "https://tools.example.com/mcp",
+//		AuthorizationServers: []string{"https://login.example.com"},
+//		Scopes:               []string{"tools"},
+//	}
+//	mux.Handle("/mcp", mcptools.NewHTTPHandler(set, impl, &mcptools.HandlerOptions{Auth: authOpts}))
+//	mux.Handle(authOpts.MetadataPath(), authOpts.MetadataHandler())
+//
 // # Concurrency
 //
 // A [Client] and its tools are safe for concurrent use: the agent runs the

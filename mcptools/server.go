@@ -68,12 +68,21 @@ type HandlerOptions struct {
 	// sessions until their clients end them (go-sdk's zero). Nil means
 	// go-sdk's defaults, with SessionTimeout DefaultSessionTimeout.
 	Streamable *mcp.StreamableHTTPOptions
+
+	// Auth, when set, admits only requests with a valid OAuth bearer token
+	// for this server, and the verified token reaches each call's tool
+	// through [TokenInfo]; see [AuthOptions]. Nil serves whoever reaches
+	// the handler.
+	Auth *AuthOptions
 }
 
 // NewHTTPHandler serves the tools of set over MCP's streamable HTTP
 // transport, one session per client; impl is as for [NewServer], and opts
-// may be nil. Mount it where clients will dial it, behind whatever
-// authentication the deployment needs.
+// may be nil. Mount it where clients will dial it. With opts.Auth, only
+// clients with a valid bearer token are served (see [AuthOptions]; it
+// panics when opts.Auth has no Verify or no absolute Resource URL, rather
+// than serve unprotected); without, put it behind whatever authentication
+// the deployment needs.
 //
 // A session ends when its client deletes it, and when it has been idle
 // (no request from its client in progress: an open event stream does not
@@ -92,7 +101,11 @@ func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOpt
 		streamable.SessionTimeout = DefaultSessionTimeout
 	}
 	srv := NewServer(set, impl)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &streamable)
+	h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &streamable))
+	if opts != nil && opts.Auth != nil {
+		h = opts.Auth.protect(h)
+	}
+	return h
 }
 
 // objectSchema returns s with its type written as the single string
@@ -109,6 +122,9 @@ func objectSchema(s *jsonschema.Schema) *jsonschema.Schema {
 // handler runs t for a call.
 func handler(t *toolset.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			ctx = context.WithValue(ctx, tokenInfoKey{}, req.Extra.TokenInfo)
+		}
 		var args map[string]any
 		if raw := req.Params.Arguments; len(raw) > 0 {
 			if err := json.Unmarshal(raw, &args); err != nil {
