@@ -23,6 +23,32 @@
 // than a transport because a transport connects only once: the client calls
 // it again for every reconnection.
 //
+// # Logging in with OAuth
+//
+// Remote servers for many users (GitHub's, Linear's, Notion's, Sentry's,
+// Atlassian's…) authorize with OAuth 2.1, as MCP's authorization spec
+// describes. [NewHTTP] takes [HTTPOptions], whose OAuth field is go-sdk's
+// auth.OAuthHandler; a [Login] is one that logs the program's user in
+// through their browser when the server answers 401: it discovers the
+// authorization server (RFC 9728, RFC 8414), registers the program (a
+// client ID metadata document, a client registered beforehand, or dynamic
+// registration, RFC 7591), shows the user the authorization URL (with
+// PKCE, and the server as the resource, RFC 8707), receives the browser's
+// redirect on a loopback port, and exchanges the code for tokens. It
+// refreshes them, keeps them for the next run in a [LoginStore] such as
+// [TokenFile] (a file only the user can read), and never logs them. A user
+// who does not finish in time gets an error wrapping [ErrLoginTimeout]; a
+// server whose metadata names another server as the resource
+// ([ErrWrongResource]), or that refuses the token just issued for it
+// ([ErrTokenRefused]), is not logged in to again and again.
+//
+//	login, err := mcptools.NewLogin(url, &mcptools.LoginOptions{
+//		Open:  func(_ context.Context, u string) error { fmt.Println("Log in at", u); return nil },
+//		Store: mcptools.TokenFile(filepath.Join(configDir, "mcp-logins.json")),
+//	})
+//	if err != nil { ... }
+//	c, err := mcptools.Connect(ctx, mcptools.NewHTTP(url, &mcptools.HTTPOptions{OAuth: login}), nil)
+//
 // # Names and schemas
 //
 // MCP allows tool names Gemini refuses. Each tool is declared to the model
