@@ -471,6 +471,7 @@ func (c *Client) retireLocked() {
 // connectSession starts a session on t. Whatever step fails, a connection
 // t made is closed, so that no process is left running.
 func connectSession(ctx context.Context, client *mcp.Client, t mcp.Transport) (*mcp.ClientSession, error) {
+	ctx = context.WithValue(ctx, connectingKey{}, &connecting{})
 	tracked := &trackedTransport{Transport: t}
 	session, err := client.Connect(ctx, tracked, nil)
 	if err != nil {
@@ -481,6 +482,16 @@ func connectSession(ctx context.Context, client *mcp.Client, t mcp.Transport) (*
 	}
 	return session, nil
 }
+
+// connecting is what the requests of one connection attempt share, in
+// their context: a login that failed during the attempt (the protocol's
+// server/discover, then initialize, would ask the user twice).
+type connecting struct {
+	mu          sync.Mutex
+	loginFailed error
+}
+
+type connectingKey struct{}
 
 // trackedTransport remembers the connection its transport made.
 type trackedTransport struct {

@@ -253,11 +253,29 @@ func (l *Login) Authorize(ctx context.Context, req *http.Request, resp *http.Res
 			return nil
 		}
 	}
-	if err := l.checkResource(ctx, req, resp); err != nil {
-		discard(resp)
-		return err
+	attempt, _ := ctx.Value(connectingKey{}).(*connecting)
+	if attempt != nil {
+		attempt.mu.Lock()
+		failed := attempt.loginFailed
+		attempt.mu.Unlock()
+		if failed != nil {
+			// The user was asked during this connection attempt already.
+			discard(resp)
+			return failed
+		}
 	}
-	return l.login(ctx, req, resp)
+	err := l.checkResource(ctx, req, resp)
+	if err != nil {
+		discard(resp)
+	} else {
+		err = l.login(ctx, req, resp)
+	}
+	if err != nil && attempt != nil {
+		attempt.mu.Lock()
+		attempt.loginFailed = err
+		attempt.mu.Unlock()
+	}
+	return err
 }
 
 // refreshRefused refreshes the access token the server refused, which may

@@ -377,9 +377,11 @@ func TestLoginWrongAudience(t *testing.T) {
 func TestLoginTimeout(t *testing.T) {
 	w := newOAuthWorld(t, nil)
 	var redirect string
+	var asked int
 	l := w.login(t, &mcptools.LoginOptions{
 		Timeout: 50 * time.Millisecond,
 		Open: func(_ context.Context, authURL string) error {
+			asked++
 			u, _ := url.Parse(authURL)
 			redirect = u.Query().Get("redirect_uri") // the user looks, and goes away
 			return nil
@@ -388,6 +390,9 @@ func TestLoginTimeout(t *testing.T) {
 	_, err := w.connect(t, l)
 	if !errors.Is(err, mcptools.ErrLoginTimeout) || !strings.Contains(err.Error(), "the login page at "+strings.TrimPrefix(w.as.URL(), "http://")+" was not completed within 50ms; try again") {
 		t.Fatalf("Connect() = %v; want ErrLoginTimeout, saying where and how long", err)
+	}
+	if asked != 1 {
+		t.Errorf("the user was asked %d times; want once", asked)
 	}
 	u, err := url.Parse(redirect)
 	if err != nil || u.Hostname() != "127.0.0.1" {
@@ -415,6 +420,9 @@ func TestLoginRefused(t *testing.T) {
 	_, err := w.connect(t, w.login(t, nil))
 	if err == nil || !strings.Contains(err.Error(), `the authorization server refused the login: "access_denied": "the user refused"`) {
 		t.Errorf("Connect() = %v; want the refusal", err)
+	}
+	if n := w.browser.count(); n != 1 {
+		t.Errorf("the user was asked %d times; want once", n)
 	}
 	if stray != http.StatusBadRequest {
 		t.Errorf("a visit with another state got %d; want 400", stray)
