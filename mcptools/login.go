@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -319,11 +320,18 @@ func (l *Login) login(ctx context.Context, req *http.Request, resp *http.Respons
 		redirectURL.Host = ln.Addr().String()
 	}
 	redirect := redirectURL.String()
+	var granted []string // asked for again, so that a step-up loses none
+	l.mu.Lock()
+	if l.source != nil {
+		granted = l.source.cfg.Scopes
+	}
+	l.mu.Unlock()
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              redirect,
 		AuthorizationCodeFetcher: l.fetcher(ln, redirectURL.Path),
 		Client:                   l.httpClient,
 		RequestRefreshToken:      true,
+		ScopeFilter:              func(discovered []string) []string { return union(granted, discovered) },
 		PreregisteredClient:      l.opts.Client,
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			RedirectURIs:            []string{redirect},
@@ -644,6 +652,17 @@ func oauthError(err error) string {
 		msg += ": " + re.ErrorDescription
 	}
 	return msg
+}
+
+// union returns the scopes of a, then those of b not in a.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // bearerToken is the bearer token req carried, "" when none.

@@ -172,8 +172,6 @@ func audiences(aud any) ([]string, bool) {
 	return nil, false
 }
 
-type tokenInfoKey struct{}
-
 // TokenInfo returns what the verifier of [AuthOptions] reported of the
 // bearer token of the client whose call ctx belongs to (its user, scopes,
 // expiration and claims), in a tool served by [NewHTTPHandler] with
@@ -181,6 +179,8 @@ type tokenInfoKey struct{}
 // do. It returns nil where no token was verified (a server without Auth,
 // stdio, a direct call).
 func TokenInfo(ctx context.Context) *auth.TokenInfo {
-	info, _ := ctx.Value(tokenInfoKey{}).(*auth.TokenInfo)
-	return info
+	if req := Request(ctx); req != nil && req.Extra != nil {
+		return req.Extra.TokenInfo
+	}
+	return nil
 }
