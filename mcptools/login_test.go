@@ -40,20 +40,7 @@ type oauthWorld struct {
 // "tools".
 func newOAuthWorld(t *testing.T, asOpts *oauthtest.Options) *oauthWorld {
 	t.Helper()
-	if asOpts == nil {
-		asOpts = &oauthtest.Options{}
-	}
-	asOpts.Scopes = []string{"tools"}
-	as := oauthtest.NewServer(asOpts)
-	t.Cleanup(as.Close)
-	mux := http.NewServeMux()
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	resource := ts.URL + "/mcp"
-	authOpts := &mcptools.AuthOptions{Verify: as.Verify, Resource: resource, AuthorizationServers: []string{as.URL()}, Scopes: []string{"tools"}}
-	set := toolset.MustNew(whoami, lookup(t, demoSet().Tools(), "echo"))
-	mux.Handle("/mcp", mcptools.NewHTTPHandler(set, nil, &mcptools.HandlerOptions{Auth: authOpts}))
-	mux.Handle(authOpts.MetadataPath(), authOpts.MetadataHandler())
+	as, resource := oauthProtected(t, asOpts, toolset.MustNew(whoami, lookup(t, demoSet().Tools(), "echo")), []string{"tools"})
 	return &oauthWorld{
 		as:       as,
 		resource: resource,
@@ -61,6 +48,26 @@ func newOAuthWorld(t *testing.T, asOpts *oauthtest.Options) *oauthWorld {
 		file:     filepath.Join(t.TempDir(), "config", "logins.json"),
 		logs:     &syncBuffer{},
 	}
+}
+
+// oauthProtected starts an authorization server with asOpts (nil: the
+// defaults) and an MCP server of set that requires its tokens, with
+// scopes; it returns the authorization server and the MCP server's URL.
+func oauthProtected(tb testing.TB, asOpts *oauthtest.Options, set *toolset.Set, scopes []string) (*oauthtest.Server, string) {
+	tb.Helper()
+	if asOpts == nil {
+		asOpts = &oauthtest.Options{}
+	}
+	asOpts.Scopes = scopes
+	as := oauthtest.NewServer(asOpts)
+	tb.Cleanup(as.Close)
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	tb.Cleanup(ts.Close)
+	authOpts := &mcptools.AuthOptions{Verify: as.Verify, Resource: ts.URL + "/mcp", AuthorizationServers: []string{as.URL()}, Scopes: scopes}
+	mux.Handle("/mcp", mcptools.NewHTTPHandler(set, nil, &mcptools.HandlerOptions{Auth: authOpts}))
+	mux.Handle(authOpts.MetadataPath(), authOpts.MetadataHandler())
+	return as, authOpts.Resource
 }
 
 // login makes a Login for the MCP server, kept in the world's file, with

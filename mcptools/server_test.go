@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -160,9 +159,9 @@ func TestServerObjectTypes(t *testing.T) {
 	}
 }
 
-// A tool reaches the rest of MCP through Request: it logs to the client
-// and asks its user, and a text medium is sent as text. Outside MCP,
-// Request is nil and the tool still runs.
+// A tool reaches the rest of MCP through Request: it asks the client's
+// user, and a text medium is sent as text. Outside MCP, Request is nil
+// and the tool still runs.
 func TestServerRequest(t *testing.T) {
 	ask := toolset.MustDefine(toolset.Tool{Name: "ask", Description: "Ask the user their name",
 		Run: func(ctx context.Context, _ map[string]any) (any, error) {
@@ -170,7 +169,6 @@ func TestServerRequest(t *testing.T) {
 			if req == nil {
 				return "no MCP client to ask", nil
 			}
-			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "asking"})
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: &jsonschema.Schema{
 				Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
 			if err != nil {
@@ -187,13 +185,9 @@ func TestServerRequest(t *testing.T) {
 	if _, err := srv.Connect(t.Context(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	logs := make(chan string, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			logs <- req.Params.Data.(string)
 		},
 	})
 	// The 2025-11-25 protocol: go-sdk's default, 2026-07-28 (SEP-2575),
@@ -203,9 +197,6 @@ func TestServerRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-		t.Fatal(err)
-	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask"})
 	if err != nil {
 		t.Fatal(err)
@@ -216,13 +207,5 @@ func TestServerRequest(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, res, resultOpts); diff != "" {
 		t.Errorf("ask mismatch (-want +got):\n%s", diff)
-	}
-	select {
-	case got := <-logs:
-		if got != "asking" {
-			t.Errorf("the client's log = %q", got)
-		}
-	case <-time.After(time.Minute): // a hang guard: the log came before the result
-		t.Error("the client received no log")
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,24 +30,6 @@ func oauthServer(t *testing.T) (*oauthtest.Server, string) {
 	mux.Handle("/mcp", mcptools.NewHTTPHandler(demotools.New(fixedClock), nil, &mcptools.HandlerOptions{Auth: authOpts}))
 	mux.Handle(authOpts.MetadataPath(), authOpts.MetadataHandler())
 	return as, authOpts.Resource
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // userBrowser plays the user's browser: it follows the authorization URL
@@ -81,7 +61,7 @@ func TestMCPLogin(t *testing.T) {
 	t.Setenv("HOME", config) // where macOS keeps its config directory
 	as, url := oauthServer(t)
 	var visits int
-	prompts := &lockedBuffer{}
+	prompts := &syncBuffer{}
 	opts := options{mcpHTTP: []string{"demo=" + url}, loginOut: prompts, browser: userBrowser(t, &visits)}
 
 	out := chatOutput(t, opts, "What is the weather in Paris?\n")
@@ -147,7 +127,7 @@ func TestMCPLoginTimeout(t *testing.T) {
 	t.Setenv("BROWSER", "")
 	t.Setenv("DISPLAY", "")
 	t.Setenv("WAYLAND_DISPLAY", "")
-	prompts := &lockedBuffer{}
+	prompts := &syncBuffer{}
 	opts := options{
 		mcpHTTP: []string{url}, clock: fixedClock, loginOut: prompts, loginTimeout: 50 * time.Millisecond,
 		loginFile: filepath.Join(t.TempDir(), "logins.json"),

@@ -82,14 +82,8 @@ func TestStdio(t *testing.T) {
 }
 
 func TestHTTP(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, ln, demotools.Set(), "") }()
-	c, err := mcptools.Connect(t.Context(), mcptools.HTTP("http://"+ln.Addr().String()+"/mcp", nil), nil)
+	base := startHTTP(t, "")
+	c, err := mcptools.Connect(t.Context(), mcptools.HTTP(base+"/mcp", nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +91,27 @@ func TestHTTP(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("Close() = %v", err)
 	}
-	cancel()
-	if err := <-served; err != context.Canceled {
-		t.Errorf("serveHTTP() = %v; want context.Canceled", err)
+}
+
+// startHTTP runs serveHTTP with token on a loopback port until the test
+// ends, and returns its base URL; serveHTTP must then return
+// context.Canceled.
+func startHTTP(t *testing.T, token string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serveHTTP(ctx, ln, demotools.Set(), token) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != context.Canceled {
+			t.Errorf("serveHTTP() = %v; want context.Canceled", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
 
 // With a token, only the clients that send it are served; the others are
@@ -121,14 +132,7 @@ func TestHTTPToken(t *testing.T) {
 		t.Errorf("readToken() of a short token = %v", err)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, ln, demotools.Set(), token) }()
+	base := startHTTP(t, token)
 
 	for _, sent := range []string{"", token + "x"} {
 		c, err := mcptools.Connect(t.Context(), mcptools.HTTP(base+"/mcp", &http.Client{Transport: bearer(sent)}), nil)
@@ -165,10 +169,6 @@ func TestHTTPToken(t *testing.T) {
 	checkTools(t, c)
 	if err := c.Close(); err != nil {
 		t.Errorf("Close() = %v", err)
-	}
-	cancel()
-	if err := <-served; err != context.Canceled {
-		t.Errorf("serveHTTP() = %v; want context.Canceled", err)
 	}
 }
 

@@ -13,6 +13,8 @@
 // mcptools.Request. The suite's resources, prompts and completions are no
 // toolset's, and its progress scenario needs toolset.ReportProgress: see
 // baseline.yml.
+//
+//lint:file-ignore SA1019 the suite tests logging and sampling, which protocol version 2026-07-28 deprecates (SEP-2577)
 package main
 
 import (
