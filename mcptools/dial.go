@@ -52,7 +52,10 @@ type HTTPOptions struct {
 	// for a missing scope), it is asked to log in, once, and the request
 	// is made again. A [*Login] logs the program's user in through their
 	// browser; any go-sdk auth.OAuthHandler will do. The same one serves
-	// every reconnection, so that a reconnection needs no new login.
+	// every reconnection, so that a reconnection needs no new login. With
+	// a Login, Client's transport is wrapped so that a request the server
+	// refuses with the token just issued at a login fails with
+	// [ErrTokenRefused] rather than asking the user again.
 	OAuth auth.OAuthHandler
 }
 

@@ -153,7 +153,8 @@ type Login struct {
 }
 
 // NewLogin returns a Login for the MCP server at serverURL, which is also
-// its key in opts.Store, and takes up the login kept there. opts.Open is
+// its key in opts.Store, and takes up the login kept there; an error of
+// the store (a file others can read, say) is returned. opts.Open is
 // required.
 func NewLogin(serverURL string, opts *LoginOptions) (*Login, error) {
 	if opts == nil || opts.Open == nil {
@@ -179,8 +180,11 @@ func NewLogin(serverURL string, opts *LoginOptions) (*Login, error) {
 		return l, nil
 	}
 	data, err := l.opts.Store.LoadLogin(serverURL)
-	if err != nil || data == nil {
-		return l, err
+	if err != nil {
+		return nil, fmt.Errorf("mcptools: NewLogin: %w", err)
+	}
+	if data == nil {
+		return l, nil
 	}
 	var kept keptLogin
 	if err := json.Unmarshal(data, &kept); err != nil || kept.Token == nil {
@@ -539,7 +543,9 @@ func (t *loginTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	reason, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	discard(resp)
-	refused := fmt.Errorf("%w: %s answered %q", ErrTokenRefused, l.server, strings.TrimSpace(string(reason)))
+	// The server's reason, without the token should it repeat it.
+	why := strings.ReplaceAll(strings.TrimSpace(string(reason)), token, "[the token]")
+	refused := fmt.Errorf("%w: %s answered %q", ErrTokenRefused, l.server, why)
 	l.mu.Lock()
 	l.broken, l.tested = refused, true
 	l.mu.Unlock()

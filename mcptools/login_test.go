@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -533,5 +534,51 @@ func TestTokenFile(t *testing.T) {
 	var d struct{ Logins map[string]json.RawMessage }
 	if err := json.Unmarshal(b, &d); err != nil || len(d.Logins) != 1 {
 		t.Errorf("the file after replacing = %s (%v)", b, err)
+	}
+}
+
+// A server that refuses the token it was just given, and repeats it in
+// its reason: the error says why without showing the token.
+func TestLoginRefusedTokenNotShown(t *testing.T) {
+	as := oauthtest.NewServer(nil)
+	defer as.Close()
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	resource := ts.URL + "/mcp"
+	metadata := &mcptools.AuthOptions{Resource: resource, AuthorizationServers: []string{as.URL()}}
+	mux.Handle(metadata.MetadataPath(), metadata.MetadataHandler())
+	echoing := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return nil, fmt.Errorf("%w: %s is not welcome here", auth.ErrInvalidToken, token)
+	}
+	mux.Handle("/mcp", auth.RequireBearerToken(echoing, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metadata.MetadataURL()})(
+		mcptools.HTTPHandler(demoSet(), nil)))
+	b := &browser{}
+	l, err := mcptools.NewLogin(resource, &mcptools.LoginOptions{Open: b.open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcptools.Connect(t.Context(), mcptools.NewHTTP(resource, &mcptools.HTTPOptions{OAuth: l}), nil)
+	if !errors.Is(err, mcptools.ErrTokenRefused) || !strings.Contains(err.Error(), "[the token] is not welcome here") {
+		t.Fatalf("Connect() = %v; want ErrTokenRefused with the reason", err)
+	}
+	for _, tok := range as.Tokens() {
+		if strings.Contains(err.Error(), tok) {
+			t.Errorf("the error shows a token: %v", err)
+		}
+	}
+}
+
+// A store that cannot be read is an error of NewLogin, not a silent
+// logout.
+func TestNewLoginStoreError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "logins.json")
+	if err := os.WriteFile(path, []byte(`{"logins":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := mcptools.NewLogin("https://mcp.example.com/mcp", &mcptools.LoginOptions{
+		Open: func(context.Context, string) error { return nil }, Store: mcptools.TokenFile(path)})
+	if err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("NewLogin() with a file others can read = %v", err)
 	}
 }

@@ -57,8 +57,10 @@ func newLogins(opts options) *logins {
 }
 
 // login returns the login for the server at serverURL (spec as given).
+// When the logins file cannot be used (others may read it, say), the
+// login is not kept, and the user is told why.
 func (l *logins) login(spec, serverURL string) (*mcptools.Login, error) {
-	return mcptools.NewLogin(serverURL, &mcptools.LoginOptions{
+	opts := &mcptools.LoginOptions{
 		ClientName: "toolnexus chat",
 		Store:      l.store,
 		Timeout:    l.timeout,
@@ -74,7 +76,15 @@ func (l *logins) login(spec, serverURL string) (*mcptools.Login, error) {
 			fmt.Fprintf(l.out, "MCP server %q asks you to log in (%s; waiting %v; %s):\n  %s\n", spec, opened, l.timeout, kept, authURL)
 			return nil
 		},
-	})
+	}
+	login, err := mcptools.NewLogin(serverURL, opts)
+	if err != nil && l.store != nil {
+		fmt.Fprintf(l.out, "MCP server %q: logins will not be kept: %v\n", spec, err)
+		l.store, l.file = nil, ""
+		opts.Store = nil
+		login, err = mcptools.NewLogin(serverURL, opts)
+	}
+	return login, err
 }
 
 // errNoBrowser says that there is no browser to open.

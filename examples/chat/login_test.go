@@ -143,3 +143,29 @@ func TestMCPLoginTimeout(t *testing.T) {
 		t.Errorf("the prompt = %q; want one", p)
 	}
 }
+
+// A logins file that others can read is not used: the chat says so, and
+// the user still logs in, for this run.
+func TestMCPLoginFileOpenToOthers(t *testing.T) {
+	_, url := oauthServer(t)
+	file := filepath.Join(t.TempDir(), "logins.json")
+	if err := os.WriteFile(file, []byte(`{"logins":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var visits int
+	prompts := &syncBuffer{}
+	out := chatOutput(t, options{mcpHTTP: []string{url}, loginFile: file, loginOut: prompts, browser: userBrowser(t, &visits)},
+		"what is (12+7)*3\n")
+	if !strings.Contains(out, "(12+7)*3 = 57") || visits != 1 {
+		t.Errorf("browser opened %d times; output:\n%s", visits, out)
+	}
+	p := prompts.String()
+	for _, want := range []string{"logins will not be kept", "chmod 600 " + file, "the login is not kept"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the prompts lack %q:\n%s", want, p)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != `{"logins":{}}` {
+		t.Errorf("the file was written: %s", b)
+	}
+}
