@@ -49,6 +49,15 @@ type options struct {
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
 	// whose tools are added.
 	mcp, mcpHTTP []string
+	// loginFile, when set, replaces the file in the user's config
+	// directory that keeps the logins to -mcp-http servers; loginOut,
+	// where the user is told to log in (nil: stderr); loginTimeout, how
+	// long they have (0: mcptools.DefaultLoginTimeout); browser, the
+	// system's browser (tests play the user with it).
+	loginFile    string
+	loginOut     io.Writer
+	loginTimeout time.Duration
+	browser      func(url string) error
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
