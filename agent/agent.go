@@ -196,6 +196,10 @@ type Agent struct {
 	logger         *slog.Logger
 	unknownTool    string // the list of tools an unknown-tool error gives
 	err            error  // why With could not derive the agent: every run fails with it
+
+	// mediaInResponses says whether the model takes tools' media in
+	// function responses (geminiadapter.MediaInResponses), decided once.
+	mediaInResponses bool
 }
 
 // New checks cfg and returns an Agent. The tools are converted to
@@ -233,6 +237,8 @@ func New(cfg Config) (*Agent, error) {
 		prepareHistory: cfg.PrepareHistory,
 		forceEveryTurn: cfg.ForceEveryTurn,
 		logger:         cfg.Logger,
+
+		mediaInResponses: geminiadapter.MediaInResponses(cfg.Model),
 	}
 	if a.tools == nil {
 		a.tools = toolset.MustNew()
