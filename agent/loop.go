@@ -79,7 +79,7 @@ func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield fun
 		a:        a,
 		ctx:      ctx,
 		history:  history,
-		result:   &Result{Turns: make([]Turn, 0, 2)}, // most runs that call tools take two turns
+		result:   &Result{},
 		emitting: a.observer != nil || yield != nil,
 		yield:    yield,
 		typed:    typedRun{o: a.output},
