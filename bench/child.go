@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,19 +64,19 @@ func serveChild(name string) error {
 			if err != nil || n < 1 {
 				return fmt.Errorf("hold %q: want a positive count", arg)
 			}
-			held := h.hold(n)
+			held := h.arm(n)
 			say("holding")
 			go func() {
 				<-held
 				say("held")
 			}()
 		case "release":
-			h.release()
+			h.open()
 		default:
 			return fmt.Errorf("unknown command %q", in.Text())
 		}
 	}
-	h.release()
+	h.open()
 	if err := s.Err(); err != nil {
 		say("malformed request: " + err.Error())
 	} else {
@@ -87,49 +88,64 @@ func serveChild(name string) error {
 // A holder holds requests on their way to the server, when told to.
 type holder struct {
 	next http.Handler
-
-	mu    sync.Mutex
-	left  int           // requests still to hold
-	gate  chan struct{} // closed by release
-	onAll chan struct{} // closed once the last request to hold arrived
-}
-
-// hold makes the next n requests wait for release, and returns a channel
-// closed once all n wait.
-func (h *holder) hold(n int) <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.left, h.gate, h.onAll = n, make(chan struct{}), make(chan struct{})
-	return h.onAll
-}
-
-// release lets the held requests through.
-func (h *holder) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gate != nil {
-		close(h.gate)
-		h.gate = nil
-	}
-	h.left = 0
+	barrier
 }
 
 func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mu.Lock()
-	gate := h.gate
-	if h.left > 0 {
-		h.left--
-		if h.left == 0 {
-			close(h.onAll)
+	h.pass(r.Context())
+	h.next.ServeHTTP(w, r)
+}
+
+// A barrier holds what passes it once armed: the next n passages wait
+// until it is opened, and the last of them closes the channel arm
+// returned. Passages beyond those n, and any once it is opened, go through.
+type barrier struct {
+	mu     sync.Mutex
+	left   int
+	all    chan struct{}
+	opened chan struct{}
+}
+
+// arm makes the next n passages wait, and returns a channel closed once
+// all n wait.
+func (b *barrier) arm(n int) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.left, b.all, b.opened = n, make(chan struct{}), make(chan struct{})
+	return b.all
+}
+
+// open lets every passage through, from now on.
+func (b *barrier) open() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.opened != nil {
+		close(b.opened)
+		b.opened = nil
+	}
+	b.left = 0
+}
+
+// pass waits, when it is one of the passages to hold, until the barrier
+// opens or ctx is done.
+func (b *barrier) pass(ctx context.Context) {
+	b.mu.Lock()
+	opened := b.opened
+	if b.left > 0 {
+		b.left--
+		if b.left == 0 {
+			close(b.all)
 		}
 	} else {
-		gate = nil
+		opened = nil
 	}
-	h.mu.Unlock()
-	if gate != nil {
-		<-gate
+	b.mu.Unlock()
+	if opened != nil {
+		select {
+		case <-opened:
+		case <-ctx.Done():
+		}
 	}
-	h.next.ServeHTTP(w, r)
 }
 
 // A child is the fake server of the -load measurements, in a child

@@ -129,10 +129,7 @@ func runLoad(w io.Writer, n int) error {
 		},
 		func(client *genai.Client) (func(context.Context) error, error) {
 			a, err := agent.New(agent.Config{Models: client.Models, Model: benchModel, Tools: sleepyTools(sc, loadSleep)})
-			if err != nil {
-				return nil, err
-			}
-			return runAgent(a), nil
+			return runAgent(a), err
 		},
 	} {
 		if err != nil {
@@ -181,6 +178,22 @@ func runAgent(a *agent.Agent) func(context.Context) error {
 			return err
 		}
 		return checkAnswer(res.Text)
+	}
+}
+
+// streamAgent returns a conversation of Agent.Stream on a, consumed to its
+// end and checked.
+func streamAgent(a *agent.Agent) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for e, err := range a.Stream(ctx, []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)}) {
+			if err != nil {
+				return err
+			}
+			if e.Kind == agent.EventDone {
+				return checkAnswer(e.Result.Text)
+			}
+		}
+		return errors.New("Agent.Stream ended without EventDone")
 	}
 }
 
@@ -322,30 +335,14 @@ func loadHeld(srv *child, sc scenario, n int) (held, error) {
 		}},
 		{"agent.Run", func(client *genai.Client, g *gate) (func(context.Context) error, error) {
 			a, err := agent.New(agent.Config{Models: client.Models, Model: benchModel, Tools: g.toolset(sc)})
-			if err != nil {
-				return nil, err
-			}
-			return runAgent(a), nil
+			return runAgent(a), err
 		}},
 		{"raw genai streaming loop", func(client *genai.Client, g *gate) (func(context.Context) error, error) {
 			return rawStreamLoop(client, sc, g.rawTools(sc)), nil
 		}},
 		{"Agent.Stream", func(client *genai.Client, g *gate) (func(context.Context) error, error) {
 			a, err := agent.New(agent.Config{Models: client.Models, Model: benchModel, Tools: g.toolset(sc)})
-			if err != nil {
-				return nil, err
-			}
-			return func(ctx context.Context) error {
-				for e, err := range a.Stream(ctx, []*genai.Content{genai.NewContentFromText(prompt, genai.RoleUser)}) {
-					if err != nil {
-						return err
-					}
-					if e.Kind == agent.EventDone {
-						return checkAnswer(e.Result.Text)
-					}
-				}
-				return errors.New("Agent.Stream ended without EventDone")
-			}, nil
+			return streamAgent(a), err
 		}},
 	}
 	var h held
@@ -454,21 +451,15 @@ func quiesce() {
 	}
 }
 
-// A gate holds tool calls until a given number of them have arrived, and
-// then until it is opened.
+// A gate holds tool calls, as a barrier: the calls of the held heap's
+// second point.
 type gate struct {
-	mu     sync.Mutex
-	left   int
-	all    chan struct{} // closed when the last awaited call arrives
-	opened chan struct{}
+	barrier
+	all <-chan struct{} // closed when the awaited calls are in
 }
 
 // arm makes the next calls calls wait.
-func (g *gate) arm(calls int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.left, g.all, g.opened = calls, make(chan struct{}), make(chan struct{})
-}
+func (g *gate) arm(calls int) { g.all = g.barrier.arm(calls) }
 
 // wait waits for the awaited calls, or until failed is closed, or for at
 // most limit.
@@ -483,45 +474,13 @@ func (g *gate) wait(failed <-chan struct{}, limit time.Duration) error {
 	}
 }
 
-// open lets every call through, from now on.
-func (g *gate) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.opened != nil {
-		select {
-		case <-g.opened:
-		default:
-			close(g.opened)
-		}
-	}
-}
-
-// enter is a tool call's passage through the gate.
-func (g *gate) enter(ctx context.Context) {
-	g.mu.Lock()
-	opened := g.opened
-	if g.left > 0 {
-		g.left--
-		if g.left == 0 {
-			close(g.all)
-		}
-	}
-	g.mu.Unlock()
-	if opened != nil {
-		select {
-		case <-opened:
-		case <-ctx.Done():
-		}
-	}
-}
-
 // toolset returns sc's tools as toolset tools that pass the gate.
 func (g *gate) toolset(sc scenario) *toolset.Set {
 	var tools []*toolset.Tool
 	for _, t := range sc.toolSpecs() {
 		tools = append(tools, toolset.MustFunc(t.Name, t.Description,
 			func(ctx context.Context, in toolsetWeatherIn) (string, error) {
-				g.enter(ctx)
+				g.pass(ctx)
 				return weather(in.City), nil
 			}))
 	}
@@ -533,7 +492,7 @@ func (g *gate) rawTools(sc scenario) map[string]rawTool {
 	tools := map[string]rawTool{}
 	for _, t := range sc.toolSpecs() {
 		tools[t.Name] = func(ctx context.Context, args map[string]any) map[string]any {
-			g.enter(ctx)
+			g.pass(ctx)
 			return rawWeather(ctx, args)
 		}
 	}
