@@ -53,9 +53,15 @@ func main() {
 	only := flag.String("only", "", "contestants to run, comma-separated keys (default all: "+contestantKeys()+")")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (combine with -only and -scenario)")
 	fanout := flag.Bool("fanout", false, "measure the fan-out of 8 sleeping tool calls instead of the scenarios")
-	load := flag.Int("load", 0, "start `n` agent.Run conversations at once and report throughput, heap and goroutines, instead of the scenarios")
+	load := flag.Int("load", 0, "run `n` conversations at once, the fake server in a child process, and report throughput, heap (peak, and held per run) and goroutines, instead of the scenarios")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) to `file` at the end; this slows the run, so its timings are not comparable")
 	flag.Parse()
+	if sc := os.Getenv(serveEnv); sc != "" {
+		if err := serveChild(sc); err != nil {
+			fatalf("%s: %v", serveEnv, err)
+		}
+		return
+	}
 
 	if o.loops < 1 || o.rounds < 1 || o.warmup < 0 {
 		fatalf("-loops and -rounds must be positive, -warmup not negative")
