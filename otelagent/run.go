@@ -23,6 +23,9 @@ func (o *Observer) startRun(ctx context.Context, e *agent.Event) context.Context
 		return spanStart{name: o.runName, opts: []trace.SpanStartOption{o.internal, trace.WithAttributes(attrs...)}}
 	})
 	ctx, span := o.tracer.Start(ctx, start.name, start.opts...)
+	if id := agent.Conversation(ctx); id != "" && span.IsRecording() {
+		span.SetAttributes(semconv.GenAIConversationID(id)) // the thread a server runs it on (agent.WithConversation)
+	}
 	st := &runState{span: span, start: time.Now(), model: e.Model}
 	st.tools = st.toolBuf[:0]
 	return context.WithValue(ctx, runKey{o}, st)
