@@ -1,0 +1,62 @@
+package agentserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
+)
+
+// errBrowserTool is what a browser tool's Run returns. The loop never
+// runs one: each of their calls waits for the browser's result, which
+// answers it (see run.needsApproval).
+var errBrowserTool = errors.New("this tool runs in the browser, not on the server")
+
+// browserTools returns the tools that stand for browser tools in a run:
+// their declarations, validated as the agent's own tools are by
+// toolset.Define.
+func browserTools(decls []ToolDecl) ([]*toolset.Tool, error) {
+	if len(decls) == 0 {
+		return nil, nil
+	}
+	tools := make([]*toolset.Tool, len(decls))
+	for i, d := range decls {
+		t, err := toolset.Define(toolset.Tool{
+			Name: d.Name, Description: d.Description, InputSchema: d.Parameters,
+			Run: func(context.Context, map[string]any) (any, error) { return nil, errBrowserTool },
+		})
+		if err != nil {
+			return nil, BadRequest(0, "bad_tool", "browser tool %d: %v", i, err)
+		}
+		tools[i] = t
+	}
+	return tools, nil
+}
+
+// checkTools validates browser tools against the agent: as tools
+// (toolset.Define), as declarations Gemini takes (the agent's
+// geminiadapter conversion, which agent.With makes), and against the
+// agent's own tools' names.
+func checkTools(a *agent.Agent, decls []ToolDecl, max int) error {
+	if len(decls) > max {
+		return BadRequest(0, "too_many_tools", "%d browser tools; at most %d are taken", len(decls), max)
+	}
+	tools, err := browserTools(decls)
+	if err != nil || len(tools) == 0 {
+		return err
+	}
+	if err := a.With(agent.Overrides{Tools: tools}).Steps().Err(); err != nil {
+		return BadRequest(0, "bad_tool", "browser tools: %v", unwrapWith(err))
+	}
+	return nil
+}
+
+// unwrapWith drops agent.With's prefix from its error.
+func unwrapWith(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return fmt.Errorf("%w", err)
+}
