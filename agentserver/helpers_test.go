@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -80,7 +81,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scfg := agentserver.Config{Agent: a, Store: h.store, Authenticate: func(r *http.Request) (string, error) {
+	scfg := agentserver.Config{Agent: a, Store: h.store, Logger: slog.New(slog.DiscardHandler), Authenticate: func(r *http.Request) (string, error) {
 		if u := r.Header.Get("X-User"); u != "" {
 			return u, nil
 		}

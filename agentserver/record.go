@@ -137,6 +137,8 @@ type Decision struct {
 	// Expired is set on the decision the server took when the deadline
 	// passed (a denial). Requests never set it.
 	Expired bool `json:"expired,omitempty"`
+	// Kind is what the call waited for; the server sets it in the log.
+	Kind PendingKind `json:"kind,omitempty"`
 }
 
 // A Retry reports a model call made again.

@@ -357,7 +357,7 @@ func (r *run) expireLocked(now time.Time) {
 			continue
 		}
 		p.decided = true
-		p.decision = Decision{CallID: id, Expired: true,
+		p.decision = Decision{CallID: id, Expired: true, Kind: p.Kind,
 			Reason: fmt.Sprintf("nobody decided about this call within %v; it was not run", r.l.approvalTimeout)}
 		r.settled[id] = ErrExpired
 		r.addLocked(Record{Kind: KindDecision, Decision: &p.decision})
@@ -414,6 +414,7 @@ func (r *run) decide(ds []Decision) (int64, error) {
 	for _, d := range ds {
 		p := r.pending[d.CallID]
 		p.decided, p.decision = true, d
+		p.decision.Kind = p.Kind
 		if d.Output != nil {
 			p.decision.Output = slices.Clone(d.Output)
 		}

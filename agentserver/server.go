@@ -107,7 +107,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	streams int           // ServeEvents calls in flight
-	idle    chan struct{} // closed when streams drops to 0 while closing
+	drained chan struct{} // closed when streams drops to 0, for Close
 	closing bool
 	// stopStreams ends every stream at once, when Close runs out of time.
 	stopStreams context.Context
@@ -176,24 +176,36 @@ func (s *Server) Runner() Runner { return s.runner }
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
-	if s.idle == nil {
-		s.idle = make(chan struct{})
-		if s.streams == 0 {
-			close(s.idle)
-		}
-	}
-	idle := s.idle
 	s.mu.Unlock()
 	err := s.runner.Close(ctx)
-	select {
-	case <-idle:
-	case <-ctx.Done():
-		err = ctx.Err()
+	if werr := s.waitStreams(ctx); werr != nil {
+		err = werr
 		s.stop()
-		<-idle
+		s.waitStreams(context.Background()) // each ends at once, or at its write deadline
 	}
 	s.stop()
 	return err
+}
+
+// waitStreams waits until no stream is in flight, or ctx is done.
+func (s *Server) waitStreams(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.streams == 0 {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.drained == nil {
+			s.drained = make(chan struct{})
+		}
+		drained := s.drained
+		s.mu.Unlock()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // closed returns ErrClosed once Close was called.

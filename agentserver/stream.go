@@ -130,11 +130,13 @@ func (s *Server) ServeEvents(w http.ResponseWriter, r *http.Request, cur Cursor,
 	}
 }
 
-// streamStarts counts a stream in, unless the server is closing.
+// streamStarts counts a stream in, unless the server has stopped
+// streaming (Close is over, or ran out of time). A stream of a run that
+// started before Close is served while Close waits.
 func (s *Server) streamStarts() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
+	if s.stopStreams.Err() != nil {
 		return false
 	}
 	s.streams++
@@ -145,11 +147,8 @@ func (s *Server) streamEnds() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.streams--
-	if s.streams == 0 && s.idle != nil {
-		select {
-		case <-s.idle:
-		default:
-			close(s.idle)
-		}
+	if s.streams == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
 	}
 }

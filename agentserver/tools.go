@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
@@ -23,6 +25,9 @@ func browserTools(decls []ToolDecl) ([]*toolset.Tool, error) {
 	}
 	tools := make([]*toolset.Tool, len(decls))
 	for i, d := range decls {
+		if err := checkTypes(d.Parameters); err != nil {
+			return nil, BadRequest(0, "bad_tool", "browser tool %d (%s): %v", i, d.Name, err)
+		}
 		t, err := toolset.Define(toolset.Tool{
 			Name: d.Name, Description: d.Description, InputSchema: d.Parameters,
 			Run: func(context.Context, map[string]any) (any, error) { return nil, errBrowserTool },
@@ -59,4 +64,58 @@ func unwrapWith(err error) error {
 		return u
 	}
 	return fmt.Errorf("%w", err)
+}
+
+// jsonTypes are the type names of JSON Schema.
+var jsonTypes = map[string]bool{"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true}
+
+var (
+	schemaType      = reflect.TypeFor[*jsonschema.Schema]()
+	schemaSliceType = reflect.TypeFor[[]*jsonschema.Schema]()
+	schemaMapType   = reflect.TypeFor[map[string]*jsonschema.Schema]()
+)
+
+// checkTypes refuses a schema that names a type JSON Schema does not
+// have, at any depth. toolset.Define takes such a schema (jsonschema-go
+// does not check type names), and the adapter would send it to Gemini as
+// it is, which a browser's declaration must not get to do.
+func checkTypes(s *jsonschema.Schema) error {
+	if s == nil {
+		return nil
+	}
+	types := s.Types
+	if s.Type != "" {
+		types = append(types, s.Type)
+	}
+	for _, t := range types {
+		if !jsonTypes[t] {
+			return fmt.Errorf("unknown type %q", t)
+		}
+	}
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f.Type() {
+		case schemaType:
+			if err := checkTypes(f.Interface().(*jsonschema.Schema)); err != nil {
+				return err
+			}
+		case schemaSliceType:
+			for _, c := range f.Interface().([]*jsonschema.Schema) {
+				if err := checkTypes(c); err != nil {
+					return err
+				}
+			}
+		case schemaMapType:
+			for _, c := range f.Interface().(map[string]*jsonschema.Schema) {
+				if err := checkTypes(c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,89 @@
+package aisdk
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/toolnexus/toolnexus-go/agentserver"
+)
+
+// Handler returns the handler of s's chat route: POST starts a run or
+// continues the one that waits, GET {id}/stream (under whatever path the
+// handler is mounted at) resumes the thread's run in progress. Mount it at
+// the route and under it:
+//
+//	http.Handle("/api/chat", h)
+//	http.Handle("/api/chat/", h)
+func Handler(s *agentserver.Server) http.Handler {
+	return &handler{s: s}
+}
+
+type handler struct{ s *agentserver.Server }
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/stream"); ok && r.Method == http.MethodGet {
+		id, err := url.PathUnescape(rest[strings.LastIndexByte(rest, '/')+1:])
+		if err != nil {
+			h.s.WriteError(w, r, agentserver.BadRequest(0, "bad_thread", "the chat id in the path is not escaped right"))
+			return
+		}
+		h.resume(w, r, id)
+		return
+	}
+	if r.Method != http.MethodPost {
+		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST, or GET …/{id}/stream"))
+		return
+	}
+	user, err := h.s.User(r)
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	req, err := read(h.s, r)
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	att, err := h.s.Submit(r.Context(), user, req)
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	h.serve(w, r, user, att.Run, att.Offset)
+}
+
+// resume streams the thread's run in progress from its start, or answers
+// 204 when none is.
+func (h *handler) resume(w http.ResponseWriter, r *http.Request, thread string) {
+	user, err := h.s.User(r)
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	if err := agentserver.CheckThreadID(thread); err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	info, err := h.s.Current(r.Context(), user, thread)
+	if errors.Is(err, agentserver.ErrNotFound) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	h.serve(w, r, user, info, 0)
+}
+
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, user string, run agentserver.RunInfo, offset int64) {
+	cur, err := h.s.Attach(r.Context(), user, run.ID, offset)
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	w.Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
+	h.s.ServeEvents(w, r, cur, &encoder{run: run})
+}
