@@ -230,9 +230,10 @@ type Request struct {
 	// Decisions decide calls the thread's run waits for. One for a call
 	// that does not wait (unknown, decided, expired) fails the request.
 	Decisions []Decision
-	// Results are browser tools' results found in the client's copy of
-	// the history: those for calls the run waits for are taken as
-	// decisions, the others ignored (they answer calls of the past).
+	// Results are decisions the client's copy of the history implies
+	// (browser tools' results, an approval the client cancelled): those
+	// for calls the run waits for are taken as decisions, the others
+	// ignored, since they answer calls of the past.
 	Results []Decision
 	// Tools are the browser tools the request declares; a run that
 	// starts gets them (a run that goes on keeps those it started with).
@@ -285,7 +286,7 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	case cur.State == StateWaiting:
 		ds := slices.Clone(req.Decisions)
 		for _, d := range req.Results {
-			if slices.ContainsFunc(cur.Pending, func(p Pending) bool { return p.Call.ID == d.CallID && p.Kind == WaitBrowser }) &&
+			if slices.ContainsFunc(cur.Pending, func(p Pending) bool { return p.Call.ID == d.CallID }) &&
 				!slices.ContainsFunc(ds, func(e Decision) bool { return e.CallID == d.CallID }) {
 				ds = append(ds, d)
 			}
