@@ -104,24 +104,3 @@ func TestListFlag(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
-
-func TestBind(t *testing.T) {
-	calls := plan("weather in Oslo, what is 2+2 and the time in UTC")
-	for _, tc := range []struct {
-		declared []string
-		want     string
-	}{
-		{[]string{"get_weather", "current_time", "calculate"}, "get_weather calculate current_time"},
-		{[]string{"get_weather", "mcp_get_weather", "demo.calculate"}, "mcp_get_weather demo.calculate"},
-		{[]string{"x:current_time", "not_a_calculator", "calculate_v2"}, "x:current_time"},
-		{nil, ""},
-	} {
-		var got []string
-		for _, c := range bind(calls, tc.declared) {
-			got = append(got, c.Name)
-		}
-		if strings.Join(got, " ") != tc.want {
-			t.Errorf("bind(%v) = %v, want %s", tc.declared, got, tc.want)
-		}
-	}
-}

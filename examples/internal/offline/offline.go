@@ -1,11 +1,11 @@
-package main
-
-// The offline model: a reply function for internal/fake that plays Gemini
-// for this example's tools, so that the chat works with no key and no
-// network. It reads the conversation the way the real model would receive
-// it, over HTTP through the real client and the agent loop, answers a
-// question with real function calls, and turns the function responses into
-// an answer.
+// Package offline is the examples' offline model: a reply function for
+// internal/fake that plays Gemini for the demo tools (package demotools),
+// so that the chat and the server work with no key and no network. It
+// reads the conversation the way the real model would receive it, over
+// HTTP through the real client and the agent loop, answers a question
+// with real function calls, and turns the function responses into an
+// answer.
+package offline
 
 import (
 	"fmt"
@@ -18,31 +18,44 @@ import (
 	"google.golang.org/genai"
 )
 
-// offlineModelName is the model the fake serves. Its gemini-3 prefix makes
-// the fake behave like Gemini 3: call ids, thought signatures, and the
-// check that signatures come back.
-const offlineModelName = "gemini-3-offline-demo"
+// ModelName is the model the fake serves. Its gemini-3 prefix makes the
+// fake behave like Gemini 3: call ids, thought signatures, and the check
+// that signatures come back.
+const ModelName = "gemini-3-offline-demo"
 
-// offlineChunk and offlineEventDelay make the offline answer stream in
-// visible pieces.
+// chunk and eventDelay make the offline answer stream in visible pieces.
 const (
-	offlineChunk      = 12
-	offlineEventDelay = 15 * time.Millisecond
+	chunk      = 12
+	eventDelay = 15 * time.Millisecond
 )
 
-// offlineModel answers one request.
-func offlineModel(req *fake.Request) *fake.Reply {
+// NewServer returns a fake Gemini server that answers as the offline
+// model. Each of extra is asked first, in order, and answers a request
+// when it returns a reply: an example's agents of its own (the chat's
+// trip planner) answer so.
+func NewServer(extra ...func(*fake.Request) *fake.Reply) *fake.Server {
+	srv := fake.NewServer()
+	srv.SetReplyFunc(func(req *fake.Request) *fake.Reply {
+		for _, f := range extra {
+			if reply := f(req); reply != nil {
+				return reply
+			}
+		}
+		return Model(req)
+	})
+	return srv
+}
+
+// Model answers one request as the offline model.
+func Model(req *fake.Request) *fake.Reply {
 	if len(req.Contents) == 0 {
 		return offlineText("I did not get a message.")
 	}
-	if reply := offlineTrip(req); reply != nil { // the /trip planner
-		return reply
-	}
 	last := req.Contents[len(req.Contents)-1]
-	if results := functionResponses(last); len(results) > 0 {
+	if results := FunctionResponses(last); len(results) > 0 {
 		return offlineText(summarize(results))
 	}
-	question := textOf(last)
+	question := TextOf(last)
 	calls := bind(plan(question), declared(req))
 	if len(calls) == 0 {
 		return offlineText("I am the offline demo model, so I only understand a few things: the weather in a city " +
@@ -53,8 +66,8 @@ func offlineModel(req *fake.Request) *fake.Reply {
 }
 
 func offlineText(s string) *fake.Reply {
-	r := fake.Text(s).WithTextChunk(offlineChunk)
-	r.EventDelay = offlineEventDelay
+	r := fake.Text(s).WithTextChunk(chunk)
+	r.EventDelay = eventDelay
 	return r
 }
 
@@ -297,8 +310,8 @@ func summarize(results []*genai.FunctionResponse) string {
 	return answer
 }
 
-// functionResponses returns the function responses of a content.
-func functionResponses(c *genai.Content) []*genai.FunctionResponse {
+// FunctionResponses returns the function responses of a content.
+func FunctionResponses(c *genai.Content) []*genai.FunctionResponse {
 	var out []*genai.FunctionResponse
 	for _, p := range c.Parts {
 		if p.FunctionResponse != nil {
@@ -308,8 +321,8 @@ func functionResponses(c *genai.Content) []*genai.FunctionResponse {
 	return out
 }
 
-// textOf returns the text of a content.
-func textOf(c *genai.Content) string {
+// TextOf returns the text of a content, thoughts left out.
+func TextOf(c *genai.Content) string {
 	var b strings.Builder
 	for _, p := range c.Parts {
 		if !p.Thought {
