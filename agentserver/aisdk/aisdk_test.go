@@ -37,7 +37,7 @@ type cityIn struct {
 	City string `json:"city"`
 }
 
-func newEnv(t *testing.T, edit func(*agent.Config)) *env {
+func newEnv(t *testing.T, edit func(*agent.Config), configs ...func(*agentserver.Config)) *env {
 	t.Helper()
 	e := &env{t: t, model: fake.NewServer(), gate: make(chan struct{}), start: make(chan string, 10)}
 	weather := toolset.MustFunc("get_weather", "Current weather for a city", func(ctx context.Context, in cityIn) (map[string]any, error) {
@@ -59,7 +59,11 @@ func newEnv(t *testing.T, edit func(*agent.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv, err = agentserver.New(agentserver.Config{Agent: a, MaxMessages: 5, MaxParts: 4, Logger: slog.New(slog.DiscardHandler)})
+	scfg := agentserver.Config{Agent: a, MaxMessages: 5, MaxParts: 4, Logger: slog.New(slog.DiscardHandler)}
+	for _, c := range configs {
+		c(&scfg)
+	}
+	e.srv, err = agentserver.New(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
