@@ -452,3 +452,33 @@ func TestRunError(t *testing.T) {
 		t.Errorf("events %v", r.events)
 	}
 }
+
+// Retries are CUSTOM events named retry; a typed answer is the
+// RUN_FINISHED's result.
+func TestRetriesAndTypedAnswers(t *testing.T) {
+	e := newEnv(t, func(c *agent.Config) {
+		c.Retry = agent.RetryPolicy{InitialDelay: time.Millisecond, MaxDelay: time.Millisecond, Jitter: -1}
+	}, func(c *agentserver.Config) {
+		typed, err := agent.Typed[struct {
+			City string `json:"city"`
+		}](c.Agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Agent = typed
+	})
+	e.Model.Enqueue(fake.Error(503, "overloaded"), fake.Text(`{"city":"Paris"}`))
+	r := e.post("/agui", input("t1", "r1", user("u1", "Which city?")))
+	var custom map[string]any
+	for _, ev := range r.events {
+		if ev["type"] == "CUSTOM" {
+			custom = ev
+		}
+	}
+	if custom == nil || custom["name"] != "retry" || custom["value"].(map[string]any)["reason"] != "the model's service is unavailable" {
+		t.Errorf("CUSTOM %v (%v)", custom, r.types())
+	}
+	if fin := r.last(); fin["type"] != "RUN_FINISHED" || fmt.Sprint(fin["result"]) != "map[city:Paris]" {
+		t.Errorf("RUN_FINISHED %v", fin)
+	}
+}
