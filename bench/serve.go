@@ -121,14 +121,7 @@ func serveAgent(a *agent.Agent) (*agentserver.Server, *httptest.Server, error) {
 // postQuestion posts the prompt on a new thread over protocol, reads the
 // whole stream, and returns the answer's text.
 func postQuestion(ctx context.Context, hc *http.Client, base, protocol, thread string) (string, error) {
-	var path, body string
-	if protocol == "agui" {
-		path = "/agui"
-		body = `{"threadId":"` + thread + `","runId":"r","messages":[{"id":"u","role":"user","content":"` + prompt + `"}]}`
-	} else {
-		path = "/api/chat"
-		body = `{"id":"` + thread + `","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"` + prompt + `"}]}]}`
-	}
+	path, body := question(protocol, thread, prompt)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(body))
 	if err != nil {
 		return "", err
@@ -152,6 +145,16 @@ func postQuestion(ctx context.Context, hc *http.Client, base, protocol, thread s
 		}
 	}
 	return text.String(), sc.Err()
+}
+
+// question returns the path and the body of a request that asks text on
+// a new thread over protocol ("aisdk" or "agui"). text must need no JSON
+// escaping.
+func question(protocol, thread, text string) (path, body string) {
+	if protocol == "agui" {
+		return "/agui", `{"threadId":"` + thread + `","runId":"r","messages":[{"id":"u","role":"user","content":"` + text + `"}]}`
+	}
+	return "/api/chat", `{"id":"` + thread + `","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"` + text + `"}]}]}`
 }
 
 // textDelta returns the text of an SSE line that carries a piece of the
@@ -450,10 +453,7 @@ func runServeLatency(w io.Writer, chunks int, interval time.Duration) error {
 		}
 	}
 	for _, protocol := range []string{"aisdk", "agui"} {
-		path, body := "/api/chat", `{"id":"lat-aisdk","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"go"}]}]}`
-		if protocol == "agui" {
-			path, body = "/agui", `{"threadId":"lat-agui","runId":"r","messages":[{"id":"u","role":"user","content":"go"}]}`
-		}
+		path, body := question(protocol, "lat-"+protocol, "go")
 		resp, err := http.Post(hs.URL+path, "application/json", strings.NewReader(body))
 		if err != nil {
 			return err

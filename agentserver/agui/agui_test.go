@@ -31,17 +31,8 @@ type env struct {
 // on messages and parts unless configs say otherwise.
 func newEnv(t *testing.T, edit func(*agent.Config), configs ...func(*agentserver.Config)) *env {
 	t.Helper()
-	opts := servertest.Options{Agent: edit, Config: func(c *agentserver.Config) {
-		c.MaxMessages, c.MaxParts = 5, 3
-		for _, f := range configs {
-			f(c)
-		}
-	}}
-	return &env{t: t, Env: servertest.New(t, opts, func(s *agentserver.Server, mux *http.ServeMux) {
-		h := agui.Handler(s)
-		mux.Handle("/agui", h)
-		mux.Handle("/agui/", h)
-	})}
+	configs = append([]func(*agentserver.Config){servertest.Limits(5, 3)}, configs...)
+	return &env{t: t, Env: servertest.Serve(t, agui.Handler, "/agui", edit, configs...)}
 }
 
 type reply struct {
@@ -58,11 +49,7 @@ func (r *reply) types() []string {
 	return out
 }
 
-func (r *reply) code() string {
-	var e struct{ Error struct{ Code string } }
-	json.Unmarshal([]byte(r.body), &e)
-	return e.Error.Code
-}
+func (r *reply) code() string { return servertest.ErrorCode(r.body) }
 
 func (r *reply) last() map[string]any { return r.events[len(r.events)-1] }
 

@@ -31,17 +31,8 @@ type env struct {
 // on messages and parts unless configs say otherwise.
 func newEnv(t *testing.T, edit func(*agent.Config), configs ...func(*agentserver.Config)) *env {
 	t.Helper()
-	opts := servertest.Options{Agent: edit, Config: func(c *agentserver.Config) {
-		c.MaxMessages, c.MaxParts = 5, 4
-		for _, f := range configs {
-			f(c)
-		}
-	}}
-	return &env{t: t, Env: servertest.New(t, opts, func(s *agentserver.Server, mux *http.ServeMux) {
-		h := aisdk.Handler(s)
-		mux.Handle("/api/chat", h)
-		mux.Handle("/api/chat/", h)
-	})}
+	configs = append([]func(*agentserver.Config){servertest.Limits(5, 4)}, configs...)
+	return &env{t: t, Env: servertest.Serve(t, aisdk.Handler, "/api/chat", edit, configs...)}
 }
 
 // reply is a response: its status, its headers, and its chunks (or its
@@ -62,11 +53,7 @@ func (r *reply) types() []string {
 	return out
 }
 
-func (r *reply) code() string {
-	var e struct{ Error struct{ Code string } }
-	json.Unmarshal([]byte(r.body), &e)
-	return e.Error.Code
-}
+func (r *reply) code() string { return servertest.ErrorCode(r.body) }
 
 func (e *env) do(method, path, body string) *reply {
 	e.t.Helper()
