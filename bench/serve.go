@@ -41,6 +41,7 @@ func init() {
 	register(contestant{key: "session-stream", name: "toolnexus session.Stream (memory store)", setup: setupSessionStream, optIn: true})
 	register(contestant{key: "served-aisdk", name: "toolnexus agentserver: AI SDK stream over HTTP", setup: setupServed("aisdk"), optIn: true})
 	register(contestant{key: "served-agui", name: "toolnexus agentserver: AG-UI over HTTP", setup: setupServed("agui"), optIn: true})
+	register(contestant{key: "served-direct", name: "toolnexus agentserver: Submit and its log read in process (no HTTP)", setup: setupServedDirect, optIn: true})
 }
 
 // setupSessionStream is Agent.Stream through session.Stream: the run
@@ -104,6 +105,46 @@ func setupServed(protocol string) func(url string, sc scenario) (func(context.Co
 		}
 		return loop, cleanup, nil
 	}
+}
+
+// setupServedDirect runs each loop's question on a new thread with
+// Server.Submit and reads the run's log to its end: the serving layer
+// without HTTP and without a protocol.
+func setupServedDirect(url string, sc scenario) (func(context.Context) error, func(), error) {
+	client, err := newClient(url, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := newBenchAgent(client, toolset.MustNew(toolsetTools(sc)...), sc, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := agentserver.New(agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, nil, err
+	}
+	var n atomic.Int64
+	return func(ctx context.Context) error {
+		att, err := srv.Submit(ctx, "bench", agentserver.Request{Thread: "t" + strconv.FormatInt(n.Add(1), 10),
+			Message: genai.NewContentFromText(prompt, genai.RoleUser)})
+		if err != nil {
+			return err
+		}
+		cur, err := srv.Attach(ctx, "bench", att.Run.ID, 0)
+		if err != nil {
+			return err
+		}
+		defer cur.Close()
+		for {
+			rec, ok, err := cur.Next(ctx, time.Minute)
+			if err != nil {
+				return err
+			}
+			if ok && rec.Kind == agentserver.KindDone {
+				return checkAnswer(rec.Done.Text)
+			}
+		}
+	}, func() { srv.Close(context.Background()) }, nil
 }
 
 // serveAgent serves a on both protocols, on a loopback port.
