@@ -112,13 +112,19 @@
 //     as it went (session.Stream's save), before its KindDone record.
 //   - The log is ordered and append-only: offsets start at 0, every
 //     reader sees the same records at the same offsets, Attach at any
-//     offset up to the log's length works while the run is known, the
-//     first record is KindStart and the last KindDone.
+//     offset up to the log's length works while the run goes on, the
+//     first record is KindStart and the last KindDone. The log of a run
+//     that is over may be cut to its last record (the in-process runner
+//     cuts it once a cursor has read its end and none reads it any more):
+//     a cursor on it reads the end.
 //   - A pause comes once the turn's other calls have their results, and
 //     is the last record while the run waits; decisions are appended after
 //     it (KindDecision), then, if calls still wait, a new pause listing
 //     them. Cursor.Buffered counts the records already in the log, so a
 //     reader knows whether the pause it reads was resolved.
+//   - Start and Decide return cursors attached before the records they
+//     cause, so that the response they serve misses none of them, however
+//     fast the run goes.
 //   - Decisions are validated against the run's own pending calls, all or
 //     none, and each call is decided once: by the first request that
 //     decides it, or by its deadline, which denies it and tells the model.

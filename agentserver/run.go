@@ -27,8 +27,12 @@ type run struct {
 	started                        time.Time
 
 	mu      sync.Mutex
-	records []Record
+	records []Record // the log, from offset base
+	// base is the offset of records[0]: 0, until the log of a run that
+	// is over is cut to its last record (see trimLocked).
+	base    int64
 	readers []chan struct{} // each cursor's wake-up, signalled at each record
+	endRead bool            // a cursor read the KindDone record
 	state   State
 	done    *Done
 	// ended and over are set by localRunner.ended, under its lock.
@@ -70,6 +74,7 @@ func newRun(id string, in *Input, l *localRunner) *run {
 		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l,
 		started: time.Now(), state: StateRunning,
 		decided: make(chan struct{}), settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
+		records: make([]Record, 0, 16),
 	}
 	for _, t := range in.Tools {
 		if r.browser == nil {
@@ -88,7 +93,7 @@ func (r *run) add(rec Record) {
 }
 
 func (r *run) addLocked(rec Record) {
-	rec.Offset = int64(len(r.records))
+	rec.Offset = r.lenLocked()
 	if rec.Time.IsZero() {
 		rec.Time = time.Now()
 	}
@@ -106,7 +111,7 @@ func (r *run) info() RunInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info := RunInfo{ID: r.id, Thread: r.conversation, User: r.user, State: r.state, Started: r.started,
-		Len: int64(len(r.records)), Done: r.done}
+		Len: r.lenLocked(), Done: r.done}
 	if r.done != nil {
 		info.Ended = r.records[len(r.records)-1].Time
 	}
@@ -416,8 +421,9 @@ func (r *run) undecidedLocked() int {
 	return n
 }
 
-// decide takes decisions from a request, all or none.
-func (r *run) decide(ds []Decision) (int64, error) {
+// decide takes decisions from a request, all or none, and returns a
+// cursor from the first record they add.
+func (r *run) decide(ds []Decision) (Cursor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := make(map[string]bool, len(ds))
@@ -426,30 +432,30 @@ func (r *run) decide(ds []Decision) (int64, error) {
 		p := r.pending[d.CallID]
 		switch {
 		case seen[d.CallID]:
-			return 0, BadRequest(0, "duplicate_decision", "two decisions for call %q", d.CallID)
+			return nil, BadRequest(0, "duplicate_decision", "two decisions for call %q", d.CallID)
 		case p == nil || p.decided:
 			if err := r.settled[d.CallID]; err != nil {
 				if errors.Is(err, ErrExpired) {
-					return 0, newError(http.StatusConflict, "expired", ErrExpired, "call %q was not decided in time; it was denied", d.CallID)
+					return nil, newError(http.StatusConflict, "expired", ErrExpired, "call %q was not decided in time; it was denied", d.CallID)
 				}
-				return 0, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
+				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
 			}
 			if p != nil {
-				return 0, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
+				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
 			}
-			return 0, newError(http.StatusConflict, "unknown_call", ErrUnknownCall, "no call %q waits for a decision", d.CallID)
+			return nil, newError(http.StatusConflict, "unknown_call", ErrUnknownCall, "no call %q waits for a decision", d.CallID)
 		case d.Expired:
-			return 0, BadRequest(0, "bad_decision", "a decision cannot be marked expired")
+			return nil, BadRequest(0, "bad_decision", "a decision cannot be marked expired")
 		case p.Kind == WaitApproval && (len(d.Output) > 0 || d.Error != ""):
-			return 0, BadRequest(0, "bad_decision", "call %q needs approval, not a result", d.CallID)
+			return nil, BadRequest(0, "bad_decision", "call %q needs approval, not a result", d.CallID)
 		case p.Kind == WaitBrowser && (len(d.Output) > 0) == (d.Error != ""):
-			return 0, BadRequest(0, "bad_decision", "call %q of browser tool %s needs its output or its error", d.CallID, p.Call.Name)
+			return nil, BadRequest(0, "bad_decision", "call %q of browser tool %s needs its output or its error", d.CallID, p.Call.Name)
 		case p.Kind == WaitBrowser && len(d.Output) > 0 && !json.Valid(d.Output):
-			return 0, BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
+			return nil, BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
 		}
 		seen[d.CallID] = true
 	}
-	offset := int64(len(r.records))
+	offset := r.lenLocked()
 	for _, d := range ds {
 		p := r.pending[d.CallID]
 		p.decided, p.decision = true, d
@@ -474,7 +480,7 @@ func (r *run) decide(ds []Decision) (int64, error) {
 		r.state = StateRunning
 	}
 	r.wakeLocked()
-	return offset, nil
+	return r.attachLocked(offset), nil
 }
 
 // finish ends the run with its last record, once it is saved.
@@ -508,7 +514,28 @@ func (r *run) finish(ctx context.Context, e *agent.Event) {
 	r.state, r.done = state, done
 	r.pending, r.order = nil, nil
 	r.addLocked(Record{Kind: KindDone, Time: now, Turn: r.lastTurnLocked(), Done: done})
+	r.trimLocked()
 	r.mu.Unlock()
+}
+
+// lenLocked returns the length of the log.
+func (r *run) lenLocked() int64 { return r.base + int64(len(r.records)) }
+
+// trimLocked cuts the log of a run that is over, and that nobody reads
+// any more, to its last record: a run is kept for a while after its end, to be
+// looked up and its late decisions answered, and its records would make
+// that costly. A reader that attaches later reads the end.
+//
+// A log is cut only once a reader has read its end: a request that
+// started or continued the run may attach after the run ended, and must
+// still read what the run did.
+func (r *run) trimLocked() {
+	if r.done == nil || !r.endRead || len(r.readers) > 0 || len(r.records) <= 1 {
+		return
+	}
+	last := r.records[len(r.records)-1]
+	r.base = last.Offset
+	r.records = []Record{last}
 }
 
 func (r *run) lastTurnLocked() int {
@@ -524,12 +551,16 @@ func (r *run) lastTurnLocked() int {
 func (r *run) attach(offset int64) (Cursor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if offset < 0 || offset > int64(len(r.records)) {
-		return nil, BadRequest(0, "bad_offset", "offset %d is not in the run's log (%d records)", offset, len(r.records))
+	if offset < 0 || offset > r.lenLocked() {
+		return nil, BadRequest(0, "bad_offset", "offset %d is not in the run's log (%d records)", offset, r.lenLocked())
 	}
+	return r.attachLocked(offset), nil
+}
+
+func (r *run) attachLocked(offset int64) *cursor {
 	c := &cursor{r: r, pos: offset, wake: make(chan struct{}, 1)}
 	r.readers = append(r.readers, c.wake)
-	return c, nil
+	return c
 }
 
 // cursor is a reader of a run's log.
@@ -545,9 +576,15 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (Record, bool, er
 	for {
 		r := c.r
 		r.mu.Lock()
-		if c.pos < int64(len(r.records)) {
-			rec := r.records[c.pos]
+		if c.pos < r.base {
+			c.pos = r.base // the log was cut: its end is what is left
+		}
+		if c.pos < r.lenLocked() {
+			rec := r.records[c.pos-r.base]
 			c.pos++
+			if rec.Kind == KindDone {
+				r.endRead = true
+			}
 			r.mu.Unlock()
 			return rec, true, nil
 		}
@@ -584,7 +621,7 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (Record, bool, er
 func (c *cursor) Buffered() int {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return len(c.r.records) - int(c.pos)
+	return int(c.r.lenLocked() - max(c.pos, c.r.base))
 }
 
 // Close implements [Cursor].
@@ -594,6 +631,7 @@ func (c *cursor) Close() {
 	if i := slices.Index(r.readers, c.wake); i >= 0 {
 		r.readers = slices.Delete(r.readers, i, i+1)
 	}
+	r.trimLocked()
 	r.mu.Unlock()
 	if c.timer != nil {
 		c.timer.Stop()

@@ -2,12 +2,14 @@ package agentserver_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"google.golang.org/genai"
 )
 
 var bg = context.Background()
@@ -175,3 +177,46 @@ func TestAnotherUsersThread(t *testing.T) {
 }
 
 func errorsIsNotFound(err error) bool { return err != nil && isErr(err, agentserver.ErrNotFound) }
+
+// The log of a run that is over, once its end was read and nobody reads
+// it any more, is cut to its last record: a reader that attaches later
+// reads the end. A run whose end nobody read keeps its whole log.
+func TestFinishedLogIsCut(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.model.Enqueue(fake.Text("Hello."))
+	resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Hi"})
+	info, err := h.srv.Run(bg, "alice", resp.run())
+	if err != nil || info.Len != 5 {
+		t.Fatalf("run %+v %v", info, err)
+	}
+	cur, err := h.srv.Attach(bg, "alice", resp.run(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	if n := cur.Buffered(); n != 1 {
+		t.Errorf("Buffered = %d, want 1: the end", n)
+	}
+	h.model.Enqueue(fake.Text("Unread."))
+	att, err := h.srv.Submit(bg, "alice", agentserver.Request{Thread: "t2", Message: genai.NewContentFromText("Hi", genai.RoleUser)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	att.Cursor.Close() // unread
+	h.awaitRun("alice", att.Run.ID, over)
+	whole, err := h.srv.Attach(bg, "alice", att.Run.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := whole.Buffered(); n != 5 {
+		t.Errorf("a run whose end nobody read keeps %d records, want its whole log of 5", n)
+	}
+	whole.Close()
+	rec, ok, err := cur.Next(bg, 0)
+	if err != nil || !ok || rec.Kind != agentserver.KindDone || rec.Offset != 4 || rec.Done.Text != "Hello." {
+		t.Errorf("the first record read: %+v %v %v", rec, ok, err)
+	}
+	if _, _, err := cur.Next(bg, 0); err != io.EOF {
+		t.Errorf("after the end: %v, want io.EOF", err)
+	}
+}

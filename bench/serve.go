@@ -130,10 +130,7 @@ func setupServedDirect(url string, sc scenario) (func(context.Context) error, fu
 		if err != nil {
 			return err
 		}
-		cur, err := srv.Attach(ctx, "bench", att.Run.ID, 0)
-		if err != nil {
-			return err
-		}
+		cur := att.Cursor
 		defer cur.Close()
 		for {
 			rec, ok, err := cur.Next(ctx, time.Minute)
@@ -251,10 +248,11 @@ func runServeLoad(w io.Writer, n int) error {
 	// n runs, no streams.
 	held.hold(n * sc.calls)
 	for i := range n {
-		_, err := srv.Submit(context.Background(), "bench", agentserver.Request{Thread: "r" + strconv.Itoa(i), Message: genai.NewContentFromText(prompt, genai.RoleUser)})
+		att, err := srv.Submit(context.Background(), "bench", agentserver.Request{Thread: "r" + strconv.Itoa(i), Message: genai.NewContentFromText(prompt, genai.RoleUser)})
 		if err != nil {
 			return err
 		}
+		att.Cursor.Close() // the runs are held in flight, unread
 	}
 	held.waitHeld()
 	runs := liveMemory()
