@@ -43,7 +43,7 @@
 // [Cursor] on the log: it reads at its own pace, and a browser that stops
 // reading holds nothing but its cursor, never the run. [Server.Stream]
 // answers a protocol's request (its deep work on a goroutine of its own,
-// so that an open stream keeps a small stack: about 22 KiB per stream,
+// so that an open stream keeps a small stack: about 16 KiB per stream,
 // its connection's buffers included) and [Server.ServeEvents] streams a
 // cursor as server-sent events through a protocol's [Encoder]: LF-framed,
 // flushed per record, a keep-alive comment when idle, a write deadline
