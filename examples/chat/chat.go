@@ -16,8 +16,8 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/history"
-	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -120,16 +120,15 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		}
 		models = client.Models
 	default:
-		srv := fake.NewServer()
+		srv := offline.NewServer(offlineTrip, offlineSearch) // the /trip planner and -search answer their own requests
 		defer srv.Close()
-		srv.SetReplyFunc(offlineModel)
 		cc := srv.ClientConfig()
 		cc.HTTPClient = tr.httpClient(cc.HTTPClient)
 		var err error
 		if client, err = genai.NewClient(ctx, cc); err != nil {
 			return err
 		}
-		models, model = client.Models, offlineModelName
+		models, model = client.Models, offline.ModelName
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
