@@ -88,13 +88,13 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	chat := aisdk.Handler(s)
 	mux.Handle("/api/chat", chat)
 	mux.Handle("/api/chat/", chat)
-	mux.HandleFunc("GET /api/info", h.api(h.info))
-	mux.HandleFunc("GET /api/threads", h.api(h.threads))
-	mux.HandleFunc("GET /api/threads/{thread}", h.api(h.thread))
-	mux.HandleFunc("GET /api/runs", h.api(h.runs))
-	mux.HandleFunc("GET /api/runs/{run}", h.api(h.run))
-	mux.HandleFunc("GET /api/runs/{run}/calls/{span}", h.api(h.modelCall))
-	mux.HandleFunc("POST /api/runs/{run}/cancel", h.api(h.cancel))
+	mux.HandleFunc("/api/info", h.api("GET", h.info))
+	mux.HandleFunc("/api/threads", h.api("GET", h.threads))
+	mux.HandleFunc("/api/threads/{thread}", h.api("GET", h.thread))
+	mux.HandleFunc("/api/runs", h.api("GET", h.runs))
+	mux.HandleFunc("/api/runs/{run}", h.api("GET", h.run))
+	mux.HandleFunc("/api/runs/{run}/calls/{span}", h.api("GET", h.modelCall))
+	mux.HandleFunc("/api/runs/{run}/cancel", h.api("POST", h.cancel))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.WriteError(w, r, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such route", Err: agentserver.ErrNotFound})
 	})
@@ -162,11 +162,15 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, name string)
 	w.Write(b)
 }
 
-// api wraps a JSON route: it authenticates the request with the
-// server's Config.Authenticate, and writes what the route returns as
-// JSON, or its error as the server writes errors.
-func (h *handler) api(route func(r *http.Request, user string) (any, error)) http.HandlerFunc {
+// api wraps a JSON route that takes method: it authenticates the request
+// with the server's Config.Authenticate, and writes what the route
+// returns as JSON, or its error as the server writes errors.
+func (h *handler) api(method string, route func(r *http.Request, user string) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method && (method != http.MethodGet || r.Method != http.MethodHead) {
+			h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, method))
+			return
+		}
 		user, err := h.s.User(r)
 		if err != nil {
 			h.s.WriteError(w, r, err)

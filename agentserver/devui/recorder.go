@@ -154,9 +154,10 @@ type runRec struct {
 	state    agentserver.State
 	done     *agentserver.Done
 	callIDs  map[int][]string // by turn, in call order
-	pending  map[string]*span // calls waiting for a decision, by id
 	retries  map[[2]int]string
-	logEnded bool
+	// followed is closed once the run's log was read to its end (or could
+	// not be read).
+	followed chan struct{}
 }
 
 // Observe implements agent.Observer.
@@ -188,7 +189,7 @@ func (r *Recorder) Observe(ctx context.Context, e *agent.Event) {
 // start records a served run that begins, and follows its log.
 func (r *Recorder) start(ctx context.Context, s *agentserver.Server, id string, e *agent.Event, now time.Time) {
 	rec := &runRec{id: id, subs: map[string]*subRun{}, state: agentserver.StateRunning,
-		callIDs: map[int][]string{}, pending: map[string]*span{}, retries: map[[2]int]string{}}
+		callIDs: map[int][]string{}, retries: map[[2]int]string{}, followed: make(chan struct{})}
 	root := &span{id: 0, parent: -1, kind: "run", name: e.Agent, agent: e.Agent, start: now}
 	if root.name == "" {
 		root.name = "agent"
@@ -211,6 +212,7 @@ func (r *Recorder) start(ctx context.Context, s *agentserver.Server, id string, 
 // end: the waits for decisions, the calls' ids, the retries' reasons and
 // the run's end, in the words the server shows its clients.
 func (r *Recorder) follow(ctx context.Context, s *agentserver.Server, rec *runRec) {
+	defer close(rec.followed)
 	info, err := s.Runner().Lookup(ctx, rec.id)
 	if err != nil {
 		r.mu.Lock()
@@ -238,9 +240,6 @@ func (r *Recorder) follow(ctx context.Context, s *agentserver.Server, rec *runRe
 			rec.mu.Unlock()
 		}
 	}
-	rec.mu.Lock()
-	rec.logEnded = true
-	rec.mu.Unlock()
 }
 
 // keep files rec among its user's runs, forgetting the runs over the
