@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -221,16 +222,30 @@ func (h *handler) runOf(r *http.Request, user string) (*runRec, error) {
 	return rec, nil
 }
 
-// threads lists the user's threads.
+// threads lists the user's threads, the most recently updated first:
+// those of the store, after those whose first run is in progress (which
+// the store holds once the run is saved).
 func (h *handler) threads(r *http.Request, user string) (any, error) {
 	ts, err := h.s.Threads(r.Context(), user)
 	if err != nil {
 		return nil, err
 	}
-	if ts == nil {
-		ts = []agentserver.ThreadInfo{}
+	var fresh []agentserver.ThreadInfo
+	if h.rec != nil {
+		for _, rec := range h.rec.list(user) {
+			rec.mu.Lock()
+			thread, started := rec.thread, rec.spans[0].start
+			rec.mu.Unlock()
+			if slices.ContainsFunc(ts, func(t agentserver.ThreadInfo) bool { return t.ID == thread }) ||
+				slices.ContainsFunc(fresh, func(t agentserver.ThreadInfo) bool { return t.ID == thread }) {
+				continue
+			}
+			if info, err := h.s.Current(r.Context(), user, thread); err == nil {
+				fresh = append(fresh, agentserver.ThreadInfo{ID: thread, Created: started, Updated: started, Run: info.ID})
+			}
+		}
 	}
-	return ts, nil
+	return append(append([]agentserver.ThreadInfo{}, fresh...), ts...), nil
 }
 
 // maxContents bounds the contents of one answer of the thread route.

@@ -151,10 +151,10 @@ type runRec struct {
 	truncated bool
 	message   *genai.Content // the new user message
 	// What the run's log says.
-	state    agentserver.State
-	done     *agentserver.Done
-	callIDs  map[int][]string // by turn, in call order
-	retries  map[[2]int]string
+	state   agentserver.State
+	done    *agentserver.Done
+	callIDs map[int][]string // by turn, in call order
+	retries map[[2]int]string
 	// followed is closed once the run's log was read to its end (or could
 	// not be read).
 	followed chan struct{}

@@ -47,6 +47,12 @@ function pretty(v) {
   return JSON.stringify(v, null, 2);
 }
 
+// short writes a value on one line when it is short, else indented.
+function short(v) {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s !== undefined && s.length <= 100 ? s : pretty(v);
+}
+
 function fmtMs(ms) {
   if (ms === undefined || ms === null || isNaN(ms)) return '';
   if (ms === 0) return '0';
@@ -133,9 +139,12 @@ async function openChat(thread) {
   box.replaceChildren();
   let data = null;
   try {
-    data = await api('api/threads/' + encodeURIComponent(thread));
+    // A thread the server does not know is a new one: its history is
+    // asked for only when the list has it.
+    const known = await api('api/threads');
+    if (known.some((t) => t.id === thread)) data = await api('api/threads/' + encodeURIComponent(thread));
   } catch (err) {
-    if (err.status !== 404) fail(err);
+    fail(err);
   }
   if (state.thread !== thread) return;
   if (data) {
@@ -507,7 +516,7 @@ class ToolCard {
   done(output) {
     this.actions.hidden = true;
     this.set('done', 'done');
-    this.result.replaceChildren(el('div', { class: 'label' }, 'result'), el('pre', { class: 'json output' }, pretty(output)));
+    this.result.replaceChildren(el('div', { class: 'label' }, 'result'), el('pre', { class: 'json output' }, short(output)));
   }
 
   failed(text) {
