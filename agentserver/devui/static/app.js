@@ -50,7 +50,7 @@ function pretty(v) {
 // short writes a value on one line when it is short, else indented.
 function short(v) {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s !== undefined && s.length <= 100 ? s : pretty(v);
+  return s !== undefined && s.length <= 240 ? s : pretty(v);
 }
 
 function fmtMs(ms) {
@@ -131,7 +131,8 @@ async function openChat(thread) {
     history.replaceState(null, '', chatLink(thread));
   }
   $('nav-chat').href = chatLink(thread);
-  if (thread === state.thread && $('messages').childElementCount > 0) return;
+  if (thread === state.thread && ($('messages').childElementCount > 0 || state.opening === thread)) return;
+  state.opening = thread;
   stopStream();
   state.thread = thread;
   $('chat-thread').textContent = thread;
@@ -146,6 +147,7 @@ async function openChat(thread) {
   } catch (err) {
     fail(err);
   }
+  if (state.opening === thread) state.opening = '';
   if (state.thread !== thread) return;
   if (data) {
     if (data.from > 0) box.append(el('p', { class: 'muted' }, `(${data.from} earlier contents not shown)`));
