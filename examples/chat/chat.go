@@ -129,12 +129,16 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	}
 	defer closeMCP()
 
+	prompt := systemPrompt
+	if opts.web != "" {
+		prompt = strings.Replace(prompt, "a terminal chat", "a chat in the browser", 1)
+	}
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
 		Tools:  tools,
 		GenerateConfig: &genai.GenerateContentConfig{
-			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
+			SystemInstruction: genai.NewContentFromText(prompt, genai.RoleUser),
 		},
 		ToolTimeout:    30 * time.Second,
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
