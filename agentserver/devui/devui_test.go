@@ -516,6 +516,21 @@ func TestCancel(t *testing.T) {
 			}
 		}
 	}
+	// The run's message is the recorder's once the model call is made
+	// and the run looked up: wait for both.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if rec := e.rec.lookup("alice", id); rec != nil {
+			rec.mu.Lock()
+			msg := rec.message
+			rec.mu.Unlock()
+			if msg != nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the recorder never saw the run's model call")
+		}
+	}
 	var th struct {
 		Run *struct {
 			ID      string

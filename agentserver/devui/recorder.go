@@ -139,17 +139,17 @@ type subRun struct {
 
 // runRec is one recorded run.
 type runRec struct {
-	id string
-	// tick orders runs; user and thread are known once the run is looked
-	// up on the server.
-	tick         uint64
-	user, thread string
+	id   string
+	tick uint64 // orders runs
 
-	mu        sync.Mutex
-	spans     []*span
-	subs      map[string]*subRun // by the key of the call that runs them; "" is the served run
-	truncated bool
-	message   *genai.Content // the new user message
+	mu sync.Mutex
+	// user and thread are known once the run is looked up on the server
+	// (see Recorder.keep).
+	user, thread string
+	spans        []*span
+	subs         map[string]*subRun // by the key of the call that runs them; "" is the served run
+	truncated    bool
+	message      *genai.Content // the new user message
 	// What the run's log says.
 	state   agentserver.State
 	done    *agentserver.Done
@@ -220,10 +220,7 @@ func (r *Recorder) follow(ctx context.Context, s *agentserver.Server, rec *runRe
 		r.mu.Unlock()
 		return
 	}
-	rec.mu.Lock()
-	rec.user, rec.thread = info.User, info.Thread
-	rec.mu.Unlock()
-	r.keep(rec)
+	r.keep(rec, info.User, info.Thread)
 	cur, err := s.Runner().Attach(ctx, rec.id, 0)
 	if err != nil {
 		return
@@ -242,11 +239,15 @@ func (r *Recorder) follow(ctx context.Context, s *agentserver.Server, rec *runRe
 	}
 }
 
-// keep files rec among its user's runs, forgetting the runs over the
-// bounds.
-func (r *Recorder) keep(rec *runRec) {
+// keep files rec among user's runs, forgetting the runs over the bounds.
+// A run's user and thread are written here once, under both locks: the
+// recorder's readers read them under either.
+func (r *Recorder) keep(rec *runRec, user, thread string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	rec.mu.Lock()
+	rec.user, rec.thread = user, thread
+	rec.mu.Unlock()
 	if r.runs[rec.id] != rec {
 		return
 	}

@@ -237,6 +237,15 @@ func markParallel(spans []spanJSON, now float64, maxParallel int) {
 			calls[[2]int{spans[i].Parent, spans[i].Turn}]++
 		}
 	}
+	// A call of a turn the loop ran all at once ran from when the loop
+	// started it: the duration it measured itself ends when the call
+	// returned, which the run reports a moment later.
+	for i := range spans {
+		s := &spans[i]
+		if s.Kind == "tool" && s.RunStart != nil && s.Parent == 0 && calls[[2]int{s.Parent, s.Turn}] <= maxParallel && s.dispatch != nil {
+			s.RunStart = s.dispatch
+		}
+	}
 	running := func(s *spanJSON) (interval, bool) {
 		if s.Kind != "tool" || s.RunStart == nil {
 			return interval{}, false
@@ -245,11 +254,7 @@ func markParallel(spans []spanJSON, now float64, maxParallel int) {
 		if s.End != nil {
 			to = *s.End
 		}
-		from := *s.RunStart
-		if s.Parent == 0 && calls[[2]int{s.Parent, s.Turn}] <= maxParallel && s.dispatch != nil {
-			from = *s.dispatch
-		}
-		return interval{from, to}, true
+		return interval{*s.RunStart, to}, true
 	}
 	for i := range spans {
 		a, ok := running(&spans[i])

@@ -434,6 +434,9 @@ class AssistantMessage {
       if (this.end && tl.done && !this.end.dataset.timed) {
         this.end.dataset.timed = '1';
         this.end.append(` · ${tl.modelCalls} model call${tl.modelCalls === 1 ? '' : 's'}, ${tl.toolCalls} tool call${tl.toolCalls === 1 ? '' : 's'} in ${fmtMs(tl.durationMs)}`);
+      } else if (this.end && !tl.done && (this.tries = (this.tries || 0) + 1) < 20) {
+        // The recorder reads the run's end a moment after the stream.
+        setTimeout(() => this.refreshSoon(), 100 * this.tries);
       }
     }).catch((err) => { if (err.status !== 404) fail(err); }).finally(() => {
       this.refreshing = null;
