@@ -42,6 +42,7 @@ type options struct {
 	vertex      bool      // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
 	interactive bool      // the input is a terminal: show a prompt
 	session     string    // -session: the conversation's name, kept in a file
+	web         string    // -web: serve the dev UI at this address instead of chatting in the terminal
 	sessionDB   string    // -session-db: the file
 	color       bool      // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
@@ -138,12 +139,16 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	}
 	defer closeMCP()
 
+	prompt := systemPrompt
+	if opts.web != "" {
+		prompt = strings.Replace(prompt, "a terminal chat", "a chat in the browser", 1)
+	}
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
 		Tools:  tools,
 		GenerateConfig: &genai.GenerateContentConfig{
-			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
+			SystemInstruction: genai.NewContentFromText(prompt, genai.RoleUser),
 		},
 		ToolTimeout:    30 * time.Second,
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
@@ -167,6 +172,9 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("opening the conversations: %w", err)
 	}
 	defer convs.Close()
+	if opts.web != "" {
+		return serveWeb(ctx, opts, a, convs, out)
+	}
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }

@@ -4,7 +4,7 @@
 // Usage:
 //
 //	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file]
-//	                       [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
+//	                       [-web host:port] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -67,6 +67,18 @@
 //	printf 'What is the weather in Paris?\n' | go run ./examples/chat -session demo
 //	printf '/history\n' | go run ./examples/chat -session demo
 //
+// With -web ADDR the chat is served in the browser instead, by package
+// agentserver/devui: the same agent, with the same -mcp, -approve and
+// -session, the offline model without a key. Open the address it prints to
+// chat, approve calls, see each run as a timeline of its model and tool
+// calls (with each model call's exact request and response), browse the
+// conversations and the agent's tools:
+//
+//	go run ./examples/chat -web localhost:8080
+//
+// With -session NAME the page opens that conversation, and its threads are
+// the terminal chat's conversations, in the same file.
+//
 // With -trace, each answer is traced with OpenTelemetry (package otelagent,
 // and otelhttp around the client's HTTP transport) and its span tree is
 // printed to standard error: the run, each model call with its HTTP
@@ -100,10 +112,11 @@ func main() {
 	flag.BoolVar(&opts.search, "search", false, "let the model search the web with Google Search, a tool Gemini runs itself, beside its own tools")
 	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
 	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
+	flag.StringVar(&opts.web, "web", "", "serve the chat in the browser at `host:port` (the dev UI: chat, timelines, conversations, the agent) instead of the terminal")
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
