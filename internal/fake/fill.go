@@ -46,6 +46,12 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		// Vertex AI endpoint send them in September 2026.
 		ids := reply.AddIDs || isGemini3(in.model)
 		sigs := reply.AddSignatures || isGemini3(in.model)
+		if in.interactions {
+			// The Interactions API gives every function call an id (sec:
+			// discuss.ai.google.dev/t/121529) and signs thought steps,
+			// which interactions_reply.go adds.
+			ids, sigs = true, false
+		}
 		s.decorate(evs, ids, sigs)
 	}
 	if stream && len(reply.Chunks) == 0 {

@@ -47,6 +47,11 @@ type Server struct {
 	ids       int // function-call ids, signatures and response ids issued
 
 	inputTokenLimit int // see SetInputTokenLimit; 0: none
+
+	// The Interactions API's state (interactions.go).
+	interactions map[string]*storedInteraction
+	signatures   map[string]bool   // thought signatures sent to clients
+	tokens       map[string]string // continuation tokens issued, to the interaction that issued them
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
@@ -211,6 +216,10 @@ func (s *Server) log(format string, args ...any) {
 const maxBody = 64 << 20
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if rt, id, ok := parseInteractionRoute(r.Method, r.URL); ok {
+		s.serveInteraction(w, r, rt, id)
+		return
+	}
 	creds := credentialsOf(r)
 	req := Request{Header: r.Header.Clone(), Query: r.URL.Query(), APIKey: creds.apiKey, Token: creds.token}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))

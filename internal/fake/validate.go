@@ -223,6 +223,8 @@ type input struct {
 	canonical []byte       // req as canonical JSON; set by "json-fields"
 
 	format streamFormat // how a stream is framed; read when answering
+
+	interactions bool // an Interactions request's reply is being made (interactions_reply.go)
 }
 
 // vertex reports whether the request came to a Vertex AI route.
