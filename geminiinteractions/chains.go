@@ -47,9 +47,9 @@ type chains struct {
 	max      int
 	lru      list.List // of *node, most recent first
 	byID     map[string]*node
-	byPtr    map[*genai.Content]*node      // by their answer's address
-	byOutput map[fingerprint][]*node       // by their answer's fingerprint
-	models   map[string]int                // nodes per model, to skip the search when there is none
+	byPtr    map[*genai.Content]*node // by their answer's address
+	byOutput map[fingerprint][]*node  // by their answer's fingerprint
+	models   map[string]int           // nodes per model, to skip the search when there is none
 }
 
 func newChains(max int) *chains {

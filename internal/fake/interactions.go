@@ -84,7 +84,7 @@ type storedInteraction struct {
 	output    []iw.Step // the model's steps
 	history   []iw.Step // the whole conversation: the previous interactions', input and output
 	usage     *iw.Usage
-	token     string   // the continuation token it issued, if any
+	token     string    // the continuation token it issued, if any
 	events    []ixEvent // its stream, for a stream resumed with last_event_id
 	created   time.Time
 	updated   time.Time

@@ -45,7 +45,7 @@ var interactionRules = []ixRule{
 		assumed: "the fake serves model interactions only: a request naming an agent is refused, saying so."},
 	{name: "model-required", check: checkIxModel,
 		verified: "model is required (the SDK's CreateModelInteraction.Model has no omitzero, createmodelinteraction.go).",
-		assumed: "the text."},
+		assumed:  "the text."},
 	{name: "input-required", check: checkIxInput,
 		verified: "a continuation hop with store sends previous_interaction_id and the token and no input " +
 			"(interactions/continuation.go:227-240).",
@@ -76,7 +76,7 @@ var interactionRules = []ixRule{
 			"as generateContent's; models are recognized by the prefix gemini-3."},
 	{name: "tools", check: checkIxTools,
 		verified: "a function tool has a name (tool.go, function.go).",
-		assumed: "function names follow generateContent's rule, and a name declared twice is refused; the texts."},
+		assumed:  "function names follow generateContent's rule, and a name declared twice is refused; the texts."},
 	{name: "generation-config", check: checkIxGenerationConfig,
 		verified: "thinking_level is minimal, low, medium or high; thinking_summaries auto or none; tool_choice auto, any, none, " +
 			"validated or allowed_tools (generationconfig.go, thinkinglevel.go, thinkingsummaries.go, toolchoicetype.go).",
@@ -111,11 +111,11 @@ type ixInput struct {
 
 	inputTokenLimit int
 
-	tree         *jsonValue          // set by json-syntax
-	req          *iw.Request         // set by json-fields
-	previous     *storedInteraction  // set by previous-interaction
-	conversation []iw.Step           // the previous interactions' steps and the input; set by previous-interaction
-	authFailed   bool                // the answer is a credentials error, in the front end's shape
+	tree         *jsonValue         // set by json-syntax
+	req          *iw.Request        // set by json-fields
+	previous     *storedInteraction // set by previous-interaction
+	conversation []iw.Step          // the previous interactions' steps and the input; set by previous-interaction
+	authFailed   bool               // the answer is a credentials error, in the front end's shape
 }
 
 // checkInteraction runs the rules that apply to in's method and returns
