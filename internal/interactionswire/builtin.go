@@ -56,7 +56,12 @@ func builtinStep(p *genai.Part) (Step, error) {
 		if err := json.Unmarshal([]byte(raw), &s); err != nil {
 			return Step{}, fmt.Errorf("PartMetadata[%q] is not a step: %w", StepKey, err)
 		}
-		s.Raw = []byte(raw) // exactly as it came, modeled type or not
+		// Exactly as it came, modeled type or not.
+		b, err := Canonical([]byte(raw))
+		if err != nil {
+			return Step{}, fmt.Errorf("PartMetadata[%q] is not a step: %w", StepKey, err)
+		}
+		s.Raw = b
 		return s, nil
 	}
 	var s Step
@@ -97,7 +102,9 @@ func builtinStep(p *genai.Part) (Step, error) {
 	if err != nil {
 		return Step{}, err
 	}
-	s.Raw, err = json.Marshal(stepFields(s))
+	if s.Raw, err = json.Marshal(stepFields(s)); err == nil {
+		s.Raw, err = Canonical(s.Raw)
+	}
 	return s, err
 }
 
@@ -114,8 +121,11 @@ func orEmpty(m map[string]any) map[string]any {
 func builtinPart(s Step) (*genai.Part, error) {
 	raw := s.Raw
 	if len(raw) == 0 {
-		var err error
-		if raw, err = json.Marshal(stepFields(s)); err != nil {
+		b, err := json.Marshal(stepFields(s))
+		if err == nil {
+			raw, err = Canonical(b)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -33,8 +33,9 @@
 //   - a built-in tool step becomes the part generateContent uses for it
 //     (toolCall or toolResponse with its id, tool type and signature;
 //     executableCode or codeExecutionResult for code execution), and keeps
-//     the step as received in the part's PartMetadata under [StepKey], from
-//     which it goes back exactly as it came.
+//     the step as received in the part's PartMetadata under [StepKey] (its
+//     JSON, a string, in [Canonical] form), from which it goes back exactly
+//     as it came: the same JSON value, whichever way it was encoded.
 //
 // Thought signatures and continuation tokens are opaque strings on this
 // API; in genai's types they are the string's bytes, unchanged.

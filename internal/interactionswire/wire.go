@@ -72,8 +72,8 @@ type Step struct {
 	// Error is a model_output's error, if any.
 	Error json.RawMessage `json:"error,omitempty"`
 
-	// Raw is the step as it came, for the steps kept exactly; MarshalJSON
-	// sends it unchanged.
+	// Raw is the step as it came, for the steps kept exactly, in canonical
+	// form (see [Canonical]); MarshalJSON sends it unchanged.
 	Raw json.RawMessage `json:"-"`
 }
 
@@ -105,8 +105,12 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	}
 	if !Modeled(head.Type) {
 		// Read loosely: a built-in step's other fields are its own.
+		raw, err := Canonical(b)
+		if err != nil {
+			return err
+		}
 		*s = Step{Type: head.Type, Signature: head.Signature, ID: head.ID, CallID: head.CallID,
-			IsError: head.IsError, Arguments: head.Arguments, Result: head.Result, Raw: bytes.Clone(b)}
+			IsError: head.IsError, Arguments: head.Arguments, Result: head.Result, Raw: raw}
 		return nil
 	}
 	var f stepFields
@@ -373,4 +377,19 @@ func Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Canonical returns the JSON value b in one form: object members sorted by
+// name, no insignificant space, no HTML escaping, numbers as written. Two
+// encodings of one value (the API's, and the one genai's stream reader
+// makes of it) have the same canonical form, which is how a step kept
+// exactly is compared and sent back.
+func Canonical(b []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return Marshal(v)
 }

@@ -125,9 +125,20 @@ func TestBuiltinStepsKeptExactly(t *testing.T) {
 	}
 	for i, s := range back {
 		got, _ := Marshal(s)
-		if string(got) != raw[i] {
-			t.Errorf("step %d went back as\n %s\nnot\n %s", i, got, raw[i])
+		want, _ := Canonical([]byte(raw[i]))
+		if string(got) != string(want) {
+			t.Errorf("step %d went back as\n %s\nnot\n %s", i, got, want)
 		}
+	}
+	// However the JSON was written: escaped, reordered, spaced.
+	again, err := Canonical([]byte(`{ "signature":"c2ln", "arguments":{"queries":["weather paris"]}, "id":"gs1", "type":"google_search_call",` +
+		`"extra_field":{"a":[2],"z":1}}`))
+	if want, _ := Marshal(back[0]); err != nil || string(again) != string(want) {
+		t.Errorf("Canonical() = %s, %v; want %s", again, err, want)
+	}
+	escaped, _ := Canonical([]byte(`{"s":"\u003cdiv\u003e"}`))
+	if string(escaped) != `{"s":"<div>"}` {
+		t.Errorf("Canonical() = %s", escaped)
 	}
 }
 
@@ -137,7 +148,7 @@ func TestBuiltinFromGenerateContent(t *testing.T) {
 		{ToolCall: &genai.ToolCall{ID: "t1", ToolType: genai.ToolTypeURLContext, Args: map[string]any{"urls": []any{"u"}}}, ThoughtSignature: []byte("s")},
 		{ToolResponse: &genai.ToolResponse{ID: "t1", ToolType: genai.ToolTypeURLContext, Response: map[string]any{"result": []any{"ok"}}}},
 	}}
-	want := `[{"type":"url_context_call","signature":"s","id":"t1","arguments":{"urls":["u"]}},{"type":"url_context_result","call_id":"t1","result":["ok"]}]`
+	want := `[{"arguments":{"urls":["u"]},"id":"t1","signature":"s","type":"url_context_call"},{"call_id":"t1","result":["ok"],"type":"url_context_result"}]`
 	if got := stepsJSON(t, c); got != want {
 		t.Errorf("got %s", got)
 	}
