@@ -271,8 +271,14 @@ func checkIxJSONFields(in *ixInput) *APIError {
 		if a := s.get("arguments"); a != nil && a.kind != jsonObject {
 			f.wrongType(p+".arguments", "Struct", a)
 		}
-		if r := s.get("result"); typ.str == iw.TypeFunctionResult && r != nil && r.kind != jsonString && r.kind != jsonArray && r.kind != jsonObject {
-			f.wrongType(p+".result", "FunctionResultStep_result", r)
+		if r := s.get("result"); typ.str == iw.TypeFunctionResult && r != nil {
+			switch r.kind {
+			case jsonString, jsonObject:
+			case jsonArray:
+				f.contents(r, p+".result")
+			default:
+				f.wrongType(p+".result", "FunctionResultStep_result", r)
+			}
 		}
 	}
 	for i, tool := range t.get("tools").elems() {
@@ -309,6 +315,9 @@ func checkIxJSONFields(in *ixInput) *APIError {
 		return invalidRequest("Invalid JSON payload received. " + err.Error())
 	}
 	req.Input = input
+	if _, err := iw.Contents(input); err != nil {
+		return invalidRequest("Invalid JSON payload received. input: " + err.Error())
+	}
 	in.req = &req
 	return nil
 }

@@ -28,7 +28,9 @@ const (
 type Request struct {
 	// Seq numbers requests from 1 in order of arrival.
 	Seq int
-	// Method is the API method, or "" when the route was unknown.
+	// Method is the API method, or "" when the route was unknown:
+	// generateContent's two, or the Interactions API's four
+	// (MethodCreateInteraction…).
 	Method Method
 	// Backend is the API the route belongs to: genai.BackendGeminiAPI for
 	// /v1beta/models/…, genai.BackendVertexAI for
