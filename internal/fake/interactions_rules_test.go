@@ -76,7 +76,7 @@ var ixRuleCases = []ixRuleCase{
 	{name: "no input", body: ixBody(), rule: "input-required", want: "input is required."},
 
 	{name: "stored previous", passes: "previous-interaction", body: ixBody(answerBoth)},
-	{name: "unknown previous", body: ixBody(`"previous_interaction_id":"v1_nope",`+inputHi), rule: "previous-interaction", code: http.StatusNotFound, want: "Interaction v1_nope was not found."},
+	{name: "unknown previous", body: ixBody(`"previous_interaction_id":"v1_nope",` + inputHi), rule: "previous-interaction", code: http.StatusNotFound, want: "Interaction v1_nope was not found."},
 	{name: "another key's previous", creds: &credentials{apiKey: "someone-else"}, body: ixBody(answerBoth), rule: "previous-interaction", code: http.StatusNotFound, want: "was not found"},
 
 	{name: "known steps", passes: "step-type", body: ixBody(statelessOK)},
@@ -92,7 +92,7 @@ var ixRuleCases = []ixRuleCase{
 		rule: "function-results", want: `call_id "c9" answers no function_call`},
 	{name: "a call left unanswered", body: ixBody(`"previous_interaction_id":"v1_prev","input":[{"type":"function_result","call_id":"c1","result":"ok"}]`),
 		rule: "function-results", want: `function_call "c2" (f) has no function_result.`},
-	{name: "text instead of results", body: ixBody(`"previous_interaction_id":"v1_prev",`+inputHi), rule: "function-results", want: "has no function_result"},
+	{name: "text instead of results", body: ixBody(`"previous_interaction_id":"v1_prev",` + inputHi), rule: "function-results", want: "has no function_result"},
 	{name: "two results for a call", body: ixBody(`"previous_interaction_id":"v1_prev","input":[{"type":"function_result","call_id":"c1","result":"a"},` +
 		`{"type":"function_result","call_id":"c1","result":"b"},{"type":"function_result","call_id":"c2","result":"c"}]`),
 		rule: "function-results", want: `More than one function_result for call_id "c1".`},
