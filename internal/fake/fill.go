@@ -208,7 +208,16 @@ func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 // signature returns a new thought signature. On the wire it is padded
 // standard base64, as the SDK requires.
 func (s *Server) signature() []byte {
-	return fmt.Appendf(nil, "fake-thought-signature-%d", s.nextID())
+	sig := fmt.Appendf(nil, "fake-thought-signature-%d", s.nextID())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signatures == nil {
+		s.signatures = map[string]bool{}
+	}
+	// The Interactions API takes the signatures the API made, on either
+	// API (assumed: one model makes them): interactions_rules.go checks.
+	s.signatures[string(sig)] = true
+	return sig
 }
 
 // fill completes evs, the events of one reply, with what the API always
