@@ -125,8 +125,8 @@
 //
 // # Long runs
 //
-// Every model call sends the whole conversation (on generateContent), and a run's workflow
-// history grows with each. At a turn boundary, when the server suggests it
+// On generateContent every model call sends the whole conversation, and a
+// run's workflow history grows with each. At a turn boundary, when the server suggests it
 // or every Agent.ContinueAsNewEvery turns, the run continues as new,
 // carrying its history, turns and usage, so that the workflow history stays
 // bounded; MaxTurns counts the turns of the whole run. Each payload must
