@@ -126,10 +126,10 @@
 // # Long runs
 //
 // On generateContent every model call sends the whole conversation, and a
-// run's workflow history grows with each. At a turn boundary, when the server suggests it
-// or every Agent.ContinueAsNewEvery turns, the run continues as new,
-// carrying its history, turns and usage, so that the workflow history stays
-// bounded; MaxTurns counts the turns of the whole run. Each payload must
+// run's workflow history grows with each. At a turn boundary, when the
+// server suggests it or every Agent.ContinueAsNewEvery turns, the run
+// continues as new, carrying its history, turns and usage, so that the
+// workflow history stays bounded; MaxTurns counts the turns of the whole run. Each payload must
 // stay under Temporal's limit (2 MiB by default): tool outputs are cut at
 // Agent.MaxOutputBytes (256 KiB by default), and a run whose conversation
 // outgrows Agent.MaxPayloadBytes fails with [ErrPayloadTooLarge] rather
