@@ -11,6 +11,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
@@ -324,5 +325,35 @@ func TestMaxInteractions(t *testing.T) {
 	m.Forget()
 	if s := m.Stats(); s.Whole != 3 {
 		t.Errorf("Stats() = %+v", s)
+	}
+}
+
+// A tool's output that is a Go value (its members in the struct's order)
+// and the same output read back from a store (a map, its members sorted)
+// are one result: the stored conversation still continues the server's.
+func TestStoredStructOutputsChain(t *testing.T) {
+	type reading struct {
+		Temp float64 `json:"temp"`
+		City string  `json:"city"`
+	}
+	srv := newServer(t)
+	m := geminiinteractions.New(srv.Client(), geminiinteractions.Config{})
+	a := newAgent(t, m, func(c *agent.Config) {
+		c.Tools = toolset.MustNew(toolset.MustFunc("get_weather", "Weather", func(ctx context.Context, in struct {
+			City string `json:"city"`
+		}) (reading, error) {
+			return reading{21.5, in.City}, nil
+		}))
+	})
+	srv.Enqueue(fake.Calls(call("Paris")), fake.Text("21.5 in Paris."), fake.Text("Yes."))
+	res, err := a.Run(context.Background(), user("Paris?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), append(roundTrip(t, res.History), genai.NewContentFromText("Sure?", genai.RoleUser))); err != nil {
+		t.Fatal(err)
+	}
+	if r := srv.LastRequest(); len(r.Input) != 1 || r.PreviousInteractionID != creates(srv)[1].InteractionID {
+		t.Errorf("sent previous %q and %d contents; want the last interaction and the new message", r.PreviousInteractionID, len(r.Input))
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/history"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -48,6 +49,9 @@ type options struct {
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
 	// whose tools are added.
 	mcp, mcpHTTP []string
+
+	// api is -api: "generatecontent" (or empty) or "interactions".
+	api string
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
@@ -123,6 +127,18 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
+	switch strings.ToLower(opts.api) {
+	case "", apiGenerateContent:
+	case apiInteractions:
+		if client != nil {
+			// The same client, the same credentials; the Interactions API
+			// keeps the conversation, so each turn sends only what it lacks.
+			models = geminiinteractions.New(client, geminiinteractions.Config{})
+		}
+	default:
+		return fmt.Errorf("-api %q: want %s or %s", opts.api, apiGenerateContent, apiInteractions)
+	}
+
 	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
 	if err != nil {
 		return err
@@ -138,7 +154,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		},
 		ToolTimeout:    30 * time.Second,
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
-		Observer:       tr.observer(client),
+		Observer:       tr.observer(client, models),
 	}
 	if opts.approve {
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
@@ -155,6 +171,12 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
+
+// The APIs -api chooses between.
+const (
+	apiGenerateContent = "generatecontent"
+	apiInteractions    = "interactions"
+)
 
 // maxPromptTokens is the prompt size past which the chat trims what it
 // sends: old tool outputs first, then the oldest exchanges. Gemini takes a

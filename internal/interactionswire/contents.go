@@ -249,7 +249,7 @@ func functionCall(fc *genai.FunctionCall) (Step, error) {
 	return Step{Type: TypeFunctionCall, ID: fc.ID, Name: fc.Name, Arguments: args}, nil
 }
 
-// functionResult answers a call: its response's JSON as a string (the form
+// functionResult answers a call: its response's JSON, canonical, as a string (the form
 // every client can send: genai's Go SDK reads a result object as an empty
 // struct), or, when the response carries media, an array of that text and
 // the media. is_error is set when the response is {"error": …}.
@@ -259,6 +259,12 @@ func functionResult(fr *genai.FunctionResponse) (Step, error) {
 		resp = map[string]any{}
 	}
 	b, err := json.Marshal(resp)
+	if err == nil {
+		// A tool's output may be a Go value whose members JSON writes in
+		// its own order; a stored conversation holds it as a map, written
+		// in another. Canonical, the two are one result, and one history.
+		b, err = Canonical(b)
+	}
 	if err != nil {
 		return Step{}, fmt.Errorf("function response %s: %w", fr.Name, err)
 	}

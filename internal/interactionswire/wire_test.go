@@ -173,6 +173,16 @@ func TestFunctionResultRoundTrip(t *testing.T) {
 			t.Errorf("round trip of %s (-want +got):\n%s", fr.ID, diff)
 		}
 	}
+	// A Go value's members in its own order, or a map's: one result.
+	type out struct {
+		Zeta  int    `json:"zeta"`
+		Alpha string `json:"alpha"`
+	}
+	a, _ := functionResult(&genai.FunctionResponse{ID: "x", Name: "f", Response: map[string]any{"result": out{1, "a"}}})
+	b, _ := functionResult(&genai.FunctionResponse{ID: "x", Name: "f", Response: map[string]any{"result": map[string]any{"alpha": "a", "zeta": 1.0}}})
+	if string(a.Result) != string(b.Result) {
+		t.Errorf("a struct's result %s, the same as a map %s", a.Result, b.Result)
+	}
 	// What other clients send: an object, or plain text.
 	fr, _ := functionResponse(Step{Type: TypeFunctionResult, CallID: "x", Result: json.RawMessage(`{"content":[1]}`)})
 	if fr.Response["content"] == nil {
