@@ -55,7 +55,19 @@ func main() {
 	fanout := flag.Bool("fanout", false, "measure the fan-out of 8 sleeping tool calls instead of the scenarios")
 	load := flag.Int("load", 0, "start `n` agent.Run conversations at once and report throughput, heap and goroutines, instead of the scenarios")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) to `file` at the end; this slows the run, so its timings are not comparable")
+	apis := flag.Int("apis", 0, "instead of the scenarios, run `n` 30-turn conversations on generateContent and on the Interactions API and report the bytes each turn sends and the client's CPU per turn (-only takes gc-raw, gc-agent, ix-raw, ix-agent, gc-trim, ix-trim)")
 	flag.Parse()
+	if os.Getenv(serveEnv) != "" {
+		serveAPIs()
+		return
+	}
+	if *apis > 0 {
+		printMachine(os.Stdout)
+		if err := runAPIs(os.Stdout, *apis, *only); err != nil {
+			fatalf("apis: %v", err)
+		}
+		return
+	}
 
 	if o.loops < 1 || o.rounds < 1 || o.warmup < 0 {
 		fatalf("-loops and -rounds must be positive, -warmup not negative")

@@ -243,10 +243,7 @@ func (p *request) stepsOf(i int) []byte {
 		return p.steps[i]
 	}
 	steps, err := iw.Steps(p.contents[i])
-	var b []byte
-	if err == nil {
-		b, err = iw.Marshal(steps)
-	}
+	b := iw.AppendJSON(nil, steps)
 	if err != nil {
 		if p.err == nil {
 			p.err = fmt.Errorf("geminiinteractions: content %d: %w", i, err)
@@ -466,11 +463,7 @@ func (p *request) remember(id string, content *genai.Content) {
 	if err != nil {
 		return
 	}
-	b, err := iw.Marshal(steps)
-	if err != nil {
-		return
-	}
-	out := entry{ptr: content, fp: sha256.Sum256(b)}
+	out := entry{ptr: content, fp: sha256.Sum256(iw.AppendJSON(nil, steps))}
 	n := &node{id: id, model: p.model, output: content}
 	switch {
 	case p.tokenFrom != nil && p.tokenFrom.foreign:
@@ -485,11 +478,8 @@ func (p *request) remember(id string, content *genai.Content) {
 		if err != nil {
 			return
 		}
-		if b, err = iw.Marshal(steps); err != nil {
-			return
-		}
 		n.parent, n.output = from.parent, joined
-		n.added = append(append([]entry(nil), from.added[:len(from.added)-1]...), entry{fp: sha256.Sum256(b)})
+		n.added = append(append([]entry(nil), from.added[:len(from.added)-1]...), entry{fp: sha256.Sum256(iw.AppendJSON(nil, steps))})
 		n.n = from.n
 	case p.prev != nil:
 		n.parent, n.n = p.prev, len(p.contents)+1

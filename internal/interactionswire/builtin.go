@@ -102,9 +102,7 @@ func builtinStep(p *genai.Part) (Step, error) {
 	if err != nil {
 		return Step{}, err
 	}
-	if s.Raw, err = json.Marshal(stepFields(s)); err == nil {
-		s.Raw, err = Canonical(s.Raw)
-	}
+	s.Raw, err = Canonical(appendStep(nil, &s))
 	return s, err
 }
 
@@ -121,11 +119,8 @@ func orEmpty(m map[string]any) map[string]any {
 func builtinPart(s Step) (*genai.Part, error) {
 	raw := s.Raw
 	if len(raw) == 0 {
-		b, err := json.Marshal(stepFields(s))
-		if err == nil {
-			raw, err = Canonical(b)
-		}
-		if err != nil {
+		var err error
+		if raw, err = Canonical(appendStep(nil, &s)); err != nil {
 			return nil, err
 		}
 	}

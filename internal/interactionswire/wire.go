@@ -81,10 +81,7 @@ type stepFields Step // Step's fields without its methods
 
 // MarshalJSON sends Raw when the step has it, its fields otherwise.
 func (s Step) MarshalJSON() ([]byte, error) {
-	if len(s.Raw) > 0 {
-		return s.Raw, nil
-	}
-	return json.Marshal(stepFields(s))
+	return appendStep(nil, &s), nil
 }
 
 // UnmarshalJSON reads a step, keeping the JSON of the steps sent back
@@ -100,6 +97,11 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		Arguments json.RawMessage `json:"arguments"`
 		Result    json.RawMessage `json:"result"`
 	}
+	var f stepFields
+	if err := json.Unmarshal(b, &f); err == nil && Modeled(f.Type) {
+		*s = Step(f)
+		return nil
+	}
 	if err := json.Unmarshal(b, &head); err != nil {
 		return err
 	}
@@ -113,12 +115,7 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 			IsError: head.IsError, Arguments: head.Arguments, Result: head.Result, Raw: raw}
 		return nil
 	}
-	var f stepFields
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	*s = Step(f)
-	return nil
+	return json.Unmarshal(b, &f) // a modeled type whose fields do not decode: say why
 }
 
 // Modeled reports whether steps of type t are read into Step's fields and
@@ -142,20 +139,9 @@ type Content struct {
 	MimeType    string          `json:"mime_type,omitempty"`
 }
 
-type contentFields Content
-
 // MarshalJSON writes text only for text items, where it is required.
 func (c Content) MarshalJSON() ([]byte, error) {
-	if c.Type == "text" {
-		return json.Marshal(contentFields(c))
-	}
-	type media struct {
-		Type     string `json:"type"`
-		Data     string `json:"data,omitempty"`
-		URI      string `json:"uri,omitempty"`
-		MimeType string `json:"mime_type,omitempty"`
-	}
-	return json.Marshal(media{c.Type, c.Data, c.URI, c.MimeType})
+	return appendContentJSON(nil, &c), nil
 }
 
 // Tool is one entry of a request's tools: a function ({type: "function",
