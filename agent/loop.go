@@ -91,10 +91,17 @@ func (r *run) loop() error {
 		}
 		content := t.Response.Candidates[0].Content
 		r.add(content)
+		if r.emitting && r.yield == nil {
+			r.serverEvents(r.ctx, turn, content) // Stream reported them as they came
+		}
 		t.Calls = functionCalls(content)
 		if len(t.Calls) > 0 {
 			start := time.Now()
-			t.Results = r.runTools(turn, t.Calls)
+			if t.FinishReason == genai.FinishReasonUnexpectedToolCall {
+				t.Results = r.unexpectedCalls(turn, t.Calls, finishMessage(t.Response)) // builtin.go
+			} else {
+				t.Results = r.runTools(turn, t.Calls)
+			}
 			t.ToolTime = time.Since(start)
 			r.add(responseContent(t.Calls, mediaFor(r.a.model, t.Results)))
 		}
@@ -109,10 +116,10 @@ func (r *run) loop() error {
 		if err := r.ctx.Err(); err != nil {
 			return r.ctxError(turn)
 		}
-		if len(t.Calls) == 0 && t.FinishReason == genai.FinishReasonMaxTokens {
+		if stop := r.a.cutShort(turn, t); stop != nil {
 			// The answer was cut: it is in the history and in
 			// Result.Text, but the run says it is incomplete.
-			return &StopError{Kind: ErrMaxTokens, Turn: turn, FinishReason: t.FinishReason, Attempts: t.Attempts}
+			return stop
 		}
 		if r.typed.o != nil {
 			// A typed run ends with a valid typed answer, not with text.
@@ -169,11 +176,7 @@ func (r *run) finish(err error) *Event {
 	res := r.result
 	res.History = r.history
 	if n := len(res.Turns); n > 0 {
-		last := &res.Turns[n-1]
-		res.FinishReason = last.FinishReason
-		if len(last.Response.Candidates) > 0 {
-			res.Text = text(last.Response.Candidates[0].Content)
-		}
+		res.answer(&res.Turns[n-1])
 	}
 	r.foldAgents(res)
 	if err != nil {

@@ -23,14 +23,21 @@ import (
 //
 //  1. The model call sends [Steps.PrepareHistory]'s contents with
 //     [Steps.RequestConfig]; a failure is retried after [Steps.RetryDelay]
-//     when that says so ([Steps.Retrying] reports it).
+//     when that says so ([Steps.Retrying] reports it). An answer the API
+//     cut ([ContinuationToken]) is continued: each hop sends the same
+//     contents with [ContinueConfig] and the token [Hops].Add returns, at
+//     most Limits.MaxContinuations times, and the turn's response is
+//     [Hops].Response.
 //  2. [CheckResponse] says whether the response can be used, or why not,
 //     and whether asking again may help.
 //  3. [FunctionCalls] lists the calls; [Steps.PlanCall] answers those that
-//     need no tool and picks those that need approval; [Steps.RunCall] runs
-//     each other call as Run does; [NotApproved] answers a call nobody
-//     approved.
+//     need no tool and picks those that need approval (in a turn the API
+//     ended with UNEXPECTED_TOOL_CALL, [UnexpectedCall] answers the others);
+//     [Steps.RunCall] runs each other call as Run does; [NotApproved]
+//     answers a call nobody approved.
 //  4. [ResponseContent] is the content that answers the calls.
+//  5. [Steps.Stopped] says whether the turn's answer, incomplete, ends the
+//     run.
 //
 // [NewResult] assembles the Result of a run from its history and turns.
 // [Steps.Observe] and [Steps.StartContext] hand events to the agent's
@@ -50,6 +57,11 @@ type Limits struct {
 	ToolTimeout     time.Duration // zero: no bound
 	MaxOutputBytes  int           // negative: no bound
 	Retry           RetryPolicy   // every field set
+
+	// MaxContinuations bounds the continuation hops of one answer; 0 when
+	// the loop continues no answer (continuation is off, or genai's own
+	// is on).
+	MaxContinuations int
 }
 
 // Err returns the error every run of the agent fails with, when
@@ -71,8 +83,19 @@ func (s Steps) Limits() Limits {
 		ToolTimeout:     s.a.toolTimeout,
 		MaxOutputBytes:  s.a.maxOutputBytes,
 		Retry:           s.a.retry,
+
+		MaxContinuations: s.a.x.hops,
 	}
 }
+
+// Stopped returns the error that ends a run after turn t, whose model
+// content is in the history and whose calls were answered, because its
+// answer is incomplete, as Run decides: cut at the output token limit
+// with no calls ([ErrMaxTokens]), stopped after too many built-in tool
+// calls ([ErrTooManyToolCalls]), or cut by the API and not continued
+// ([ErrContinuation]). It returns nil when the run goes on, or ends with
+// the answer.
+func (s Steps) Stopped(turn int, t *Turn) *StopError { return s.a.cutShort(turn, t) }
 
 // Tools returns the agent's tools.
 func (s Steps) Tools() *toolset.Set { return s.a.tools }
@@ -105,7 +128,7 @@ func (s Steps) PrepareHistory(ctx context.Context, contents []*genai.Content, tu
 // RetryPolicy.MaxElapsed. The wait grows with attempt, with jitter, and is
 // at least the delay the API asked for in a google.rpc.RetryInfo detail.
 func (s Steps) RetryDelay(err error, attempt int, start time.Time) (time.Duration, bool) {
-	rt := retrier{policy: &s.a.retry, start: start}
+	rt := retrier{policy: &s.a.retry, start: start, flex: s.a.x.flex}
 	var d time.Duration
 	for a := 1; a <= attempt; a++ {
 		var ok bool
@@ -207,11 +230,7 @@ func (s Steps) NewResult(history []*genai.Content, turns []Turn, usage Usage, ag
 func NewResult(history []*genai.Content, turns []Turn, usage Usage, name string, agents map[string]Usage) *Result {
 	res := &Result{History: history, Turns: turns, Usage: usage}
 	if n := len(turns); n > 0 {
-		last := &turns[n-1]
-		res.FinishReason = last.FinishReason
-		if last.Response != nil && len(last.Response.Candidates) > 0 {
-			res.Text = text(last.Response.Candidates[0].Content)
-		}
+		res.answer(&turns[n-1])
 	}
 	if len(agents) > 0 {
 		fold(res, name, maps.Clone(agents))

@@ -59,6 +59,55 @@
 // an event), WithStreamError sends an error event mid-stream, WithDelay and
 // EventDelay add latency, WithTextChunk streams text in pieces.
 //
+// # Recording real traffic once, replaying it offline
+//
+// A script says what the test's author expects; a recording says what
+// Gemini answered. [Replay] records a test's traffic with the real API
+// once, into a file of testdata, and replays it ever after, offline and
+// deterministically, through the real genai client:
+//
+//	func TestForecast(t *testing.T) {
+//		client := geminitest.Replay(t, "", nil).Client() // testdata/geminitest/TestForecast.json
+//		got, err := forecast(context.Background(), client, "Paris")
+//		…
+//	}
+//
+//	GEMINI_API_KEY=… go test -run TestForecast -geminitest.record  # records, once
+//	go test ./...                                                  # replays: no key, no network
+//
+// Replaying, each request takes the recorded response of an unused
+// exchange whose request matches it (method, URL, JSON body), in any
+// order, so that concurrent requests replay; a request that matches none
+// fails the test with a diff against the closest recorded one, and a test
+// that makes fewer requests than were recorded fails when it ends. The
+// file is JSON meant to be read and reviewed: request bodies indented,
+// response bodies byte for byte as the API sent them (a stream as its
+// events). No key, token or header is written, but the responses'
+// Content-Type; ReplayOptions.Scrub removes whatever else must not be.
+// Recording needs -geminitest.record, or GEMINITEST_RECORD=1 for go test
+// ./..., and refuses to run where CI is set.
+//
+// # Long answers and built-in tools
+//
+// [Hops] scripts an answer that the API cuts at its per-request output
+// limit (finish reason CONTINUATION and a continuation token) and the
+// client continues: each hop after the first must come with the token of
+// the hop before it and the same request, and its usage counts the answer
+// so far, as the API's does. WithCheckpoints makes a stream resumable: a
+// stream cut after a checkpoint (WithFault) resumes from it when the
+// client sends the checkpoint's token back.
+//
+// [GoogleSearch], [CodeExecution], [ServerToolCall] and
+// [ServerToolResponse] make the parts a model content holds when the API
+// runs its built-in tools (Google Search, code execution, URL context,
+// file search, Maps), and WithGrounding ([WebGrounding]) and WithCitations
+// what grounds the answer. The server refuses built-in tools beside
+// function declarations as each backend does: the Gemini API without
+// toolConfig.includeServerSideToolInvocations, Vertex AI for models before
+// Gemini 3. [UnexpectedCall] is the model calling a function it was not
+// given; [Overloaded] the 503 of a model that cannot serve the request
+// now.
+//
 // # Vertex AI
 //
 // [Server.VertexClient] is a genai client for Vertex AI: it sends the

@@ -214,3 +214,44 @@ func Example_interactions() {
 	// get_weather -> sunny in Paris
 	// get_weather -> sunny in Tokyo
 }
+
+// An answer longer than one request holds: the server cuts it twice, and
+// each continuation must come back with the token of the hop before it.
+// The assistant's agent continues it, and the answer is whole.
+func Example_longAnswer() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+	srv.Enqueue(geminitest.Hops(geminitest.Text("Rain in the morning, "), geminitest.Text("sun at noon, "), geminitest.Text("wind at night."))...)
+
+	answer, err := assistant{srv.Client()}.Ask(context.Background(), "The day's weather in Oslo, hour by hour?")
+	fmt.Println(answer, err)
+	reqs := srv.Requests()
+	fmt.Println("requests:", len(reqs), "the last continues with a token:", len(reqs[2].ContinuationToken) > 0)
+	// Output:
+	// Rain in the morning, sun at noon, wind at night. <nil>
+	// requests: 3 the last continues with a token: true
+}
+
+// A model that searches the web with Google Search, a tool the API runs
+// itself, beside the assistant's own: the search's parts come back in the
+// model's turn, and the server checks they go back as they came.
+func Example_googleSearch() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+	turn := append(geminitest.GoogleSearch("Oslo weather"), &genai.Part{FunctionCall: geminitest.Call("get_weather", map[string]any{"city": "Oslo"})})
+	srv.Enqueue(geminitest.Parts(turn...), geminitest.Text("Sunny in Oslo."))
+
+	cfg := assistant{srv.Client()}.config()
+	cfg.BuiltinTools = []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}}
+	a, err := agent.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	res, err := a.Run(context.Background(), genai.Text("Weather in Oslo?"))
+	fmt.Println(res.Text, err)
+	sent := srv.LastRequest().Contents[1].Parts
+	fmt.Println("sent back:", agent.ServerToolName(sent[0]), sent[0].ToolCall.ID == sent[1].ToolResponse.ID, "rejections:", len(srv.Rejections()))
+	// Output:
+	// Sunny in Oslo. <nil>
+	// sent back: google_search true rejections: 0
+}

@@ -15,8 +15,9 @@ import "github.com/toolnexus/toolnexus-go/internal/fake"
 //   - Header, Query, APIKey and Token (the bearer token) are what the
 //     client sent.
 //   - Contents, SystemInstruction, Tools, ToolConfig, GenerationConfig,
-//     SafetySettings, Labels and ServiceTier are the decoded body (nil
-//     when it could not be decoded); Body is the raw body.
+//     SafetySettings, Labels, ServiceTier and ContinuationToken are the
+//     decoded body (nil when it could not be decoded); Body is the raw
+//     body.
 //   - On the Interactions API, Contents, SystemInstruction, Tools,
 //     ToolConfig and GenerationConfig say the whole conversation as
 //     generateContent's request would (the previous interactions' steps

@@ -48,6 +48,15 @@ type Options struct {
 	// Logger receives reconnections, retries and skipped tools, at Warn.
 	// Nil means silent.
 	Logger *slog.Logger
+
+	// ClientOptions configure go-sdk's client beyond the tools: handlers
+	// for what a server may ask of the client (ElicitationHandler to ask
+	// the user, CreateMessageHandler for sampling), for its log messages
+	// and notifications, its capabilities, keepalive… They are used as
+	// they are, except that ToolListChangedHandler is called after the
+	// client has marked its tools for listing again. Nil means go-sdk's
+	// defaults: the client offers the server nothing but roots.
+	ClientOptions *mcp.ClientOptions
 }
 
 // A SkippedTool is a tool of the server that [Client.Tools] leaves out,
@@ -125,9 +134,18 @@ func Connect(ctx context.Context, dial Dial, opts *Options) (*Client, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	c.mcp = mcp.NewClient(&mcp.Implementation{Name: "toolnexus-go", Version: "v1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.stale.Store(true) },
-	})
+	var sdkOpts mcp.ClientOptions
+	if c.opts.ClientOptions != nil {
+		sdkOpts = *c.opts.ClientOptions
+	}
+	changed := sdkOpts.ToolListChangedHandler
+	sdkOpts.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+		c.stale.Store(true)
+		if changed != nil {
+			changed(ctx, req)
+		}
+	}
+	c.mcp = mcp.NewClient(&mcp.Implementation{Name: "toolnexus-go", Version: "v1"}, &sdkOpts)
 	session, err := c.live(ctx)
 	if err != nil {
 		c.Close()
@@ -471,6 +489,7 @@ func (c *Client) retireLocked() {
 // connectSession starts a session on t. Whatever step fails, a connection
 // t made is closed, so that no process is left running.
 func connectSession(ctx context.Context, client *mcp.Client, t mcp.Transport) (*mcp.ClientSession, error) {
+	ctx = context.WithValue(ctx, connectingKey{}, &connecting{})
 	tracked := &trackedTransport{Transport: t}
 	session, err := client.Connect(ctx, tracked, nil)
 	if err != nil {
@@ -481,6 +500,16 @@ func connectSession(ctx context.Context, client *mcp.Client, t mcp.Transport) (*
 	}
 	return session, nil
 }
+
+// connecting is what the requests of one connection attempt share, in
+// their context: a login that failed during the attempt (the protocol's
+// server/discover, then initialize, would ask the user twice).
+type connecting struct {
+	mu          sync.Mutex
+	loginFailed error
+}
+
+type connectingKey struct{}
 
 // trackedTransport remembers the connection its transport made.
 type trackedTransport struct {

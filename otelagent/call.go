@@ -91,6 +91,12 @@ func requestAttrs(attrs []attribute.KeyValue, c *genai.GenerateContentConfig) []
 	if c.ResponseMIMEType == "application/json" || c.ResponseSchema != nil || c.ResponseJsonSchema != nil {
 		attrs = append(attrs, semconv.GenAIOutputTypeJSON)
 	}
+	if c.ServiceTier != "" {
+		attrs = append(attrs, requestServiceTier.String(string(c.ServiceTier)))
+	}
+	if len(c.ContinuationToken) > 0 {
+		attrs = append(attrs, continuedAnswer)
+	}
 	return attrs
 }
 
@@ -158,8 +164,15 @@ func (o *Observer) response(ctx context.Context, st *runState, e *agent.Event) {
 		if o.capture {
 			attrs = append(attrs, semconv.GenAIOutputMessagesKey.String(outputMessages(resp)))
 		}
+		if e.Usage.ServiceTier != "" {
+			attrs = append(attrs, responseServiceTier.String(string(e.Usage.ServiceTier)))
+		}
+		if e.Hop > 0 {
+			attrs = append(attrs, continuationHop.Int(e.Hop))
+		}
 		span.SetAttributes(attrs...)
 	}
+	o.serverTools(ctx, span, resp)
 	span.End()
 	m := measure{op: o.operation, model: st.model, responseModel: resp.ModelVersion}
 	if u != nil && o.tokens.Enabled(ctx) {

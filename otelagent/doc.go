@@ -55,7 +55,23 @@
 // that fails and is retried ends with its error and an event "retry"
 // (error.type, exception.message, toolnexus.retry.attempt and
 // toolnexus.retry.delay in seconds); a re-ask of an empty reply is a retry
-// with no delay.
+// with no delay. An answer the API cut and the loop continued (see
+// agent.EventHop) has one span per request, each with that request's own
+// usage and finish reason (continuation but for the last); those that
+// continue it have toolnexus.continuation true and toolnexus.continuation.hop.
+// The service tier a request asks for is gcp.gen_ai.request.service_tier,
+// and the one that served it gcp.gen_ai.response.service_tier (the
+// conventions name none for Gemini; OpenAI's are openai.request.service_tier
+// and openai.response.service_tier).
+//
+// The built-in tools the API ran during a model call (Google Search, code
+// execution, URL context, file search, Maps: see agent.Config.BuiltinTools)
+// are execute_tool {tool} spans under the model call's span, of
+// gen_ai.tool.type extension (datastore for file search), with
+// gen_ai.tool.call.id and, when content is captured, their arguments and
+// result. The API says what it ran, not when: they start and end with the
+// response. In the captured messages they are server_tool_call and
+// server_tool_call_response parts.
 //
 // A tool call span (execute_tool {tool}) has gen_ai.operation.name,
 // gen_ai.tool.name, gen_ai.tool.type (function), gen_ai.tool.call.id when

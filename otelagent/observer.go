@@ -177,7 +177,9 @@ func (o *Observer) Observe(ctx context.Context, e *agent.Event) {
 			st.chunked = true
 			st.call.SetAttributes(semconv.GenAIResponseTimeToFirstChunk(time.Since(st.callStart).Seconds()))
 		}
-	case agent.EventModelResponse:
+	case agent.EventModelResponse, agent.EventHop:
+		// Each hop of a continued answer ends its own span; the turn's
+		// EventModelResponse then finds none open.
 		o.response(ctx, st, e)
 	case agent.EventRetry:
 		o.retry(ctx, st, e)

@@ -41,10 +41,13 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeHistory, nil)
 	}
 	config := withoutClientRetries(s.TypedConfig(in.Turn, in.Typed))
+	if len(in.Token) > 0 {
+		config = agent.ContinueConfig(config, in.Token) // a continuation hop (continuation.go)
+	}
 	runCtx, callCtx := ctx, ctx
 	if s.Observing() {
 		runCtx = s.Resume(ctx, in.Run)
-		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Model: s.Model(),
+		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Hop: in.Hop, Model: s.Model(),
 			Contents: contents, Config: config}
 		callCtx = s.StartContext(runCtx, e)
 		s.Observe(callCtx, e)
@@ -78,6 +81,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		out.Working = contents
 	}
 	stopErr, reask := agent.CheckResponse(resp)
+	hop := len(in.Token) > 0 || (s.Limits().MaxContinuations > 0 && agent.ContinuationToken(resp) != nil)
 	switch {
 	case stopErr == nil:
 		if s.Observing() {
@@ -85,10 +89,18 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 			if resp.Candidates[0] != nil {
 				reason = resp.Candidates[0].FinishReason
 			}
-			s.Observe(callCtx, &agent.Event{Kind: agent.EventModelResponse, Turn: in.Turn, Response: resp,
-				Usage: in.Usage.Plus(agent.UsageOf(resp.UsageMetadata)), FinishReason: reason, Duration: time.Since(in.Start)})
+			e := &agent.Event{Kind: agent.EventModelResponse, Turn: in.Turn, Response: resp,
+				Usage: in.Usage.Plus(agent.UsageOf(resp.UsageMetadata)), FinishReason: reason, Duration: time.Since(in.Start)}
+			if hop {
+				// One hop of an answer the workflow continues: its own
+				// response and usage.
+				e.Kind, e.Hop, e.Attempt, e.Usage = agent.EventHop, in.Hop, attempt, agent.UsageOf(resp.UsageMetadata)
+			}
+			s.Observe(callCtx, e)
 		}
-		out.Plans = h.plan(runCtx, hd, in.Turn, resp.Candidates[0].Content)
+		out.Plans = h.plan(runCtx, hd, in.Turn, in.CallsBefore, resp.Candidates[0])
+	case hop:
+		// A hop without content: the workflow decides about the answer.
 	case reask && in.Reasks < in.MaxReasks:
 		stopErr.Turn, stopErr.Attempts = in.Turn, attempt
 		s.Retrying(callCtx, in.Turn, attempt, stopErr, 0)
@@ -100,15 +112,24 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 // worker: the answer of a call that cannot run (reported to the Observer
 // at once, as agent.Run does, under the run's context ctx), or how one
 // that can runs.
-func (h *host) plan(ctx context.Context, hd *held, turn int, content *genai.Content) []callPlan {
-	calls := agent.FunctionCalls(content)
+//
+// The calls of a continuation hop are numbered after those of the hops
+// before it (before of them), in the turn's numbering.
+//
+// In a turn the API ended with UNEXPECTED_TOOL_CALL, no call runs: each is
+// answered as agent.Run answers it.
+func (h *host) plan(ctx context.Context, hd *held, turn, before int, cand *genai.Candidate) []callPlan {
+	calls := agent.FunctionCalls(cand.Content)
 	if len(calls) == 0 {
 		return nil
 	}
 	s := hd.steps
 	plans := make([]callPlan, len(calls))
 	for i, call := range calls {
-		a, approval := s.PlanCall(ctx, i, len(calls), call)
+		a, approval := s.PlanCall(ctx, before+i, before+len(calls), call)
+		if a == nil && cand.FinishReason == genai.FinishReasonUnexpectedToolCall {
+			a, approval = agent.UnexpectedCall(call, cand.FinishMessage), false
+		}
 		if a == nil {
 			plans[i] = hd.toolPlan(call.Name)
 			plans[i].Approval = approval
@@ -116,10 +137,10 @@ func (h *host) plan(ctx context.Context, hd *held, turn int, content *genai.Cont
 		}
 		plans[i].Answer = &answer{Output: a.Output, IsError: a.IsError}
 		if s.Observing() {
-			e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: i, Call: call}
+			e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: before + i, Call: call}
 			callCtx := s.StartContext(ctx, e)
 			s.Observe(callCtx, e)
-			s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: turn, Index: i, Call: call,
+			s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: turn, Index: before + i, Call: call,
 				ToolResult: &agent.ToolResult{Call: call, Result: *a}})
 		}
 	}

@@ -63,6 +63,16 @@
 //     once, and NeedsApproval picks the calls that need approval. These
 //     decisions are recorded in the history with the response, so a run
 //     keeps them even if its workers restart with other settings.
+//     An answer the API cut at its per-request output limit (finish reason
+//     CONTINUATION, with a token) is continued as agent.Run continues it,
+//     at most the agent's MaxContinuations times, each hop a model activity
+//     of its own that sends the token of the hop before it: every hop's
+//     response and token are in the workflow's history, so that a worker
+//     lost during a long answer costs the hop in flight, which another
+//     worker makes again with the same token, never the hops made. The
+//     hops are merged as agent.Run merges them, the prompt size the next
+//     turn's PrepareHistory reads is the first hop's, and an answer cut and
+//     not continued ends the run with agent.ErrContinuation.
 //  3. Every other call is a tool activity. A turn's calls run in parallel,
 //     at most MaxParallel at once, and are answered in call order with
 //     their ids echoed, exactly as agent.Run answers them (the Interceptor,
@@ -208,11 +218,18 @@
 // they were larger than Agent.MaxOutputBytes, since they would not fit a
 // payload (the model is told so). Turn.Latency and ToolTime are measured
 // by workflow time. PrepareHistory is called on the worker before each
-// model call of a turn, including re-asks and retries. The answers to a
-// turn's calls are made for the model that made the calls, recorded with
-// its response (media in the function responses' parts, or described in
-// words, as agent.Run decides by the model): a worker whose agent names
-// another model since, and a replay, make the same answers.
+// model call of a turn, including re-asks and retries, and continuation
+// hops. The answers to a turn's calls are made for the model that made the
+// calls, recorded with its response (media in the function responses'
+// parts, or described in words, as agent.Run decides by the model): a
+// worker whose agent names another model since, and a replay, make the
+// same answers. A continued answer has an EventHop per hop and no
+// EventModelResponse of its own, the hops being merged in the workflow;
+// when a hop fails for good, the run fails with the model's error (an
+// agent.ModelError, not an agent.ContinuationError), its last turn holding
+// the hops made and Result.Text their text, but the history does not hold
+// them. Result.Usage.ServiceTier is empty: the HTTP headers that say it
+// are dropped.
 //
 // An agent used as a tool (agent.AsTool) runs, as any tool, within one tool
 // activity: its usage counts in Result.Usage and Result.Agents as in

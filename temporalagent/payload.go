@@ -102,6 +102,8 @@ type turnRecord struct {
 	Attempts     int
 	Latency      time.Duration
 	ToolTime     time.Duration
+
+	Continuations int `json:",omitempty"`
 }
 
 // modelInput is the model activity's input.
@@ -117,6 +119,12 @@ type modelInput struct {
 	Usage        agent.Usage       // the turn's usage so far (re-asked responses)
 	Typed        agent.TypedState  // a typed run's state
 	Run          map[string]string `json:",omitempty"` // what the agent's Observer carries of the run
+
+	// A continuation hop of an answer the API cut (see continuation.go):
+	// which one, the token it sends, and the calls of the hops before it.
+	Hop         int    `json:",omitempty"`
+	Token       []byte `json:",omitempty"`
+	CallsBefore int    `json:",omitempty"`
 }
 
 // modelOutput is the model activity's result.
@@ -169,7 +177,7 @@ func compact(history []*genai.Content, turns []agent.Turn, at []int) []turnRecor
 	out := make([]turnRecord, len(turns))
 	for i, t := range turns {
 		r := turnRecord{At: at[i], Usage: t.Usage, FinishReason: t.FinishReason, Attempts: t.Attempts,
-			Latency: t.Latency, ToolTime: t.ToolTime}
+			Latency: t.Latency, ToolTime: t.ToolTime, Continuations: t.Continuations}
 		r.Response = t.Response
 		if r.At >= 0 && t.Response != nil && len(t.Response.Candidates) > 0 && t.Response.Candidates[0] != nil {
 			resp := *t.Response
@@ -194,7 +202,7 @@ func expand(history []*genai.Content, records []turnRecord) ([]agent.Turn, []int
 	at := make([]int, len(records))
 	for i, r := range records {
 		t := agent.Turn{Response: r.Response, Usage: r.Usage, FinishReason: r.FinishReason, Attempts: r.Attempts,
-			Latency: r.Latency, ToolTime: r.ToolTime}
+			Latency: r.Latency, ToolTime: r.ToolTime, Continuations: r.Continuations}
 		at[i] = r.At
 		if r.At >= 0 && r.At < len(history) {
 			content := history[r.At]

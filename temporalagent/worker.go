@@ -249,6 +249,9 @@ type settings struct {
 	// every step, on any worker, and every execution after a
 	// continue-as-new, reports to the same run.
 	Run map[string]string `json:",omitempty"`
+	// MaxContinuations bounds the continuation hops of one answer (see
+	// continuation.go); 0 continues none.
+	MaxContinuations int `json:",omitempty"`
 }
 
 func (hd *held) settingsOf() settings {
@@ -269,6 +272,8 @@ func (hd *held) settingsOf() settings {
 		ApprovalTimeout: hd.def.ApprovalTimeout,
 		ContinueEvery:   hd.def.ContinueAsNewEvery,
 		MaxPayload:      hd.def.MaxPayloadBytes,
+
+		MaxContinuations: l.MaxContinuations,
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayloadBytes

@@ -38,6 +38,8 @@ type wfRun struct {
 	tokens  int                    // the last model call's prompt token count
 	made    int                    // turns made by this execution
 
+	hopPrompt int // the first hop's prompt token count of the turn's continued answer
+
 	turn     int // the turn under way
 	pending  []*pendingCall
 	decided  map[string]bool // ids of calls decided in earlier turns
@@ -178,9 +180,8 @@ func (r *wfRun) loop() (*runOutput, error) {
 		if r.ctx.Err() != nil {
 			return r.fail(failure{Kind: failCanceled, Turn: turn})
 		}
-		if len(t.Calls) == 0 && t.FinishReason == genai.FinishReasonMaxTokens {
-			return r.fail(stopFailure(&agent.StopError{Kind: agent.ErrMaxTokens, Turn: turn,
-				FinishReason: t.FinishReason, Attempts: t.Attempts}))
+		if stop := r.stopped(turn, t); stop != nil {
+			return r.fail(stopFailure(stop))
 		}
 		if r.st.Typed {
 			// A typed run ends with a valid typed answer, not with text.
@@ -259,12 +260,18 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 			r.working = out.Working
 			r.sizes.working = contentsSize(r.working)
 		}
+		if f := r.continueAnswer(in, &out, t); f != nil { // continuation.go
+			return t, nil, f
+		}
 		attempt = out.Attempt
 		resp := out.Response
 		t.Attempts, t.Response = attempt, resp
 		t.Usage = t.Usage.Plus(agent.UsageOf(resp.UsageMetadata))
 		if m := resp.UsageMetadata; m != nil {
 			r.tokens = int(m.PromptTokenCount)
+			if t.Continuations > 0 {
+				r.tokens = r.hopPrompt // the first hop's: later ones re-read the answer
+			}
 		}
 		if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
 			t.FinishReason = resp.Candidates[0].FinishReason

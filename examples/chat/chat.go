@@ -36,6 +36,7 @@ type options struct {
 	model       string
 	verbose     bool
 	approve     bool      // ask before each tool call runs
+	search      bool      // -search: Google Search, a built-in tool, beside the tools
 	trace       bool      // trace each answer (see tracing)
 	traceOut    io.Writer // where -trace prints span trees; nil means stderr
 	apiKey      string    // empty: the offline model
@@ -49,6 +50,15 @@ type options struct {
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
 	// whose tools are added.
 	mcp, mcpHTTP []string
+	// loginFile, when set, replaces the file in the user's config
+	// directory that keeps the logins to -mcp-http servers; loginOut,
+	// where the user is told to log in (nil: stderr); loginTimeout, how
+	// long they have (0: mcptools.DefaultLoginTimeout); browser, the
+	// system's browser (tests play the user with it).
+	loginFile    string
+	loginOut     io.Writer
+	loginTimeout time.Duration
+	browser      func(url string) error
 
 	// api is -api: "generatecontent" (or empty) or "interactions".
 	api string
@@ -158,6 +168,12 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	}
 	if opts.approve {
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
+	}
+	if opts.search {
+		cfg.BuiltinTools = []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}}
+	}
+	if opts.vertex {
+		cfg.Backend = genai.BackendVertexAI
 	}
 	a, err := agent.New(cfg)
 	if err != nil {
@@ -365,6 +381,9 @@ func (c *chat) ask(ctx context.Context, message string) {
 	if !c.opts.interactive {
 		defer fmt.Fprintln(c.out) // a blank line between answers
 	}
+	if res != nil {
+		p.sources(res.Grounding)
+	}
 	switch {
 	case err == nil:
 		if c.opts.verbose {
@@ -374,6 +393,10 @@ func (c *chat) ask(ctx context.Context, message string) {
 		fmt.Fprintln(c.out, c.st.dim("(answer stopped)"))
 	case errors.Is(err, agent.ErrMaxTokens):
 		fmt.Fprintln(c.out, c.st.dim("(answer cut: the model reached its output token limit)"))
+	case errors.Is(err, agent.ErrContinuation):
+		fmt.Fprintln(c.out, c.st.dim("(answer cut: "+err.Error()+")"))
+	case errors.Is(err, agent.ErrTooManyToolCalls):
+		fmt.Fprintln(c.out, c.st.dim("(answer stopped: the model searched too many times in a row)"))
 	default:
 		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
@@ -467,9 +490,35 @@ func (p *printer) event(ev *agent.Event) {
 			}
 		}
 		p.line(p.st.tool(fmt.Sprintf("%s %s %s (%s)", mark, ev.Call.Name, shorten(body, 100), roundDuration(ev.Duration))))
+	case agent.EventServerToolCall:
+		// A tool Gemini runs itself: shown, never run here.
+		p.line(p.st.tool(fmt.Sprintf("⌕ %s %s", agent.ServerToolName(ev.Part), compactJSON(serverArgs(ev.Part)))))
 	case agent.EventRetry:
 		if ev.Delay > 0 {
 			p.line(p.st.dim(fmt.Sprintf("(model call failed, retrying in %s: %v)", ev.Delay.Round(time.Millisecond), ev.Err)))
+		}
+	}
+}
+
+// serverArgs is what a built-in tool's invocation was given.
+func serverArgs(p *genai.Part) any {
+	if p.ExecutableCode != nil {
+		return p.ExecutableCode.Code
+	}
+	return p.ToolCall.Args
+}
+
+// sources lists the web pages and documents that ground an answer.
+func (p *printer) sources(g *genai.GroundingMetadata) {
+	if g == nil {
+		return
+	}
+	for _, c := range g.GroundingChunks {
+		switch {
+		case c.Web != nil:
+			p.line(p.st.dim(fmt.Sprintf("source: %s (%s)", c.Web.Title, c.Web.URI)))
+		case c.RetrievedContext != nil:
+			p.line(p.st.dim(fmt.Sprintf("source: %s", cmp.Or(c.RetrievedContext.Title, c.RetrievedContext.URI, c.RetrievedContext.DocumentName))))
 		}
 	}
 }

@@ -74,42 +74,6 @@ func TestOfflineToolErrors(t *testing.T) {
 	}
 }
 
-func TestPlan(t *testing.T) {
-	for _, tc := range []struct {
-		q    string
-		want []string // name:arg
-	}{
-		{"What's the weather in Paris and Tokyo?", []string{"get_weather:Paris", "get_weather:Tokyo"}},
-		{"weather in new york, london & rome", []string{"get_weather:New York", "get_weather:London", "get_weather:Rome"}},
-		{"what time is it in UTC", []string{"current_time:UTC"}},
-		{"What time is it in Tokyo?", []string{"current_time:Asia/Tokyo"}},
-		{"time in Europe/Berlin please", []string{"current_time:Europe/Berlin"}},
-		{"what time is it", []string{"current_time:UTC"}},
-		{"what is (12+7)*3", []string{"calculate:(12+7)*3"}},
-		{"calculate 2.5 / 4 for me", []string{"calculate:2.5 / 4"}},
-		{"weather in Oslo and the time in Tokyo", []string{"get_weather:Oslo", "current_time:Asia/Tokyo"}},
-		// Several requests in one message: one call each, in the order asked.
-		{"what is (12+7)*3 and what time is it in Tokyo?", []string{"calculate:(12+7)*3", "current_time:Asia/Tokyo"}},
-		{"what time is it in Tokyo and what is 2+2", []string{"current_time:Asia/Tokyo", "calculate:2+2"}},
-		{"weather in Paris and what is 2+2", []string{"get_weather:Paris", "calculate:2+2"}},
-		{"what is 2+2 and 3*4?", []string{"calculate:2+2", "calculate:3*4"}},
-		{"what is -5+3", []string{"calculate:-5+3"}},
-		{"I scored +3 and (4)", nil}, // a sign alone is no operation
-		{"hello", nil},
-		{"I have 3 cats", nil},
-	} {
-		var got []string
-		for _, c := range plan(tc.q) {
-			for _, v := range c.Args {
-				got = append(got, c.Name+":"+v.(string))
-			}
-		}
-		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("plan(%q) = %v, want %v", tc.q, got, tc.want)
-		}
-	}
-}
-
 func TestScriptedChatKeepsHistoryAndCommands(t *testing.T) {
 	srv := fake.NewServer()
 	defer srv.Close()
@@ -270,6 +234,23 @@ func TestOfflineTrip(t *testing.T) {
 		"[tokens by agent: trip_planner ",
 		", weather_researcher ",
 		"usage: /trip <city>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// With -search, a search Gemini runs is shown, never run, and the pages
+// that ground the answer follow it; the request asks for the server-side
+// invocations beside the chat's tools.
+func TestOfflineSearch(t *testing.T) {
+	out := chatOutput(t, options{search: true}, "search the latest Go release\nWhat's the weather in Paris?\n")
+	for _, want := range []string{
+		`⌕ google_search {"queries":["the Go release"]}`,
+		"made-up finding about",
+		"source: example.com (https://example.com/offline-search)",
+		"→ get_weather",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

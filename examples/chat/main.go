@@ -3,8 +3,8 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-v] [-approve] [-trace] [-session name]
-//	                       [-session-db file] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
+//	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-v] [-approve] [-search] [-trace]
+//	                       [-session name] [-session-db file] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -35,6 +35,17 @@
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -mcp "go run ./examples/mcpserver"
 //
+// An -mcp-http server that asks for OAuth 2.1 (it answers 401, as remote
+// servers for many users do) has you log in, if the server lets programs
+// register themselves (dynamic client registration): the chat prints the authorization URL on standard error and
+// opens it in your browser where there is one ($BROWSER, or the system's),
+// waits up to 5 minutes for the browser to come back to a loopback port,
+// and keeps the tokens in chat-mcp-logins.json in your config directory,
+// under toolnexus (readable by you alone), refreshing them as they expire,
+// so that you log in once. It never prints a token:
+//
+//	go run ./examples/chat -mcp-http tracker=https://mcp.example.com/mcp
+//
 // It streams the answer as it is generated and shows each tool call and its
 // result. Type /help for the commands. Ctrl-C stops the answer in progress;
 // Ctrl-C at the prompt, or Ctrl-D, exits. When standard input is not a
@@ -46,6 +57,13 @@
 // else refuses it. Piped, the answer is the next input line:
 //
 //	printf 'What is the weather in Paris and Tokyo?\ny\nn\n' | go run ./examples/chat -approve
+//
+// With -search the model may also search the web with Google Search, a
+// tool Gemini runs itself (agent.Config.BuiltinTools): each search shows
+// as a line of its own, and the pages that ground the answer follow it.
+// The offline model plays a search for a question that asks for one:
+//
+//	printf 'search the latest Go release\n' | go run ./examples/chat -search
 //
 // With -session NAME the conversation is kept in a SQLite file (in the
 // user's config directory, or the one -session-db names) and continued the
@@ -87,12 +105,13 @@ func main() {
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
 	flag.BoolVar(&opts.trace, "trace", false, "print each answer's span tree to stderr (with OTEL_EXPORTER_OTLP_ENDPOINT set: export over OTLP/HTTP instead)")
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
+	flag.BoolVar(&opts.search, "search", false, "let the model search the web with Google Search, a tool Gemini runs itself, beside its own tools")
 	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
 	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
-	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP; \"name=URL\" calls them name_tool (repeatable)")
+	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-v] [-approve] [-trace] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()

@@ -1,11 +1,8 @@
 package main
 
-// The offline model: a reply function for internal/fake that plays Gemini
-// for this example's tools, so that the chat works with no key and no
-// network. It reads the conversation the way the real model would receive
-// it, over HTTP through the real client and the agent loop, answers a
-// question with real function calls, and turns the function responses into
-// an answer.
+// The offline model: package offline's model of the demo tools, served by
+// internal/fake, plus the trip planner's part (trip.go) and a made-up web
+// search (-search); its answers stream in visible pieces.
 
 import (
 	"fmt"
@@ -14,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"google.golang.org/genai"
 )
@@ -32,24 +30,19 @@ const (
 
 // offlineModel answers one request.
 func offlineModel(req *fake.Request) *fake.Reply {
-	if len(req.Contents) == 0 {
-		return offlineText("I did not get a message.")
+	if len(req.Contents) > 0 {
+		if reply := offlineTrip(req); reply != nil { // the /trip planner
+			return reply
+		}
+		if reply := offlineSearch(req, offline.Text(req.Contents[len(req.Contents)-1])); reply != nil {
+			return reply
+		}
 	}
-	if reply := offlineTrip(req); reply != nil { // the /trip planner
-		return reply
+	calls, text := offline.Answer(req)
+	if len(calls) > 0 {
+		return fake.Calls(calls...)
 	}
-	last := req.Contents[len(req.Contents)-1]
-	if results := functionResponses(last); len(results) > 0 {
-		return offlineText(summarize(results))
-	}
-	question := textOf(last)
-	calls := bind(plan(question), declared(req))
-	if len(calls) == 0 {
-		return offlineText("I am the offline demo model, so I only understand a few things: the weather in a city " +
-			"(\"What's the weather in Paris and Tokyo?\"), the time in a time zone (\"what time is it in UTC\") " +
-			"and arithmetic (\"what is (12+7)*3\"). Set GEMINI_API_KEY to chat with Gemini about anything.")
-	}
-	return fake.Calls(calls...)
+	return offlineText(text)
 }
 
 func offlineText(s string) *fake.Reply {
@@ -58,263 +51,21 @@ func offlineText(s string) *fake.Reply {
 	return r
 }
 
-var (
-	weatherRE = regexp.MustCompile(`(?i)\b(weather|temperature|forecast|rain|sunny|hot|cold)\b`)
-	timeRE    = regexp.MustCompile(`(?i)\b(time|clock|hour)\b`)
-	// exprRE finds an arithmetic expression: digits, operators, parentheses.
-	exprRE = regexp.MustCompile(`[-+(]*\d[\d\s.+\-*/%()]*`)
-	// placeRE finds the place after "in", "for" or "at".
-	placeRE = regexp.MustCompile(`(?i)\b(?:in|for|at)\s+([^?!.]+)`)
-	listRE  = regexp.MustCompile(`(?i),|\band\b|&`)
-	zoneRE  = regexp.MustCompile(`\b([A-Z][A-Za-z_]+/[A-Za-z_/]+|UTC|GMT)\b`)
-	// questionRE ends a list of places where another question starts:
-	// "Paris and what is 2+2".
-	questionRE = regexp.MustCompile(`(?i)\b(what|what's|whats|how|who|when|where|which|calculate|compute)\b`)
-)
+// searchRE finds a question that asks for a web search.
+var searchRE = regexp.MustCompile(`(?i)\b(search|look up|latest|news)\b`)
 
-// cityZones maps a few cities to their IANA zones, for "time in Tokyo".
-var cityZones = map[string]string{
-	"paris": "Europe/Paris", "london": "Europe/London", "berlin": "Europe/Berlin", "madrid": "Europe/Madrid",
-	"rome": "Europe/Rome", "tokyo": "Asia/Tokyo", "sydney": "Australia/Sydney", "new york": "America/New_York",
-	"los angeles": "America/Los_Angeles", "chicago": "America/Chicago", "delhi": "Asia/Kolkata",
-	"mumbai": "Asia/Kolkata", "beijing": "Asia/Shanghai", "singapore": "Asia/Singapore", "cairo": "Africa/Cairo",
-	"sao paulo": "America/Sao_Paulo", "moscow": "Europe/Moscow", "dubai": "Asia/Dubai",
-}
-
-// plan decides which calls answer a question, in the order the question
-// asks them. Each weather or time keyword starts a clause that runs to the
-// next one, so that "weather in Oslo and the time in Tokyo" gives two
-// calls, and every arithmetic expression is a calculate call, so that
-// "what is (12+7)*3 and what time is it in Tokyo?" gives two calls as
-// well: several requests in one message are parallel calls in one turn.
-// The calls name the demo tools; bind maps them to the tools declared.
-func plan(q string) []*genai.FunctionCall {
-	type clause struct {
-		start int
-		time  bool
-	}
-	var clauses []clause
-	for _, m := range weatherRE.FindAllStringIndex(q, -1) {
-		clauses = append(clauses, clause{start: m[0]})
-	}
-	for _, m := range timeRE.FindAllStringIndex(q, -1) {
-		clauses = append(clauses, clause{start: m[0], time: true})
-	}
-	slices.SortFunc(clauses, func(a, b clause) int { return a.start - b.start })
-
-	type planned struct {
-		at   int
-		call *genai.FunctionCall
-	}
-	var calls []planned
-	seen := map[string]bool{}
-	add := func(at int, key, name string, args map[string]any) {
-		if !seen[key] {
-			seen[key] = true
-			calls = append(calls, planned{at, fake.Call(name, args)})
-		}
-	}
-	for i, c := range clauses {
-		end := len(q)
-		if i+1 < len(clauses) {
-			end = clauses[i+1].start
-		}
-		text := q[c.start:end]
-		ps := places(text)
-		if len(ps) == 0 {
-			ps = places(q)
-		}
-		if !c.time {
-			for _, city := range ps {
-				add(c.start, "w:"+city, "get_weather", map[string]any{"city": city})
-			}
-			continue
-		}
-		zone := "UTC"
-		if m := zoneRE.FindString(text); m != "" {
-			zone = m
-		} else if len(ps) > 0 {
-			zone = ps[0]
-			if z, ok := cityZones[strings.ToLower(zone)]; ok {
-				zone = z
-			}
-		}
-		add(c.start, "t:"+zone, "current_time", map[string]any{"timezone": zone})
-	}
-	for _, m := range expressions(q) {
-		add(m.at, "c:"+m.expr, "calculate", map[string]any{"expression": m.expr})
-	}
-	slices.SortStableFunc(calls, func(a, b planned) int { return a.at - b.at })
-	out := make([]*genai.FunctionCall, len(calls))
-	for i, c := range calls {
-		out[i] = c.call
-	}
-	return out
-}
-
-// declared returns the names of the functions a request declares.
-func declared(req *fake.Request) []string {
-	var names []string
-	for _, t := range req.Tools {
-		for _, d := range t.FunctionDeclarations {
-			names = append(names, d.Name)
-		}
-	}
-	return names
-}
-
-// bind renames each planned call to the declared tool that does its job,
-// and drops calls no declared tool can answer. A tool does a demo tool's
-// job when it has its name, or ends with it after a prefix and a
-// separator: an MCP server's get_weather may be declared as
-// demo_get_weather or demo.get_weather.
-func bind(calls []*genai.FunctionCall, names []string) []*genai.FunctionCall {
-	var out []*genai.FunctionCall
-	for _, c := range calls {
-		if name := toolFor(names, c.Name); name != "" {
-			bound := *c
-			bound.Name = name
-			out = append(out, &bound)
-		}
-	}
-	return out
-}
-
-// toolFor returns the declared tool that does the job of the demo tool
-// named base, or "". When several do, the last declared wins: the chat
-// declares its MCP servers' tools after its own, and a user who adds a
-// server wants it used.
-func toolFor(names []string, base string) string {
-	for i := len(names) - 1; i >= 0; i-- {
-		n := names[i]
-		if n == base {
-			return n
-		}
-		if prefix, ok := strings.CutSuffix(n, base); ok && prefix != "" && strings.ContainsRune("_.:-", rune(prefix[len(prefix)-1])) {
-			return n
-		}
-	}
-	return ""
-}
-
-// jobOf returns the demo tool whose job the declared tool name does:
-// "get_weather" for mcp_get_weather.
-func jobOf(name string) string {
-	for _, base := range []string{"get_weather", "current_time", "calculate"} {
-		if toolFor([]string{name}, base) != "" {
-			return base
-		}
-	}
-	return name
-}
-
-// places returns the places named after "in", "for" or "at": "Paris and
-// Tokyo" gives Paris and Tokyo.
-func places(q string) []string {
-	m := placeRE.FindStringSubmatch(q)
-	if m == nil {
+// offlineSearch answers a question that asks for a search, when the
+// request gives the model Google Search (-search): the API runs the search
+// (its toolCall and toolResponse parts) and the answer is grounded in made-up
+// pages, as the real model's is in real ones.
+func offlineSearch(req *fake.Request, question string) *fake.Reply {
+	if !searchRE.MatchString(question) || !slices.ContainsFunc(req.Tools, func(t *genai.Tool) bool { return t.GoogleSearch != nil }) {
 		return nil
 	}
-	list := m[1]
-	if loc := questionRE.FindStringIndex(list); loc != nil {
-		list = list[:loc[0]] // the next question starts
-	}
-	var out []string
-	for _, p := range listRE.Split(list, -1) {
-		p = strings.TrimSpace(p)
-		p = strings.TrimPrefix(strings.TrimPrefix(p, "the "), "The ")
-		if p == "" || strings.EqualFold(p, "it") || strings.EqualFold(p, "the") || strings.ContainsAny(p, "0123456789+*/%()=") {
-			continue
-		}
-		out = append(out, titleCase(p))
-	}
-	return out
-}
-
-func titleCase(s string) string {
-	if strings.ContainsAny(s, "/") || strings.ToUpper(s) == s {
-		return s
-	}
-	words := strings.Fields(s)
-	for i, w := range words {
-		words[i] = strings.ToUpper(w[:1]) + w[1:]
-	}
-	return strings.Join(words, " ")
-}
-
-// expr is an arithmetic expression found in a question, and where.
-type expr struct {
-	at   int
-	expr string
-}
-
-// expressions returns the arithmetic expressions in q that have an
-// operator after their first number, in order: "2+2 and 3*4" has two;
-// "+3" (as in Etc/GMT+3) has none.
-func expressions(q string) []expr {
-	var out []expr
-	for _, m := range exprRE.FindAllStringIndex(q, -1) {
-		e := strings.TrimSpace(q[m[0]:m[1]])
-		if strings.ContainsAny(strings.TrimLeft(e, "-+("), "+-*/%") {
-			out = append(out, expr{m[0], e})
-		}
-	}
-	return out
-}
-
-// summarize turns function responses into the answer.
-func summarize(results []*genai.FunctionResponse) string {
-	var lines []string
-	for _, r := range results {
-		if msg, ok := r.Response["error"]; ok {
-			lines = append(lines, fmt.Sprintf("%s failed: %v.", r.Name, msg))
-			continue
-		}
-		out, _ := r.Response["result"].(map[string]any)
-		switch jobOf(r.Name) {
-		case "get_weather":
-			unit := "°C"
-			if out["units"] == "fahrenheit" {
-				unit = "°F"
-			}
-			lines = append(lines, fmt.Sprintf("%v: %v, %v%s, humidity %v%%, wind %v km/h.",
-				out["city"], out["condition"], out["temperature"], unit, out["humidity"], out["wind_kph"]))
-		case "current_time":
-			lines = append(lines, fmt.Sprintf("In %v it is %v (UTC%v).", out["timezone"], out["local"], out["utc_offset"]))
-		case "calculate":
-			lines = append(lines, fmt.Sprintf("%v = %v", out["expression"], out["result"]))
-		default:
-			lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, r.Response["result"]))
-		}
-	}
-	answer := strings.Join(lines, "\n")
-	for _, r := range results {
-		if jobOf(r.Name) == "get_weather" {
-			answer += "\n(The weather here is made-up demo data.)"
-			break
-		}
-	}
-	return answer
-}
-
-// functionResponses returns the function responses of a content.
-func functionResponses(c *genai.Content) []*genai.FunctionResponse {
-	var out []*genai.FunctionResponse
-	for _, p := range c.Parts {
-		if p.FunctionResponse != nil {
-			out = append(out, p.FunctionResponse)
-		}
-	}
-	return out
-}
-
-// textOf returns the text of a content.
-func textOf(c *genai.Content) string {
-	var b strings.Builder
-	for _, p := range c.Parts {
-		if !p.Thought {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
+	query := strings.Join(strings.Fields(searchRE.ReplaceAllString(question, "")), " ")
+	answer := fmt.Sprintf("The offline model cannot search the web, so here is a made-up finding about %q.", strings.Trim(query, " ?!.:"))
+	parts := append(fake.GoogleSearch(query), &genai.Part{Text: answer})
+	r := fake.Parts(parts...).WithGrounding(fake.WebGrounding(answer, "https://example.com/offline-search"))
+	r.TextChunk, r.EventDelay = offlineChunk, offlineEventDelay
+	return r
 }

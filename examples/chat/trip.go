@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -138,11 +139,11 @@ func must[T any](v T, err error) T {
 // returns nil for requests of other agents (the researcher's are ordinary
 // weather questions).
 func offlineTrip(req *fake.Request) *fake.Reply {
-	if req.SystemInstruction == nil || textOf(req.SystemInstruction) != plannerPrompt {
+	if req.SystemInstruction == nil || offline.Text(req.SystemInstruction) != plannerPrompt {
 		return nil
 	}
-	results := functionResponses(req.Contents[len(req.Contents)-1])
-	city := strings.TrimSuffix(strings.TrimPrefix(textOf(req.Contents[0]), "Plan a day in "), ".")
+	results := offline.FunctionResponses(req.Contents[len(req.Contents)-1])
+	city := strings.TrimSuffix(strings.TrimPrefix(offline.Text(req.Contents[0]), "Plan a day in "), ".")
 	if len(results) == 0 {
 		return fake.Calls(fake.Call("weather_researcher", map[string]any{"request": "What is the weather in " + city + "?"}))
 	}

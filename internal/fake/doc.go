@@ -84,11 +84,44 @@
 // [Server.Unscripted] counts these.
 //
 // A Reply holds a response (see the builders [Text], [Parts], [Calls],
-// [Finish], [Empty], [Blocked]), an API error ([Error], [RateLimited]) or a
-// transport fault ([Drop], [Malformed], [Fault]), plus latency
-// ([Reply.Delay]) and the shape of the stream ([Reply.Chunks],
-// [Reply.TextChunk], [Reply.TrailingSignature], [Reply.CutAfter],
-// [Reply.StreamErr]).
+// [Finish], [Empty], [Blocked], [UnexpectedCall]), an API error ([Error],
+// [RateLimited], [Overloaded]) or a transport fault ([Drop], [Malformed],
+// [Fault]), plus latency ([Reply.Delay]), the shape of the stream
+// ([Reply.Chunks], [Reply.TextChunk], [Reply.TrailingSignature],
+// [Reply.CutAfter], [Reply.StreamErr]) and of a long answer
+// ([Reply.Continue], [Reply.Checkpoints], [Hops]).
+//
+// # Long answers
+//
+// The API cuts an answer longer than one request holds: the hop's
+// candidate finishes with CONTINUATION and carries a continuationToken,
+// and the same request sent again with the token (top level) continues it
+// (genai v1.77.0 continuation.go). [Hops] scripts an answer in several hops,
+// [Reply.WithContinuation] one cut hop, [Reply.WithContinuationToken] one
+// whose token is given (a server that repeats its token). The server
+// checks every request that carries a token (the rule
+// "continuation-token"): it must be a token the server sent, sent back with
+// the request that received it, unchanged. Each hop's usage counts the
+// prompt and the answer so far, as the API's do. A stream's checkpoints
+// ([Reply.Checkpoints]) are events that carry a token and no finish
+// reason; a request that sends a checkpoint's token back gets the rest of
+// that stream from the checkpoint on, without taking a queued reply, so
+// that a stream cut after one ([Reply.WithFault]) resumes as the API's
+// does.
+//
+// # Built-in tools
+//
+// Google Search, code execution, URL context, file search and Maps are run
+// by the API during the model call. Beside function declarations, the
+// Gemini API wants toolConfig.includeServerSideToolInvocations (the rule
+// "server-side-tool-invocations" refuses the mix without it, with the
+// API's message), and Vertex AI, which has no such field and no toolCall
+// or toolResponse parts, refuses the mix for models before Gemini 3 (rule
+// "vertex-tool-mix"). Replies script what the model content then holds:
+// [ServerToolCall], [ServerToolResponse], [GoogleSearch] and
+// [CodeExecution] make the parts, which get ids (the toolResponse its
+// call's) and, for gemini-3, thought signatures; [Reply.WithGrounding]
+// ([WebGrounding]) and [Reply.WithCitations] add what grounds the answer.
 //
 // # Auto-fill
 //
@@ -161,8 +194,11 @@
 // to a stream that asked for numbers. [RateLimited] sends the Gemini API's
 // 429 body, RetryInfo included, on both backends. Floats written as "NaN" or
 // "Infinity" are refused. Streams with several candidates are sent as one
-// event. continuationToken is never sent, so the SDK's automatic
-// continuation never triggers.
+// event. A long answer's hops are scripted, not computed: the server does
+// not cut an answer at an output limit of its own, and a checkpoint's
+// resumption sends the rest of the stream as it was, where the API would
+// generate it anew. The refusals of continuation tokens are assumed (see
+// the rule).
 //
 // # Interactions
 //

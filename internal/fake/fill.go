@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,9 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		// gemini-3-pro-preview/tool_streaming.yaml).
 		emptyLast := !reply.Raw && !in.vertex() && isGemini3(in.model)
 		evs = s.split(evs[0], reply.TextChunk, reply.TrailingSignature, emptyLast)
+	}
+	if err := s.markContinuation(evs, reply, in, stream); err != nil {
+		return nil, err
 	}
 	if !reply.Raw {
 		s.fill(evs, in)
@@ -176,7 +180,26 @@ func (s *Server) decorate(evs []*genai.GenerateContentResponse, ids, sigs bool) 
 
 func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 	var firstCall *genai.Part
+	var calls map[genai.ToolType]string // the id of each built-in tool's last call
 	for _, p := range parts {
+		// A built-in tool's call always has an id, and its response the
+		// call's; Gemini 3 signs both (the real traffic's pydantic-ai
+		// cassettes, e.g. pydanticai-768b58fe8ebe).
+		switch {
+		case p.ToolCall != nil:
+			if p.ToolCall.ID == "" {
+				p.ToolCall.ID = fmt.Sprintf("tc-%d", s.nextID())
+			}
+			if calls == nil {
+				calls = map[genai.ToolType]string{}
+			}
+			calls[p.ToolCall.ToolType] = p.ToolCall.ID
+		case p.ToolResponse != nil && p.ToolResponse.ID == "":
+			p.ToolResponse.ID = calls[p.ToolResponse.ToolType]
+		}
+		if sigs && (p.ToolCall != nil || p.ToolResponse != nil) && len(p.ThoughtSignature) == 0 {
+			p.ThoughtSignature = s.signature()
+		}
 		if p.FunctionCall == nil {
 			continue
 		}
@@ -249,6 +272,7 @@ func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
 	}
 	var u usageCounter
 	u.prompt(in.req)
+	u.promptBytes += in.priorOutput // a continuation re-reads the answer so far
 	for i, e := range evs {
 		last := i == len(evs)-1
 		for k, c := range e.Candidates {
@@ -345,6 +369,17 @@ func (s *Server) encodeResponse(r *genai.GenerateContentResponse, in *input) ([]
 	for _, c := range tree.get("candidates").elems() {
 		if c.get("index") == nil && !in.vertex() { // omitempty drops the index 0 the API sends
 			c.set("index", &jsonValue{kind: jsonNumber, str: "0"})
+		}
+		if i := slices.Index(c.keys, "citationMetadata"); i >= 0 && !in.vertex() {
+			// The Gemini API names the list citationSources (genai's
+			// citationMetadataFromMldev, models.go:130); Vertex AI
+			// citations, as genai's type does. (The JSON is genai's:
+			// its keys are camelCase.)
+			if cm := c.vals[i]; cm.kind == jsonObject {
+				if j := slices.Index(cm.keys, "citations"); j >= 0 {
+					cm.keys[j] = "citationSources"
+				}
+			}
 		}
 		for _, p := range c.get("content").get("parts").elems() {
 			if p.get("text") == nil && !hasData(p) {

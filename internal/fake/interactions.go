@@ -133,8 +133,8 @@ func (s *Server) InteractionIDs() []string {
 	return ids
 }
 
-// lookup returns the stored interaction id that owner may reach, or nil.
-func (s *Server) lookup(id, owner string) *storedInteraction {
+// interaction returns the stored interaction id that owner may reach, or nil.
+func (s *Server) interaction(id, owner string) *storedInteraction {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ix := s.interactions[id]
@@ -241,7 +241,7 @@ func (s *Server) serveInteraction(w http.ResponseWriter, r *http.Request, rt rou
 // getInteraction answers GET: the interaction, or its stream from the
 // event after last_event_id.
 func (s *Server) getInteraction(w http.ResponseWriter, r *http.Request, in *ixInput) {
-	ix := s.lookup(in.id, in.owner)
+	ix := s.interaction(in.id, in.owner)
 	if ix == nil {
 		in.writeError(w, notFound(in.id))
 		return

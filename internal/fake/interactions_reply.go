@@ -139,10 +139,10 @@ func (s *Server) keep(in *ixInput, ix *storedInteraction, rec *record) {
 		}
 	}
 	if ix.token != "" {
-		if s.tokens == nil {
-			s.tokens = map[string]string{}
+		if s.ixTokens == nil {
+			s.ixTokens = map[string]string{}
 		}
-		s.tokens[ix.token] = ix.id
+		s.ixTokens[ix.token] = ix.id
 	}
 	if in.req.Store != nil && !*in.req.Store {
 		return

@@ -382,7 +382,7 @@ func checkIxInput(in *ixInput) *APIError {
 
 func checkIxPrevious(in *ixInput) *APIError {
 	if id := in.req.PreviousInteractionID; id != "" {
-		prev := in.srv.lookup(id, in.owner)
+		prev := in.srv.interaction(id, in.owner)
 		if prev == nil {
 			return notFound(id)
 		}
@@ -586,7 +586,7 @@ func checkIxContinuation(in *ixInput) *APIError {
 		return nil
 	}
 	in.srv.mu.Lock()
-	_, ok := in.srv.tokens[token]
+	_, ok := in.srv.ixTokens[token]
 	in.srv.mu.Unlock()
 	if !ok {
 		return invalidRequest("continuation_token is not valid.")

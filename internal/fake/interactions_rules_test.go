@@ -133,7 +133,7 @@ func ixServer() *Server {
 		},
 	}}
 	s.signatures = map[string]bool{prevSig: true}
-	s.tokens = map[string]string{prevToken: prevID}
+	s.ixTokens = map[string]string{prevToken: prevID}
 	return s
 }
 

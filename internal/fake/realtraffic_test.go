@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus-go/internal/httprr"
 )
 
 // TestRealTraffic holds the fake against real traffic: the recordings of
@@ -46,7 +48,7 @@ func TestRealTrafficCitations(t *testing.T) {
 	_, exchanges := realTraffic(t)
 	var sources strings.Builder
 	for _, ex := range exchanges {
-		fmt.Fprintf(&sources, "%s %s\n", ex.file, ex.req.Header.Get("X-Realtraffic-Source"))
+		fmt.Fprintf(&sources, "%s %s\n", ex.File, ex.Req.Header.Get("X-Realtraffic-Source"))
 	}
 	cited := regexp.MustCompile(`\b(?:[a-z]+(?:-go)?-[0-9a-f]{12}|[A-Za-z0-9_.\-]+\.yaml)\b`)
 	n := 0
@@ -73,10 +75,10 @@ func TestRealTrafficCitations(t *testing.T) {
 // and their exchanges, in the order of the files' names. It skips the test,
 // saying why, when there are none, and fails it when TOOLNEXUS_REALTRAFFIC
 // names a directory that is not there.
-func realTraffic(t *testing.T) (files int, exchanges []exchange) {
+func realTraffic(t *testing.T) (files int, exchanges []httprr.Exchange) {
 	t.Helper()
-	dir, why := realTrafficDir()
-	if dir == "" && os.Getenv(realTrafficEnv) != "" {
+	dir, why := httprr.Dir()
+	if dir == "" && os.Getenv(httprr.Env) != "" {
 		t.Fatal(why)
 	}
 	if dir == "" {
@@ -91,7 +93,7 @@ func realTraffic(t *testing.T) (files int, exchanges []exchange) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exs, err := readHTTPRR(filepath.Base(p), data)
+		exs, err := httprr.Read(filepath.Base(p), data)
 		if err != nil {
 			t.Errorf("%v", err)
 			continue
@@ -155,10 +157,10 @@ func credentialsMissing(status int, message string) bool {
 }
 
 // judge sends ex's request to srv and compares the answers.
-func judge(t *testing.T, client *http.Client, srv *Server, ex exchange) verdict {
+func judge(t *testing.T, client *http.Client, srv *Server, ex httprr.Exchange) verdict {
 	t.Helper()
-	want := ex.resp.StatusCode
-	wantErr := recordedError(ex.rbody)
+	want := ex.Resp.StatusCode
+	wantErr := recordedError(ex.RespBody)
 	anonymous := credentialsMissing(want, wantErr.Message)
 	if want != http.StatusOK && !anonymous {
 		for _, u := range unjudged {
@@ -188,7 +190,7 @@ func judge(t *testing.T, client *http.Client, srv *Server, ex exchange) verdict 
 			rule = fmt.Sprintf(" (rule %q)", rej.Rule)
 		}
 		v.detail = fmt.Sprintf("the API answered %d %s %q\n\tthe fake answered %d %s %q%s\n\trequest: %s %s\n\tbody: %.600s",
-			want, wantErr.Status, wantErr.Message, got, gotErr.Status, gotErr.Message, rule, ex.req.Method, ex.req.URL, ex.body)
+			want, wantErr.Status, wantErr.Message, got, gotErr.Status, gotErr.Message, rule, ex.Req.Method, ex.Req.URL, ex.Body)
 	}
 	return v
 }
@@ -196,18 +198,18 @@ func judge(t *testing.T, client *http.Client, srv *Server, ex exchange) verdict 
 // replay sends ex's request to srv, with the credentials the recording's
 // scrubbing removed when creds is set, and returns the status, the body and
 // the rejection.
-func replay(t *testing.T, client *http.Client, srv *Server, ex exchange, creds bool) (int, []byte, *Rejection) {
+func replay(t *testing.T, client *http.Client, srv *Server, ex httprr.Exchange, creds bool) (int, []byte, *Rejection) {
 	t.Helper()
-	u := *ex.req.URL
+	u := *ex.Req.URL
 	target := srv.URL + u.EscapedPath()
 	if u.RawQuery != "" {
 		target += "?" + u.RawQuery
 	}
-	req, err := http.NewRequest(ex.req.Method, target, bytes.NewReader(ex.body))
+	req, err := http.NewRequest(ex.Req.Method, target, bytes.NewReader(ex.Body))
 	if err != nil {
 		t.Fatalf("%v: %v", ex, err)
 	}
-	for k, vs := range ex.req.Header {
+	for k, vs := range ex.Req.Header {
 		if k == "X-Realtraffic-Source" || k == "Content-Length" {
 			continue
 		}
@@ -305,22 +307,22 @@ type conformanceTally struct {
 	notJudged                                              map[string][]string // by reason, the exchanges
 }
 
-func (c *conformanceTally) add(ex exchange, v verdict) {
+func (c *conformanceTally) add(ex httprr.Exchange, v verdict) {
 	c.exchanges++
 	if !v.judged {
 		if c.notJudged == nil {
 			c.notJudged = map[string][]string{}
 		}
-		c.notJudged[v.reason] = append(c.notJudged[v.reason], fmt.Sprintf("%s#%d", ex.file, ex.index))
+		c.notJudged[v.reason] = append(c.notJudged[v.reason], fmt.Sprintf("%s#%d", ex.File, ex.Index))
 		return
 	}
 	c.judged++
-	if ex.resp.StatusCode == http.StatusOK {
+	if ex.Resp.StatusCode == http.StatusOK {
 		c.accepted++
 	} else {
 		c.refused++
 	}
-	if vertexHost.MatchString(ex.req.URL.Host) {
+	if vertexHost.MatchString(ex.Req.URL.Host) {
 		c.vertex++
 	}
 	if v.agrees {
@@ -342,82 +344,4 @@ func (c *conformanceTally) summary(files int) string {
 		fmt.Fprintf(&b, "\n\tnot judged, %s: %d (%s)", r, len(c.notJudged[r]), strings.Join(c.notJudged[r], ", "))
 	}
 	return b.String()
-}
-
-// realTrafficDir returns the directory of the recordings, or "" and why
-// there is none. It is TOOLNEXUS_REALTRAFFIC when that is set, and
-// otherwise shared/realtraffic beside the repository's root: the root is
-// the nearest directory above the test's that holds this module's go.mod.
-// In a git worktree (a .git file that points into another repository's
-// .git/worktrees), the main checkout's neighbour counts too.
-func realTrafficDir() (dir, why string) {
-	if d := os.Getenv(realTrafficEnv); d != "" {
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			return "", fmt.Sprintf("%s=%s is not a directory", realTrafficEnv, d)
-		}
-		return d, ""
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err.Error()
-	}
-	candidates := []string{filepath.Join(root, "..", "shared", "realtraffic")}
-	if main := mainWorktree(root); main != "" {
-		candidates = append(candidates, filepath.Join(main, "..", "shared", "realtraffic"))
-	}
-	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			return filepath.Clean(c), ""
-		}
-	}
-	return "", fmt.Sprintf("no recordings of the real API: %s does not exist (it sits beside the repository in CI; "+
-		"set %s to a directory of *.httprr traces to run this test elsewhere)", filepath.Clean(candidates[0]), realTrafficEnv)
-}
-
-// realTrafficEnv names the variable that points the test at recordings
-// elsewhere.
-const realTrafficEnv = "TOOLNEXUS_REALTRAFFIC"
-
-// rootModule is the module path of the repository's root.
-const rootModule = "github.com/toolnexus/toolnexus-go"
-
-// moduleRoot returns the nearest directory at or above the working
-// directory whose go.mod declares [rootModule].
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if data, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil &&
-			regexp.MustCompile(`(?m)^module\s+`+regexp.QuoteMeta(rootModule)+`\s*$`).Match(data) {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod of %s at or above %s", rootModule, wd)
-		}
-	}
-}
-
-// mainWorktree returns the main checkout of the repository whose linked
-// worktree is root, or "" when root is not a linked worktree. A linked
-// worktree's .git is a file "gitdir: <main>/.git/worktrees/<name>".
-func mainWorktree(root string) string {
-	data, err := os.ReadFile(filepath.Join(root, ".git"))
-	if err != nil {
-		return "" // a directory, or none: root is the main checkout
-	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return ""
-	}
-	gitdir = strings.TrimSpace(gitdir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(root, gitdir)
-	}
-	worktrees := filepath.Dir(gitdir)
-	if filepath.Base(worktrees) != "worktrees" {
-		return ""
-	}
-	return filepath.Dir(filepath.Dir(worktrees)) // <main>/.git/worktrees -> <main>
 }

@@ -67,6 +67,9 @@ type Request struct {
 	SafetySettings    []*genai.SafetySetting
 	Labels            map[string]string
 	ServiceTier       genai.ServiceTier
+	// ContinuationToken is the token of a request that continues a long
+	// answer (see the package documentation, "Long answers").
+	ContinuationToken []byte
 
 	// Body is the raw body as received.
 	Body []byte
@@ -173,6 +176,7 @@ func setDecoded(r *Request, w *wireRequest) {
 	r.SafetySettings = w.SafetySettings
 	r.Labels = w.Labels
 	r.ServiceTier = w.ServiceTier
+	r.ContinuationToken = w.ContinuationToken
 	if w.GenerationConfig != nil {
 		r.GenerationConfig = &w.GenerationConfig.GenerationConfig
 	}

@@ -164,7 +164,9 @@ func TestEveryConfigFieldIsAccepted(t *testing.T) {
 			{CodeExecution: &genai.ToolCodeExecution{}},
 			{URLContext: &genai.URLContext{}},
 		},
-		ToolConfig:         &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAny, AllowedFunctionNames: []string{"f"}}},
+		ToolConfig: &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAny, AllowedFunctionNames: []string{"f"}},
+			IncludeServerSideToolInvocations: genai.Ptr(true)}, // built-in tools beside functions
+		ServiceTier:        genai.ServiceTierFlex,
 		Labels:             map[string]string{"team": "x"},
 		ThinkingConfig:     &genai.ThinkingConfig{IncludeThoughts: true, ThinkingBudget: i32(1024)},
 		MediaResolution:    genai.MediaResolutionLow,

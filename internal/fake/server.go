@@ -48,16 +48,20 @@ type Server struct {
 
 	inputTokenLimit int // see SetInputTokenLimit; 0: none
 
+	tokens map[string]*issuedToken           // the continuation tokens sent (continuation.go)
+	lookup func([]byte) (*issuedToken, bool) // issued, made once
+
 	// The Interactions API's state (interactions.go).
 	interactions map[string]*storedInteraction
 	signatures   map[string]bool   // thought signatures sent to clients
-	tokens       map[string]string // continuation tokens issued, to the interaction that issued them
+	ixTokens     map[string]string // continuation tokens issued by interactions, to the interaction that issued them
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
 // must call Close when done, typically with t.Cleanup(srv.Close).
 func NewServer() *Server {
 	s := &Server{closing: make(chan struct{})}
+	s.lookup = s.issued
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL
 	return s
@@ -226,7 +230,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body, inputTokenLimit: s.tokenLimit()}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method
@@ -258,6 +262,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case rej != nil:
 		rej.Seq = rec.req.Seq
 		rec.req.Rejection = rej
+	case in.resume != nil:
+		// A stream resumed from a checkpoint: the rest of that stream.
+		reply = &Reply{Chunks: in.resume}
 	case len(s.queue) > 0:
 		reply = s.queue[0]
 		s.queue = s.queue[1:]
@@ -351,10 +358,7 @@ func (s *Server) answerUnary(w http.ResponseWriter, in *input, reply *Reply) {
 		writeError(w, in, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
 		return
 	}
-	if !in.vertex() && in.req != nil && in.req.ServiceTier != "" {
-		// The tier that served the request (vercel/ai#14937).
-		w.Header().Set("X-Gemini-Service-Tier", string(in.req.ServiceTier))
-	}
+	setServiceTier(w, in)
 	switch reply.Fault {
 	case FaultMalformedBody:
 		writeJSON(w, http.StatusOK, []byte("this is not JSON"))
@@ -425,4 +429,13 @@ func (s *Server) nextID() int {
 	defer s.mu.Unlock()
 	s.ids++
 	return s.ids
+}
+
+// setServiceTier sets the header in which the Gemini API says which tier
+// served a request that asked for one (vercel/ai#14937; the real traffic's
+// adk-go traces carry "X-Gemini-Service-Tier: standard", unary and streamed).
+func setServiceTier(w http.ResponseWriter, in *input) {
+	if !in.vertex() && in.req != nil && in.req.ServiceTier != "" {
+		w.Header().Set("X-Gemini-Service-Tier", string(in.req.ServiceTier))
+	}
 }

@@ -118,6 +118,8 @@ var rules = []rule{
 			"_multiple forms, June 2025); the fake refused it until then.",
 		assumed: "that other models also accept a config without tools, and refuse one whose tools declare no " +
 			"function."},
+	builtinRules[0], // server-side-tool-invocations (builtin.go)
+	builtinRules[1], // vertex-tool-mix
 	{name: "function-name", check: checkFunctionNames,
 		verified: "text verified, with the limit of 64 (google-gemini/gemini-cli#6704)."},
 	{name: "duplicate-function", check: checkDuplicateFunctions,
@@ -180,6 +182,7 @@ var rules = []rule{
 			"and March 2026).",
 		assumed: "the Gemini API answers every model before Gemini 3 with that same text (the report came through " +
 			"gemini-cli, whose error links the Vertex AI docs), and Gemini 3 accepts any MIME type."},
+	builtinRules[2], // server-tool-parts
 	{name: "thought-signature", check: checkThoughtSignatures,
 		verified: "text verified (manthanabc/paws#103, nanbingxyz/5ire#405, csells/dartantic#86); the scope, the " +
 			"first functionCall of each step since the last user message, is documented " +
@@ -189,6 +192,13 @@ var rules = []rule{
 			"(https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).",
 		assumed: "the position in the text is the 1-based index of the content holding the call; models are " +
 			"recognized by the prefix gemini-3."},
+	{name: "continuation-token", check: checkContinuationToken,
+		verified: "the continuation of an answer the API cut is the same request, contents, tools and config, " +
+			"plus the top-level continuationToken the cut hop sent (genai v1.77.0 models.go:1330, 1569, 5666; " +
+			"continuation.go prepareContinuationConfig), and a stream resumes from its newest checkpoint token " +
+			"(continuation.go:60-65, 304-326).",
+		assumed: "the API refuses a token it did not send, and a request that differs from the one it continues, " +
+			"with its generic 400 INVALID_ARGUMENT text (none of its refusals of tokens is documented or recorded)."},
 	{name: "input-token-limit", check: checkInputTokens,
 		verified: "with Server.SetInputTokenLimit, a prompt over the limit, counted as usageMetadata counts it, " +
 			"gets 400 INVALID_ARGUMENT, text verified (google-gemini/gemini-cli#4231, a Gemini API key; the same " +
@@ -225,6 +235,15 @@ type input struct {
 	format streamFormat // how a stream is framed; read when answering
 
 	interactions bool // an Interactions request's reply is being made (interactions_reply.go)
+
+	// tokens looks up the continuation tokens the server sent; nil in
+	// table tests, where no token is known.
+	tokens func(token []byte) (*issuedToken, bool)
+	// Set by "continuation-token" for a request that continues an answer:
+	// the bytes of answer before it, and the rest of the stream it
+	// resumes, if it resumes one from a checkpoint.
+	priorOutput int
+	resume      []*genai.GenerateContentResponse
 }
 
 // vertex reports whether the request came to a Vertex AI route.

@@ -49,6 +49,16 @@ type ruleCase struct {
 	passes string
 	// limit is the server's input token limit (Server.SetInputTokenLimit).
 	limit int
+	// tokens are the continuation tokens the server sent, each to the
+	// request of this body (without its token), and the bytes of answer
+	// before it.
+	tokens map[string]continued
+}
+
+// continued is a continuation token a rule case's server sent.
+type continued struct {
+	body   string
+	output int
 }
 
 // input returns the rules' input for tc.
@@ -71,6 +81,20 @@ func (tc ruleCase) input() *input {
 	}
 	if tc.version != "" {
 		in.version = tc.version
+	}
+	if tc.tokens != nil {
+		in.tokens = func(token []byte) (*issuedToken, bool) {
+			c, ok := tc.tokens[string(token)]
+			if !ok {
+				return nil, false
+			}
+			tree, err := parseJSON([]byte(c.body))
+			if err != nil {
+				panic(err)
+			}
+			req, _, _ := decodeRequest(backend, in.version, tree)
+			return &issuedToken{key: continuationKey(req), output: c.output}, true
+		}
 	}
 	return in
 }
@@ -359,6 +383,52 @@ var ruleCases = []ruleCase{
 		want: "position 4."},
 	{name: "gemini-3 earlier turns are not checked", passes: "thought-signature", model: "gemini-3-flash-preview",
 		body: body([]string{userText, `{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`, respF, `{"role":"model","parts":[{"text":"done"}]}`, userText}, tools(declF))},
+
+	{name: "gemini-3 built-in tools beside functions, invocations included", passes: "server-side-tool-invocations", model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":true}`)},
+	{name: "built-in tools alone need no invocations", passes: "server-side-tool-invocations", body: body([]string{userText}, tools(`{"googleSearch":{}}`, `{"urlContext":{}}`))},
+	{name: "built-in tools beside functions without invocations", rule: "server-side-tool-invocations", model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF)),
+		want: "Please enable tool_config.include_server_side_tool_invocations to use Built-in tools with Function calling."},
+	{name: "code execution beside functions, invocations false", rule: "server-side-tool-invocations", model: "gemini-3.5-flash",
+		body: body([]string{userText}, tools(`{"codeExecution":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":false}`),
+		want: "Please enable tool_config.include_server_side_tool_invocations"},
+	{name: "Vertex AI gemini-3 mixes without the field", passes: "vertex-tool-mix", vertex: true, model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF))},
+	{name: "Vertex AI gemini-2.5 refuses the mix", rule: "vertex-tool-mix", vertex: true,
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF)), want: "Multiple tools are supported only when they are all search tools."},
+	{name: "Vertex AI refuses the invocations field", rule: "json-fields", vertex: true, model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":true}`),
+		want: `Unknown name "includeServerSideToolInvocations" at 'tool_config': Cannot find field.`},
+	{name: "Vertex AI refuses a toolCall part", rule: "json-fields", vertex: true, model: "gemini-3-flash-preview",
+		body: body([]string{userText, `{"role":"model","parts":[{"toolCall":{"id":"a","toolType":"GOOGLE_SEARCH_WEB"}},{"text":"t"}]}`, userText}),
+		want: `Unknown name "toolCall" at 'contents[1].parts[0]': Cannot find field.`},
+	{name: "built-in tool parts sent back as received", passes: "server-tool-parts", model: "gemini-3-flash-preview",
+		body: body([]string{userText, `{"role":"model","parts":[{"toolCall":{"id":"a","toolType":"GOOGLE_SEARCH_WEB","args":{"queries":["q"]}},"thoughtSignature":"c2ln"},` +
+			`{"toolResponse":{"id":"a","toolType":"GOOGLE_SEARCH_WEB","response":{}},"thoughtSignature":"c2ln"},{"functionCall":{"id":"b","name":"f","args":{"a":"x"}},"thoughtSignature":"c2ln"}]}`,
+			`{"role":"user","parts":[{"functionResponse":{"id":"b","name":"f","response":{"result":1}}}]}`},
+			tools(`{"googleSearch":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":true}`)},
+	{name: "a tool response without its call", rule: "server-tool-parts", model: "gemini-3-flash-preview",
+		body: body([]string{userText, `{"role":"model","parts":[{"toolResponse":{"id":"a","toolType":"GOOGLE_SEARCH_WEB","response":{}}},{"text":"t"}]}`, userText}),
+		want: `contents[1].parts[0].tool_response.id: "a" is not the id of a tool call before it in the model turn.`},
+	{name: "a tool call in a user turn", rule: "server-tool-parts",
+		body: body([]string{`{"role":"user","parts":[{"toolCall":{"id":"a","toolType":"URL_CONTEXT"}}]}`}),
+		want: "contents[0].parts[0]: a built-in tool's call or response must be in a model turn"},
+
+	{name: "a continuation of the request that received the token", passes: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText}), output: 12}},
+		body:   body([]string{userText}, `"continuationToken":"dG9r"`)},
+	{name: "a token the server did not send", rule: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText})}},
+		body:   body([]string{userText}, `"continuationToken":"b3RoZXI="`), want: "the continuation token was not sent by this server"},
+	{name: "a token sent with another request", rule: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText})}},
+		body:   body([]string{userText, `{"role":"model","parts":[{"text":"more"}]}`, userText}, `"continuationToken":"dG9r"`),
+		want:   "must be the request that received it, plus the token"},
+	{name: "a token with another config", rule: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText})}},
+		body:   body([]string{userText}, `"continuationToken":"dG9r"`, `"generationConfig":{"temperature":0.1}`),
+		want:   "this one differs"},
 
 	// The contents [userText] count 11 tokens.
 	{name: "prompt at the token limit", passes: "input-token-limit", limit: 11, body: body([]string{userText})},

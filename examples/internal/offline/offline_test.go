@@ -1,0 +1,63 @@
+package offline
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want []string // name:arg
+	}{
+		{"What's the weather in Paris and Tokyo?", []string{"get_weather:Paris", "get_weather:Tokyo"}},
+		{"weather in new york, london & rome", []string{"get_weather:New York", "get_weather:London", "get_weather:Rome"}},
+		{"what time is it in UTC", []string{"current_time:UTC"}},
+		{"What time is it in Tokyo?", []string{"current_time:Asia/Tokyo"}},
+		{"time in Europe/Berlin please", []string{"current_time:Europe/Berlin"}},
+		{"what time is it", []string{"current_time:UTC"}},
+		{"what is (12+7)*3", []string{"calculate:(12+7)*3"}},
+		{"calculate 2.5 / 4 for me", []string{"calculate:2.5 / 4"}},
+		{"weather in Oslo and the time in Tokyo", []string{"get_weather:Oslo", "current_time:Asia/Tokyo"}},
+		// Several requests in one message: one call each, in the order asked.
+		{"what is (12+7)*3 and what time is it in Tokyo?", []string{"calculate:(12+7)*3", "current_time:Asia/Tokyo"}},
+		{"what time is it in Tokyo and what is 2+2", []string{"current_time:Asia/Tokyo", "calculate:2+2"}},
+		{"weather in Paris and what is 2+2", []string{"get_weather:Paris", "calculate:2+2"}},
+		{"what is 2+2 and 3*4?", []string{"calculate:2+2", "calculate:3*4"}},
+		{"what is -5+3", []string{"calculate:-5+3"}},
+		{"I scored +3 and (4)", nil}, // a sign alone is no operation
+		{"hello", nil},
+		{"I have 3 cats", nil},
+	} {
+		var got []string
+		for _, c := range Plan(tc.q) {
+			for _, v := range c.Args {
+				got = append(got, c.Name+":"+v.(string))
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("Plan(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestBind(t *testing.T) {
+	calls := Plan("weather in Oslo, what is 2+2 and the time in UTC")
+	for _, tc := range []struct {
+		declared []string
+		want     string
+	}{
+		{[]string{"get_weather", "current_time", "calculate"}, "get_weather calculate current_time"},
+		{[]string{"get_weather", "mcp_get_weather", "demo.calculate"}, "mcp_get_weather demo.calculate"},
+		{[]string{"x:current_time", "not_a_calculator", "calculate_v2"}, "x:current_time"},
+		{nil, ""},
+	} {
+		var got []string
+		for _, c := range Bind(calls, tc.declared) {
+			got = append(got, c.Name)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("Bind(%v) = %v, want %s", tc.declared, got, tc.want)
+		}
+	}
+}
