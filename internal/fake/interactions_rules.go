@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	iw "github.com/toolnexus/toolnexus-go/internal/interactionswire"
 	"google.golang.org/genai"
@@ -74,6 +75,9 @@ var interactionRules = []ixRule{
 			"context_engineering_is_the_way_to_go pass (sec).",
 		assumed: "the scope of the missing-signature check is the model's steps with function calls since the last user_input, " +
 			"as generateContent's; models are recognized by the prefix gemini-3."},
+	{name: "builtin-steps", check: checkIxBuiltinSteps,
+		assumed: "a built-in tool's result step answers a call step of that id before it in the model's turn, as " +
+			"generateContent's server-tool-parts rule assumes of toolCall and toolResponse parts; the text is the fake's."},
 	{name: "tools", check: checkIxTools,
 		verified: "a function tool has a name (tool.go, function.go).",
 		assumed:  "function names follow generateContent's rule, and a name declared twice is refused; the texts."},
@@ -515,6 +519,26 @@ func checkIxSignatures(in *ixInput) *APIError {
 		}
 		if calls && !signed {
 			return invalidRequest("Request contains an invalid argument.")
+		}
+	}
+	return nil
+}
+
+func checkIxBuiltinSteps(in *ixInput) *APIError {
+	steps := in.req.Input
+	for _, t := range ixTurns(steps) {
+		calls := map[string]bool{}
+		for i := t.start; i < t.end; i++ {
+			s := steps[i]
+			if iw.Modeled(s.Type) {
+				continue
+			}
+			switch {
+			case strings.HasSuffix(s.Type, "_call"):
+				calls[s.ID] = true
+			case strings.HasSuffix(s.Type, "_result") && s.CallID != "" && !calls[s.CallID]:
+				return invalidRequest(fmt.Sprintf("input[%d]: %s with call_id %q answers no call before it in the model's turn.", i, s.Type, s.CallID))
+			}
 		}
 	}
 	return nil

@@ -103,6 +103,11 @@ var ixRuleCases = []ixRuleCase{
 		rule: "thought-signature", want: "Request contains an invalid argument."},
 	{name: "signature garbled", body: ixBody(strings.Replace(statelessOK, "sig-prev", "garbled", 1)), rule: "thought-signature", want: "Corrupted thought signature."},
 
+	{name: "a search and its result", passes: "builtin-steps", body: ixBody(`"store":false,"input":[{"type":"user_input","content":[{"type":"text","text":"hi"}]},` +
+		`{"type":"google_search_call","id":"s1","arguments":{"queries":["q"]}},{"type":"google_search_result","call_id":"s1","result":[]}]`)},
+	{name: "a result without its call", body: ixBody(`"store":false,"input":[{"type":"user_input","content":[{"type":"text","text":"hi"}]},` +
+		`{"type":"google_search_result","call_id":"s9","result":[]}]`), rule: "builtin-steps", want: `google_search_result with call_id "s9" answers no call`},
+
 	{name: "tools", passes: "tools", body: ixBody(inputHi, `"tools":[{"type":"function","name":"f"},{"type":"google_search"}]`)},
 	{name: "a function twice", body: ixBody(inputHi, `"tools":[{"type":"function","name":"f"},{"type":"function","name":"f"}]`), rule: "tools", want: "Duplicate function declaration found: f"},
 	{name: "a bad name", body: ixBody(inputHi, `"tools":[{"type":"function","name":"9f"}]`), rule: "tools", want: "Invalid function name."},

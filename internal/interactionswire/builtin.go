@@ -93,7 +93,9 @@ func builtinStep(p *genai.Part) (Step, error) {
 			return Step{}, fmt.Errorf("a toolResponse of type %q has no Interactions step", p.ToolResponse.ToolType)
 		}
 		s.Type, s.CallID = prefix+"_result", p.ToolResponse.ID
-		var result any = orEmpty(p.ToolResponse.Response)
+		// The API's results are a list ({"result": [{"search_suggestions":
+		// …}]}), generateContent's response one object of them.
+		var result any = []any{orEmpty(p.ToolResponse.Response)}
 		if r, ok := p.ToolResponse.Response["result"]; ok && len(p.ToolResponse.Response) == 1 {
 			result = r
 		}
@@ -158,7 +160,13 @@ func builtinPart(s Step) (*genai.Part, error) {
 			if len(s.Result) > 0 {
 				_ = json.Unmarshal(s.Result, &result)
 			}
-			p.ToolResponse = &genai.ToolResponse{ID: s.CallID, ToolType: tt, Response: map[string]any{"result": result}}
+			response := map[string]any{"result": result}
+			if list, ok := result.([]any); ok && len(list) == 1 {
+				if one, ok := list[0].(map[string]any); ok {
+					response = one // one result: generateContent's response
+				}
+			}
+			p.ToolResponse = &genai.ToolResponse{ID: s.CallID, ToolType: tt, Response: response}
 		}
 	}
 	return p, nil

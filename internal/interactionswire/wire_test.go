@@ -105,7 +105,7 @@ func TestBuiltinStepsKeptExactly(t *testing.T) {
 	if tc := c.Parts[0].ToolCall; tc == nil || tc.ID != "gs1" || tc.ToolType != genai.ToolTypeGoogleSearchWeb || string(c.Parts[0].ThoughtSignature) != "c2ln" {
 		t.Errorf("google_search_call part = %+v", c.Parts[0])
 	}
-	if tr := c.Parts[1].ToolResponse; tr == nil || tr.ID != "gs1" || tr.Response["result"] == nil {
+	if tr := c.Parts[1].ToolResponse; tr == nil || tr.ID != "gs1" || tr.Response["search_suggestions"] != "<div/>" {
 		t.Errorf("google_search_result part = %+v", c.Parts[1])
 	}
 	if e := c.Parts[2].ExecutableCode; e == nil || e.Code != "print(1)" || e.Language != genai.LanguagePython || e.ID != "ce1" {
@@ -147,8 +147,9 @@ func TestBuiltinFromGenerateContent(t *testing.T) {
 	c := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
 		{ToolCall: &genai.ToolCall{ID: "t1", ToolType: genai.ToolTypeURLContext, Args: map[string]any{"urls": []any{"u"}}}, ThoughtSignature: []byte("s")},
 		{ToolResponse: &genai.ToolResponse{ID: "t1", ToolType: genai.ToolTypeURLContext, Response: map[string]any{"result": []any{"ok"}}}},
+		{ToolResponse: &genai.ToolResponse{ID: "t2", ToolType: genai.ToolTypeGoogleSearchWeb, Response: map[string]any{"search_suggestions": "chips"}}},
 	}}
-	want := `[{"arguments":{"urls":["u"]},"id":"t1","signature":"s","type":"url_context_call"},{"call_id":"t1","result":["ok"],"type":"url_context_result"}]`
+	want := `[{"arguments":{"urls":["u"]},"id":"t1","signature":"s","type":"url_context_call"},{"call_id":"t1","result":["ok"],"type":"url_context_result"},{"call_id":"t2","result":[{"search_suggestions":"chips"}],"type":"google_search_result"}]`
 	if got := stepsJSON(t, c); got != want {
 		t.Errorf("got %s", got)
 	}
