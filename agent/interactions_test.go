@@ -100,7 +100,8 @@ func TestInteractionsLongAnswerThreeHops(t *testing.T) {
 
 // Google Search beside two of our tools: declared beside them, its steps
 // come back as toolCall and toolResponse parts, reported as server tool
-// events and never run, and go back with the history.
+// events and never run, and go back with the history; the answer's
+// url_citation annotations are its grounding and citations.
 func TestInteractionsGoogleSearchBesideTwoTools(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Run", true: "Stream"}[stream], func(t *testing.T) {
@@ -116,7 +117,10 @@ func TestInteractionsGoogleSearchBesideTwoTools(t *testing.T) {
 			turn0 := append([]*genai.Part{{FunctionCall: fake.Call("calculator", map[string]any{"expression": "2+2"})}},
 				fake.GoogleSearch("current weather in Tokyo")...)
 			turn0 = append(turn0, &genai.Part{FunctionCall: fake.Call("get_weather", map[string]any{"city": "Tokyo"})})
-			srv.Enqueue(fake.Parts(turn0...), fake.Text("2 + 2 is 4, and Tokyo is sunny."))
+			answer := "2 + 2 is 4, and Tokyo is sunny."
+			citation := &genai.Citation{URI: "https://weather.example/tokyo", StartIndex: 16, EndIndex: 31}
+			srv.Enqueue(fake.Parts(turn0...),
+				fake.Text(answer).WithGrounding(fake.WebGrounding(answer, "https://weather.example/tokyo")).WithCitations(citation).WithTextChunk(8))
 			res, err := runStreaming(a, stream, user("What is 2+2? And the weather in Tokyo?"), nil)
 			if err != nil {
 				t.Fatalf("run: %v", err)
@@ -153,8 +157,17 @@ func TestInteractionsGoogleSearchBesideTwoTools(t *testing.T) {
 				agent.ServerToolID(results[0].Part) != agent.ServerToolID(calls[0].Part) {
 				t.Errorf("server tool events %v %v", calls, results)
 			}
-			if res.Text != "2 + 2 is 4, and Tokyo is sunny." {
+			if res.Text != answer {
 				t.Errorf("Text %q", res.Text)
+			}
+			// The answer's grounding and citations: its text's annotations.
+			if g := res.Grounding; g == nil || len(g.GroundingChunks) != 1 || g.GroundingChunks[0].Web.URI != citation.URI || len(g.GroundingSupports) != 2 {
+				t.Errorf("Result.Grounding = %s", toJSON(res.Grounding))
+			}
+			if !slices.ContainsFunc(res.Citations, func(c *genai.Citation) bool {
+				return c.URI == citation.URI && c.StartIndex == 16 && c.EndIndex == 31
+			}) {
+				t.Errorf("Result.Citations = %s", toJSON(res.Citations))
 			}
 		})
 	}

@@ -421,13 +421,13 @@ func (p *request) response(ix *iw.Interaction, httpRes *http.Response) (*genai.G
 	if err != nil {
 		return nil, fmt.Errorf("geminiinteractions: interaction %s: %w", ix.ID, err)
 	}
-	return p.finish(ix, content, httpRes)
+	return p.finish(ix, ix.Steps, content, httpRes)
 }
 
 // finish turns the end of an interaction into the response the loop reads
 // (see status.go), and remembers the interaction.
-func (p *request) finish(ix *iw.Interaction, content *genai.Content, httpRes *http.Response) (*genai.GenerateContentResponse, error) {
-	cand, err := candidate(ix, content)
+func (p *request) finish(ix *iw.Interaction, steps []iw.Step, content *genai.Content, httpRes *http.Response) (*genai.GenerateContentResponse, error) {
+	cand, err := candidate(ix, steps, content)
 	if err != nil {
 		return nil, err
 	}

@@ -62,13 +62,19 @@ var finishReasons = []genai.FinishReason{
 	genai.FinishReasonImageOther, genai.FinishReasonTooManyToolCalls, "MISSING_THOUGHT_SIGNATURE",
 }
 
-// candidate returns the candidate the interaction ix makes with content,
-// the model's steps: the finish reason its status says (completed and
+// candidate returns the candidate the interaction ix makes with steps,
+// the model's, and content, what they say: the grounding and citations
+// of their text's annotations, and the finish reason its status says (completed and
 // requires_action: STOP; incomplete, the output token limit reached:
 // MAX_TOKENS, a cut answer; requires_continuation: CONTINUATION, which
 // the loop continues), or the error it ended with.
-func candidate(ix *iw.Interaction, content *genai.Content) (*genai.Candidate, error) {
+func candidate(ix *iw.Interaction, steps []iw.Step, content *genai.Content) (*genai.Candidate, error) {
 	c := &genai.Candidate{Content: content}
+	g, citations := iw.Sources(steps)
+	c.GroundingMetadata = g
+	if citations != nil {
+		c.CitationMetadata = &genai.CitationMetadata{Citations: citations}
+	}
 	switch ix.Status {
 	case iw.StatusCompleted, iw.StatusRequiresAction:
 		c.FinishReason = genai.FinishReasonStop

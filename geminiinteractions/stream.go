@@ -305,6 +305,18 @@ func (a *assembler) delta(os *openStep, raw json.RawMessage) bool {
 		os.step.Signature = &sig
 	case iw.DeltaArguments:
 		os.args.WriteString(d.Arguments)
+	case iw.DeltaAnnotations:
+		// Citations of the text so far: on its last text item.
+		var a struct {
+			Annotations []json.RawMessage `json:"annotations"`
+		}
+		items := os.step.Content
+		if json.Unmarshal(raw, &a) == nil && len(items) > 0 && items[len(items)-1].Type == "text" {
+			last := &items[len(items)-1]
+			var had []json.RawMessage
+			_ = json.Unmarshal(last.Annotations, &had)
+			last.Annotations, _ = json.Marshal(append(had, a.Annotations...))
+		}
 	case "image", "audio", "video", "document":
 		return a.output(os, iw.Content{Type: d.Type, Data: d.Data, URI: d.URI, MimeType: d.MimeType})
 	default:
@@ -390,7 +402,7 @@ func (a *assembler) end() {
 		a.fail(fmt.Errorf("geminiinteractions: interaction %s: %w", ix.ID, err))
 		return
 	}
-	resp, err := a.p.finish(ix, content, &http.Response{Header: a.header})
+	resp, err := a.p.finish(ix, steps, content, &http.Response{Header: a.header})
 	if err != nil {
 		a.fail(err)
 		return

@@ -236,6 +236,14 @@ func (s *Server) newInteraction(in *ixInput, reply *Reply) (ix *storedInteractio
 		ix.output = s.signThoughts(ix.output)
 	}
 	if cand != nil {
+		// The answer's grounding and citations are its text's annotations.
+		var citations []*genai.Citation
+		if cand.CitationMetadata != nil {
+			citations = cand.CitationMetadata.Citations
+		}
+		iw.Annotate(ix.output, cand.GroundingMetadata, citations)
+	}
+	if cand != nil {
 		ix.status, ix.errors = ixStatus(cand)
 		if cand.FinishReason == genai.FinishReasonContinuation {
 			ix.token = string(cand.ContinuationToken)
@@ -365,6 +373,9 @@ func (s *Server) streamEvents(ix *storedInteraction, textChunk int) []ixEvent {
 				}
 				for _, piece := range splitText(c.Text, textChunk) {
 					delta(k, iw.Delta{Type: iw.DeltaText, Text: piece})
+				}
+				if len(c.Annotations) > 0 {
+					delta(k, map[string]any{"type": iw.DeltaAnnotations, "annotations": c.Annotations})
 				}
 			}
 		case iw.TypeFunctionCall:

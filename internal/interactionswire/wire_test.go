@@ -260,3 +260,25 @@ func TestUsageMetadata(t *testing.T) {
 		t.Errorf("UsageMetadata = %+v", u)
 	}
 }
+
+// An answer's grounding and citations become its text's annotations, and
+// come back from them.
+func TestSources(t *testing.T) {
+	text := "Sunny in Tokyo, says the forecast."
+	steps := []Step{{Type: TypeThought}, {Type: TypeModelOutput, Content: []Content{{Type: "text", Text: text}}}}
+	g := &genai.GroundingMetadata{
+		GroundingChunks:   []*genai.GroundingChunk{{Web: &genai.GroundingChunkWeb{URI: "https://w.example", Title: "w.example"}}},
+		GroundingSupports: []*genai.GroundingSupport{{GroundingChunkIndices: []int32{0}, Segment: &genai.Segment{StartIndex: 0, EndIndex: 14}}},
+	}
+	Annotate(steps, g, []*genai.Citation{{URI: "https://f.example", StartIndex: 16, EndIndex: 33}})
+	gotG, gotC := Sources(steps)
+	if len(gotC) != 2 || gotC[0].URI != "https://f.example" || gotC[1].URI != "https://w.example" || gotC[1].EndIndex != 14 {
+		t.Errorf("citations = %+v", gotC)
+	}
+	if len(gotG.GroundingChunks) != 2 || gotG.GroundingSupports[1].Segment.Text != "Sunny in Tokyo" {
+		t.Errorf("grounding = %+v", gotG)
+	}
+	if g, c := Sources(steps[:1]); g != nil || c != nil {
+		t.Errorf("no text: %v %v", g, c)
+	}
+}
