@@ -120,13 +120,6 @@ func (c *chains) removeLocked(n *node) {
 	}
 }
 
-// len returns the number of nodes remembered.
-func (c *chains) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len()
-}
-
 // match returns the remembered interaction of model whose history is the
 // longest prefix of contents that leaves at least one content to send,
 // and that prefix's length; nil when there is none. fp computes a

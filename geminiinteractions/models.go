@@ -364,6 +364,7 @@ func sdkBody(body *iw.Request, input []byte) (ixmodels.CreateModelInteraction, e
 	set(&c.PreviousInteractionID, body.PreviousInteractionID)
 	set(&c.SystemInstruction, body.SystemInstruction)
 	set(&c.ContinuationToken, body.ContinuationToken)
+	//lint:ignore SA1019 deprecated in the SDK's schema, still taken: a caller who names a cache gets it.
 	set(&c.CachedContent, body.CachedContent)
 	for _, t := range body.Tools {
 		b, err := iw.Marshal(t)
@@ -373,7 +374,11 @@ func sdkBody(body *iw.Request, input []byte) (ixmodels.CreateModelInteraction, e
 		c.Tools = append(c.Tools, ixmodels.NewToolUnknown(b))
 	}
 	if g := body.GenerationConfig; g != nil {
-		gc := &ixmodels.GenerationConfig{Temperature: g.Temperature, TopP: g.TopP, StopSequences: g.StopSequences}
+		gc := &ixmodels.GenerationConfig{StopSequences: g.StopSequences}
+		// Deprecated in the SDK's schema (v1.77.0), still taken by the API:
+		// a caller who sets them gets them.
+		gc.Temperature = g.Temperature //lint:ignore SA1019 see above
+		gc.TopP = g.TopP               //lint:ignore SA1019 see above
 		if g.Seed != nil {
 			gc.Seed = interactions.Int(int(*g.Seed))
 		}
