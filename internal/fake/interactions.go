@@ -175,32 +175,12 @@ func (s *Server) serveInteraction(w http.ResponseWriter, r *http.Request, rt rou
 		req.Stream = req.Query.Get("stream") == "true"
 	}
 
-	s.mu.Lock()
 	rec := &record{req: req}
 	if in.req != nil {
 		rec.canonical, rec.input = in.canonical()
 	}
-	rec.req.Seq = len(s.records) + 1
-	s.records = append(s.records, rec)
-	var (
-		reply  *Reply
-		fn     func(*Request) *Reply
-		fnReq  *Request
-		create = rt.method == MethodCreateInteraction
-	)
-	switch {
-	case rej != nil:
-		rej.Seq = rec.req.Seq
-		rec.req.Rejection = rej
-	case !create:
-	case len(s.queue) > 0:
-		reply = s.queue[0]
-		s.queue = s.queue[1:]
-	case s.replyFunc != nil:
-		fn, fnReq = s.replyFunc, rec.request()
-	}
-	s.mu.Unlock()
-
+	create := rt.method == MethodCreateInteraction
+	reply := s.take(rec, rej, create, nil)
 	seq := rec.req.Seq
 	if rej != nil {
 		s.log("fake: #%d %s %s: rejected by rule %q: %d %s", seq, r.Method, r.URL.Path, rej.Rule, rej.Err.httpCode(), rej.Err.Message)
@@ -221,17 +201,8 @@ func (s *Server) serveInteraction(w http.ResponseWriter, r *http.Request, rt rou
 		s.cancelInteraction(w, in)
 		return
 	}
-	if fn != nil {
-		reply = fn(fnReq)
-	}
 	if reply == nil {
-		s.mu.Lock()
-		rec.req.Unscripted = true
-		s.mu.Unlock()
-		err := &APIError{Code: http.StatusBadRequest, Status: "FAILED_PRECONDITION",
-			Message: fmt.Sprintf("fake: no reply scripted for request #%d", seq)}
-		s.log("fake: #%d %s %s: %s", seq, req.Method, req.Model, err.Message)
-		in.writeError(w, err)
+		in.writeError(w, s.unscripted(rec))
 		return
 	}
 	s.log("fake: #%d %s %s: %s", seq, req.Method, req.Model, describe(reply))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -55,13 +54,9 @@ func (s *Server) answerInteraction(w http.ResponseWriter, r *http.Request, in *i
 		in.writeError(w, reply.StreamErr)
 		return
 	}
-	ix, blocked, err := s.newInteraction(in, reply)
-	switch {
-	case err != nil:
-		in.writeError(w, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
-		return
-	case blocked != nil:
-		in.writeError(w, blocked)
+	ix, failed := s.newInteraction(in, reply)
+	if failed != nil {
+		in.writeError(w, failed)
 		return
 	}
 	cut := reply.Fault == FaultCutStream || reply.Fault == FaultCutMidEvent || reply.Fault == FaultMalformedBody || reply.StreamErr != nil
@@ -77,22 +72,7 @@ func (s *Server) answerInteraction(w http.ResponseWriter, r *http.Request, in *i
 	}
 	s.keep(in, ix, rec)
 	if !in.req.Stream {
-		body := mustWire(ix.wireLocked(s))
-		switch reply.Fault {
-		case FaultMalformedBody:
-			writeJSON(w, http.StatusOK, []byte("this is not JSON"))
-		case FaultCutStream, FaultCutMidEvent:
-			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-			w.WriteHeader(http.StatusOK)
-			w.Write(body[:len(body)/2])
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
-			}
-			panic(http.ErrAbortHandler)
-		default:
-			writeJSON(w, http.StatusOK, body)
-		}
+		writeUnary(w, reply.Fault, mustWire(ix.wireLocked(s)))
 		return
 	}
 	sw := newIxStreamWriter(w)
@@ -165,13 +145,9 @@ func (s *Server) startBackground(w http.ResponseWriter, in *ixInput, reply *Repl
 		in.writeError(w, reply.Err)
 		return
 	}
-	done, blocked, err := s.newInteraction(in, reply)
-	switch {
-	case err != nil:
-		in.writeError(w, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
-		return
-	case blocked != nil:
-		in.writeError(w, blocked)
+	done, failed := s.newInteraction(in, reply)
+	if failed != nil {
+		in.writeError(w, failed)
 		return
 	}
 	ix := *done
@@ -194,8 +170,17 @@ func (s *Server) startBackground(w http.ResponseWriter, in *ixInput, reply *Repl
 
 // newInteraction makes the interaction that answers in with reply: its
 // steps, status, usage and stream. A reply whose prompt is blocked is
-// answered with the error it returns in blocked instead.
-func (s *Server) newInteraction(in *ixInput, reply *Reply) (ix *storedInteraction, blocked *APIError, err error) {
+// answered with the error it returns instead, as is a reply the server
+// cannot make (500).
+func (s *Server) newInteraction(in *ixInput, reply *Reply) (*storedInteraction, *APIError) {
+	ix, blocked, err := s.makeInteraction(in, reply)
+	if err != nil {
+		return nil, &APIError{Code: http.StatusInternalServerError, Message: err.Error()}
+	}
+	return ix, blocked
+}
+
+func (s *Server) makeInteraction(in *ixInput, reply *Reply) (ix *storedInteraction, blocked *APIError, err error) {
 	contents, err := iw.Contents(in.conversation)
 	if err != nil {
 		return nil, nil, err

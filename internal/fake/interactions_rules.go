@@ -224,18 +224,24 @@ func (f *ixFields) contents(v *jsonValue, path string) {
 			f.wrongType(p, "Content", c)
 			continue
 		}
-		t := c.get("type")
-		if t == nil || t.kind != jsonString {
-			f.violations = append(f.violations, fieldViolation{p + ".type", fmt.Sprintf("Invalid value at '%s.type': a content needs its type.", p)})
-			continue
-		}
-		allowed, ok := ixContentFields[t.str]
-		if !ok {
-			f.violations = append(f.violations, fieldViolation{p + ".type", fmt.Sprintf("Invalid value at '%s.type', %q is not a content type.", p, t.str)})
-			continue
-		}
-		f.object(c, p, allowed)
+		f.typed(c, p, "content", ixContentFields)
 	}
+}
+
+// typed checks an object that says what it is in its type: a known one,
+// with the members that type has (table's).
+func (f *ixFields) typed(v *jsonValue, path, what string, table map[string][]string) {
+	t := v.get("type")
+	if t == nil || t.kind != jsonString {
+		f.violations = append(f.violations, fieldViolation{path + ".type", fmt.Sprintf("Invalid value at '%s.type': a %s needs its type.", path, what)})
+		return
+	}
+	allowed, ok := table[t.str]
+	if !ok {
+		f.violations = append(f.violations, fieldViolation{path + ".type", fmt.Sprintf("Invalid value at '%s.type', %q is not a %s type.", path, t.str, what)})
+		return
+	}
+	f.object(v, path, allowed)
 }
 
 func checkIxJSONFields(in *ixInput) *APIError {
@@ -286,18 +292,7 @@ func checkIxJSONFields(in *ixInput) *APIError {
 		}
 	}
 	for i, tool := range t.get("tools").elems() {
-		p := fmt.Sprintf("tools[%d]", i)
-		typ := tool.get("type")
-		if typ == nil || typ.kind != jsonString {
-			f.violations = append(f.violations, fieldViolation{p + ".type", fmt.Sprintf("Invalid value at '%s.type': a tool needs its type.", p)})
-			continue
-		}
-		allowed, ok := ixToolFields[typ.str]
-		if !ok {
-			f.violations = append(f.violations, fieldViolation{p + ".type", fmt.Sprintf("Invalid value at '%s.type', %q is not a tool type.", p, typ.str)})
-			continue
-		}
-		f.object(tool, p, allowed)
+		f.typed(tool, fmt.Sprintf("tools[%d]", i), "tool", ixToolFields)
 	}
 	f.object(t.get("generation_config"), "generation_config", ixGenerationFields)
 	if len(f.violations) > 0 {
