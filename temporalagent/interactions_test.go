@@ -7,6 +7,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/toolset"
 )
 
 // A durable run on the Interactions API sends what agent.Run sends, byte
@@ -55,5 +56,38 @@ func TestInteractionsSameWireAsRun(t *testing.T) {
 	reqs := durable.Requests()
 	if first, second := reqs[len(reqs)-2], reqs[len(reqs)-1]; first.PreviousInteractionID != "" || second.PreviousInteractionID != first.InteractionID {
 		t.Errorf("another worker sent previous %q then %q; want the whole history, then a chain from it", first.PreviousInteractionID, second.PreviousInteractionID)
+	}
+}
+
+// A durable run continues a long answer on the Interactions API as
+// agent.Run does, byte for byte: each hop an activity of its own that
+// continues the interaction which issued its token (the token, in the
+// workflow's history, names it, so another worker could send the hop),
+// and the turn after it continues the last hop.
+func TestInteractionsDurableLongAnswer(t *testing.T) {
+	direct, durable := newServer(t), newServer(t)
+	direct.Enqueue(longScript()...)
+	durable.Enqueue(longScript()...)
+	onInteractions := func(srv *fake.Server) func(*agent.Config) {
+		return func(c *agent.Config) { c.Models = geminiinteractions.New(srv.Client(), geminiinteractions.Config{}) }
+	}
+	want, err := newAgent(t, direct, toolset.MustNew((&weatherTool{}).tool()), onInteractions(direct)).Run(context.Background(), user("Story, then weather."))
+	if err != nil {
+		t.Fatalf("agent.Run: %v", err)
+	}
+	env := newEnv(t, Agent{Name: "long", Agent: newAgent(t, durable, toolset.MustNew((&weatherTool{}).tool()), onInteractions(durable))})
+	got, err := execute(env, "long", user("Story, then weather."))
+	if err != nil {
+		t.Fatalf("durable run: %v", err)
+	}
+	sameRequests(t, durable, direct, 4)
+	reqs := durable.Requests()
+	for i, r := range reqs[1:] {
+		if r.PreviousInteractionID != reqs[i].InteractionID {
+			t.Errorf("request %d continued %q; want %q, the one before it", i+1, r.PreviousInteractionID, reqs[i].InteractionID)
+		}
+	}
+	if got.Text != want.Text || got.Turns[0].Continuations != 2 || toJSON(got.History[1]) != toJSON(want.History[1]) {
+		t.Errorf("durable %q, %d continuations; Run's %q", got.Text, got.Turns[0].Continuations, want.Text)
 	}
 }
