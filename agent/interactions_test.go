@@ -187,3 +187,38 @@ func TestInteractionsContinuationBounded(t *testing.T) {
 		t.Errorf("Text %q; want the three hops made", res.Text)
 	}
 }
+
+// A stream cut right after a checkpoint (an interaction.status_update
+// with a continuation token) is resumed by the loop from that token, when
+// geminiinteractions does not resume it itself (without store, or with its
+// resuming off): the text once, the second request a continuation from the
+// checkpoint.
+func TestInteractionsStreamResumesFromCheckpoint(t *testing.T) {
+	for name, cfg := range map[string]geminiinteractions.Config{
+		"stateless":   {Stateless: true},
+		"resumes off": {StreamResumes: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t)
+			a := newAgent(t, srv, nil, func(c *agent.Config) { c.Models = geminiinteractions.New(srv.Client(), cfg) })
+			text := "The quick brown fox jumps over the lazy dog."
+			// created, step.start, "The q", its checkpoint: cut.
+			srv.Enqueue(fake.Text(text).WithTextChunk(5).WithCheckpoints(1).WithFault(fake.FaultCutStream, 4))
+			var got strings.Builder
+			res, err := runStreaming(a, true, user("go"), &got)
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			if got.String() != text || res.Text != text {
+				t.Errorf("yielded %q, result %q; want %q once", got.String(), res.Text, text)
+			}
+			reqs := creates(srv)
+			if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), `"continuation_token":"fake-checkpoint-`) {
+				t.Fatalf("%d requests; want the cut one and its continuation from the checkpoint", len(reqs))
+			}
+			if r := reqs[1]; cfg.Stateless != (r.PreviousInteractionID == "") || cfg.Stateless != (len(r.Input) == 1) {
+				t.Errorf("the continuation sent previous %q and %d contents", r.PreviousInteractionID, len(r.Input))
+			}
+		})
+	}
+}

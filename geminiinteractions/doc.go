@@ -98,7 +98,11 @@
 // interaction completed but before the "[DONE]" sentinel is whole; an error
 // event ends the stream with the API's error; a stream whose connection
 // breaks is resumed from its last event, without generating again what
-// was received (Config.StreamResumes, with store only).
+// was received (Config.StreamResumes, with store only). A stream's
+// checkpoints (interaction.status_update events with a continuation
+// token) are chunks that carry the token: when a stream cannot be resumed
+// so (without store), the loop continues a stream cut right after one
+// from it, as it does on generateContent.
 //
 // genai's SDK logs a warning, once per process, the first time an answer
 // it does not continue needs continuing: the loop continues it.

@@ -225,7 +225,10 @@
 // answer. A stream sends "event:" and "data:" lines, every event with its
 // event_id, and ends with "event: done" and "data: [DONE]"; Reply.CutAfter
 // and the faults cut it, StreamErr sends an error event; the interaction
-// kept is whole all the same, so that a client can resume it. Errors are
+// kept is whole all the same, so that a client can resume it. With
+// Reply.Checkpoints, every so many text deltas an interaction.status_update
+// event carries a checkpoint's continuation token, and a request that
+// continues from it is answered the rest of that stream. Errors are
 // the Interactions API's JSON, {"error": {"code": "invalid_request",
 // "message": …}}, with a string code (and a RetryInfo detail for
 // [RateLimited]); credentials errors keep the google.rpc shape Google's

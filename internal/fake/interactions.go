@@ -86,9 +86,12 @@ type storedInteraction struct {
 	usage     *iw.Usage
 	token     string    // the continuation token it issued, if any
 	events    []ixEvent // its stream, for a stream resumed with last_event_id
-	created   time.Time
-	updated   time.Time
-	errors    []iw.Error
+	// checkpoints are the steps after each checkpoint of its stream, by
+	// token: what a continuation from that token answers.
+	checkpoints map[string][]iw.Step
+	created     time.Time
+	updated     time.Time
+	errors      []iw.Error
 
 	background bool
 	timer      *time.Timer // a background interaction's completion
@@ -180,7 +183,11 @@ func (s *Server) serveInteraction(w http.ResponseWriter, r *http.Request, rt rou
 		rec.canonical, rec.input = in.canonical()
 	}
 	create := rt.method == MethodCreateInteraction
-	reply := s.take(rec, rej, create, nil)
+	var given *Reply
+	if in.resume != nil {
+		given = &Reply{} // the rest of a stream answers: answerInteraction makes it
+	}
+	reply := s.take(rec, rej, create, given)
 	seq := rec.req.Seq
 	if rej != nil {
 		s.log("fake: #%d %s %s: rejected by rule %q: %d %s", seq, r.Method, r.URL.Path, rej.Rule, rej.Err.httpCode(), rej.Err.Message)

@@ -54,7 +54,15 @@ func (s *Server) answerInteraction(w http.ResponseWriter, r *http.Request, in *i
 		in.writeError(w, reply.StreamErr)
 		return
 	}
-	ix, failed := s.newInteraction(in, reply)
+	var (
+		ix     *storedInteraction
+		failed *APIError
+	)
+	if in.resume != nil {
+		ix = s.resumedInteraction(in)
+	} else {
+		ix, failed = s.newInteraction(in, reply)
+	}
 	if failed != nil {
 		in.writeError(w, failed)
 		return
@@ -118,11 +126,18 @@ func (s *Server) keep(in *ixInput, ix *storedInteraction, rec *record) {
 			s.signatures[*st.Signature] = true
 		}
 	}
+	if s.ixTokens == nil {
+		s.ixTokens = map[string]string{}
+	}
 	if ix.token != "" {
-		if s.ixTokens == nil {
-			s.ixTokens = map[string]string{}
-		}
 		s.ixTokens[ix.token] = ix.id
+	}
+	for token := range ix.checkpoints {
+		s.ixTokens[token] = ix.id
+		if s.ixCheckpoints == nil {
+			s.ixCheckpoints = map[string]*storedInteraction{}
+		}
+		s.ixCheckpoints[token] = ix
 	}
 	if in.req.Store != nil && !*in.req.Store {
 		return
@@ -238,10 +253,7 @@ func (s *Server) makeInteraction(in *ixInput, reply *Reply) (ix *storedInteracti
 		}
 	}
 	if m := resp.UsageMetadata; m != nil {
-		ix.usage = &iw.Usage{TotalInputTokens: m.PromptTokenCount, TotalOutputTokens: m.CandidatesTokenCount,
-			TotalThoughtTokens: m.ThoughtsTokenCount, TotalCachedTokens: m.CachedContentTokenCount,
-			TotalToolUseTokens: m.ToolUsePromptTokenCount, TotalTokens: m.TotalTokenCount,
-			InputTokensByModality: []iw.ModalityTokens{{Modality: "text", Tokens: m.PromptTokenCount}}}
+		ix.usage = ixUsage(m)
 		if in.previous != nil && m.CachedContentTokenCount == 0 && reply.Response != nil && reply.Response.UsageMetadata == nil {
 			// The history the server holds is read from its cache.
 			chain, _ := iw.Contents(in.previous.history)
@@ -251,8 +263,45 @@ func (s *Server) makeInteraction(in *ixInput, reply *Reply) (ix *storedInteracti
 		}
 	}
 	ix.history = append(append([]iw.Step(nil), in.conversation...), ix.output...)
-	ix.events = s.streamEvents(ix, reply.TextChunk)
+	ix.events = s.streamEvents(ix, reply.TextChunk, reply.Checkpoints)
 	return ix, nil, nil
+}
+
+// ixUsage is generateContent's usage as an interaction's.
+func ixUsage(m *genai.GenerateContentResponseUsageMetadata) *iw.Usage {
+	return &iw.Usage{TotalInputTokens: m.PromptTokenCount, TotalOutputTokens: m.CandidatesTokenCount,
+		TotalThoughtTokens: m.ThoughtsTokenCount, TotalCachedTokens: m.CachedContentTokenCount,
+		TotalToolUseTokens: m.ToolUsePromptTokenCount, TotalTokens: m.TotalTokenCount,
+		InputTokensByModality: []iw.ModalityTokens{{Modality: "text", Tokens: m.PromptTokenCount}}}
+}
+
+// resumedInteraction is the interaction that continues a stream from one of
+// its checkpoints: the steps after it, ending as that stream's interaction
+// ended (a new token when it needed continuing); its history is that
+// interaction's, the whole answer.
+func (s *Server) resumedInteraction(in *ixInput) *storedInteraction {
+	from := in.resumeFrom
+	now := s.timeNow()
+	s.mu.Lock()
+	status, errs, token, history := from.status, from.errors, from.token, from.history
+	s.mu.Unlock()
+	ix := &storedInteraction{id: fmt.Sprintf("v1_fake-interaction-%d", s.nextID()), model: in.req.Model, owner: in.owner,
+		previous: in.req.PreviousInteractionID, input: in.req.Input, created: now, updated: now,
+		status: status, errors: errs, output: in.resume}
+	if token != "" {
+		ix.token = fmt.Sprintf("fake-continuation-%d", s.nextID())
+	}
+	var u usageCounter
+	if contents, err := iw.Contents(in.conversation); err == nil {
+		u.prompt(&wireRequest{Contents: contents})
+	}
+	if out, err := iw.ModelContent(ix.output); err == nil {
+		u.add(out)
+	}
+	ix.usage = ixUsage(u.metadata())
+	ix.history = history // the stream's whole answer: what came before the checkpoint, then this
+	ix.events = s.streamEvents(ix, 0, 0)
+	return ix
 }
 
 // ixStatus is the status, and the errors, of an interaction whose model
@@ -321,12 +370,28 @@ func (s *Server) ixEvent(ix *storedInteraction, e iw.Event) ixEvent {
 // at most textChunk bytes (0: whole); a thought's signature comes in a
 // thought_signature delta, its step.start carrying "" (sec); a built-in
 // step comes whole in its step.start.
-func (s *Server) streamEvents(ix *storedInteraction, textChunk int) []ixEvent {
+func (s *Server) streamEvents(ix *storedInteraction, textChunk, checkpoints int) []ixEvent {
 	created := ix.created.UTC().Format(time.RFC3339Nano)
 	evs := []ixEvent{s.ixEvent(ix, iw.Event{EventType: iw.EventInteractionCreated,
 		Interaction: &iw.Interaction{ID: ix.id, Status: iw.StatusInProgress, Model: ix.model, Created: created}})}
 	delta := func(k int, d any) {
 		evs = append(evs, s.ixEvent(ix, iw.Event{EventType: iw.EventStepDelta, Index: &k, Delta: mustWire(d)}))
+	}
+	texts := 0 // text deltas so far, for the checkpoints
+	checkpoint := func(k, item, offset int) {
+		if checkpoints <= 0 {
+			return
+		}
+		if texts++; texts%checkpoints != 0 {
+			return
+		}
+		token := fmt.Sprintf("fake-checkpoint-%d", s.nextID())
+		if ix.checkpoints == nil {
+			ix.checkpoints = map[string][]iw.Step{}
+		}
+		ix.checkpoints[token] = rest(ix.output, k, item, offset)
+		evs = append(evs, s.ixEvent(ix, iw.Event{EventType: iw.EventStatusUpdate, InteractionID: ix.id,
+			Status: iw.StatusInProgress, ContinuationToken: token}))
 	}
 	for k, st := range ix.output {
 		start := st
@@ -351,13 +416,16 @@ func (s *Server) streamEvents(ix *storedInteraction, textChunk int) []ixEvent {
 				delta(k, iw.Delta{Type: iw.DeltaThoughtSignature, Signature: *st.Signature})
 			}
 		case iw.TypeModelOutput:
-			for _, c := range st.Content {
+			for j, c := range st.Content {
 				if c.Type != "text" {
 					delta(k, c)
 					continue
 				}
+				offset := 0
 				for _, piece := range splitText(c.Text, textChunk) {
 					delta(k, iw.Delta{Type: iw.DeltaText, Text: piece})
+					offset += len(piece)
+					checkpoint(k, j, offset)
 				}
 				if len(c.Annotations) > 0 {
 					delta(k, map[string]any{"type": iw.DeltaAnnotations, "annotations": c.Annotations})
@@ -425,4 +493,21 @@ func (sw *ixStreamWriter) partial(e ixEvent) {
 func (sw *ixStreamWriter) done() {
 	sw.w.Write(frame("done", []byte(iw.Sentinel)))
 	sw.flush()
+}
+
+// rest returns the steps after a checkpoint: what follows offset bytes
+// of the text of content item of step k, and the steps after it.
+func rest(steps []iw.Step, k, item, offset int) []iw.Step {
+	st := steps[k]
+	var out []iw.Step
+	content := append([]iw.Content(nil), st.Content[item:]...)
+	content[0].Text = content[0].Text[offset:]
+	if content[0].Text == "" {
+		content = content[1:]
+	}
+	if len(content) > 0 {
+		st.Content = content
+		out = append(out, st)
+	}
+	return append(out, steps[k+1:]...)
 }

@@ -87,8 +87,10 @@ var interactionRules = []ixRule{
 		assumed: "another value is refused; the text."},
 	{name: "continuation-token", check: checkIxContinuation,
 		verified: "with store a hop sends the interaction that issued the token as previous_interaction_id, without store the " +
-			"original input with the token, and the server checks the token belongs to it (interactions/continuation.go:213-240).",
-		assumed: "a token the server did not issue, or not for that interaction, is refused; the text."},
+			"original input with the token, and the server checks the token belongs to it (interactions/continuation.go:213-240); " +
+			"a stream's interaction.status_update events carry checkpoint tokens, from which it resumes (the same file, :574-781).",
+		assumed: "a token the server did not issue, or not for that interaction, is refused; the text; a continuation from a " +
+			"checkpoint answers the rest of that stream."},
 	{name: "input-token-limit", check: checkIxInputTokens,
 		assumed: "Server.SetInputTokenLimit applies to the whole conversation, previous interactions included, with " +
 			"generateContent's text."},
@@ -120,6 +122,11 @@ type ixInput struct {
 	previous     *storedInteraction // set by previous-interaction
 	conversation []iw.Step          // the previous interactions' steps and the input; set by previous-interaction
 	authFailed   bool               // the answer is a credentials error, in the front end's shape
+
+	// Set by continuation-token for a continuation from a checkpoint: the
+	// interaction whose stream it is of, and the steps after it.
+	resumeFrom *storedInteraction
+	resume     []iw.Step
 }
 
 // checkInteraction runs the rules that apply to in's method and returns
@@ -595,20 +602,19 @@ func checkIxContinuation(in *ixInput) *APIError {
 	if token == "" {
 		return nil
 	}
-	if in.previous != nil {
-		in.srv.mu.Lock()
-		owned := in.previous.token == token
-		in.srv.mu.Unlock()
-		if !owned {
-			return invalidRequest(fmt.Sprintf("continuation_token was not issued by interaction %s.", in.previous.id))
-		}
-		return nil
-	}
 	in.srv.mu.Lock()
-	_, ok := in.srv.ixTokens[token]
+	owner, issued := in.srv.ixTokens[token]
+	from := in.srv.ixCheckpoints[token]
 	in.srv.mu.Unlock()
-	if !ok {
+	switch {
+	case in.previous != nil && owner != in.previous.id:
+		return invalidRequest(fmt.Sprintf("continuation_token was not issued by interaction %s.", in.previous.id))
+	case !issued:
 		return invalidRequest("continuation_token is not valid.")
+	}
+	if from != nil {
+		// A checkpoint's: the rest of that stream answers.
+		in.resumeFrom, in.resume = from, from.checkpoints[token]
 	}
 	return nil
 }

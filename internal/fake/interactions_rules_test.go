@@ -117,6 +117,7 @@ var ixRuleCases = []ixRuleCase{
 	{name: "unknown tool choice", body: ixBody(inputHi, `"generation_config":{"tool_choice":"sometimes"}`), rule: "generation-config", want: "tool_choice"},
 
 	{name: "the issuer's token", passes: "continuation-token", body: ixBody(`"previous_interaction_id":"v1_prev","continuation_token":"tok-prev"`)},
+	{name: "a checkpoint's token", passes: "continuation-token", body: ixBody(`"previous_interaction_id":"v1_prev","continuation_token":"tok-checkpoint"`)},
 	{name: "another token", body: ixBody(`"previous_interaction_id":"v1_prev","continuation_token":"tok-other"`), rule: "continuation-token", want: "was not issued by interaction v1_prev"},
 	{name: "an unknown token without store", body: ixBody(inputHi, `"store":false,"continuation_token":"tok-other"`), rule: "continuation-token", want: "continuation_token is not valid."},
 
@@ -138,7 +139,10 @@ func ixServer() *Server {
 		},
 	}}
 	s.signatures = map[string]bool{prevSig: true}
-	s.ixTokens = map[string]string{prevToken: prevID}
+	s.ixTokens = map[string]string{prevToken: prevID, "tok-checkpoint": prevID}
+	prev := s.interactions[prevID]
+	prev.checkpoints = map[string][]iw.Step{"tok-checkpoint": {{Type: iw.TypeModelOutput, Content: []iw.Content{{Type: "text", Text: "rest"}}}}}
+	s.ixCheckpoints = map[string]*storedInteraction{"tok-checkpoint": prev}
 	return s
 }
 

@@ -52,9 +52,10 @@ type Server struct {
 	lookup func([]byte) (*issuedToken, bool) // issued, made once
 
 	// The Interactions API's state (interactions.go).
-	interactions map[string]*storedInteraction
-	signatures   map[string]bool   // thought signatures sent to clients
-	ixTokens     map[string]string // continuation tokens issued by interactions, to the interaction that issued them
+	interactions  map[string]*storedInteraction
+	signatures    map[string]bool               // thought signatures sent to clients
+	ixTokens      map[string]string             // continuation tokens issued by interactions, to the interaction that issued them
+	ixCheckpoints map[string]*storedInteraction // the interactions whose stream a checkpoint token is of
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
