@@ -223,6 +223,9 @@ type Agent struct {
 	// x is what built-in tools, continuation and service tiers need (see
 	// features.go).
 	x features
+	// mediaInResponses says whether the model takes tools' media in
+	// function responses (geminiadapter.MediaInResponses), decided once.
+	mediaInResponses bool
 }
 
 // New checks cfg and returns an Agent. The tools are converted to
@@ -261,6 +264,8 @@ func New(cfg Config) (*Agent, error) {
 		forceEveryTurn: cfg.ForceEveryTurn,
 		logger:         cfg.Logger,
 		x:              features{builtins: cfg.BuiltinTools, maxContinuations: cfg.MaxContinuations},
+
+		mediaInResponses: geminiadapter.MediaInResponses(cfg.Model),
 	}
 	if a.tools == nil {
 		a.tools = toolset.MustNew()

@@ -15,13 +15,12 @@ import (
 var errStreamCut = errors.New("agent: stream ended before the model finished (no finish reason)")
 
 // modelTurn makes the model call of one turn, with its retries and re-asks,
-// and returns the turn holding the response. On failure the turn is
-// returned too, with the last response received, if any.
-func (r *run) modelTurn(turn int) (*Turn, error) {
-	t := &Turn{}
+// and fills in t with the response. On failure t holds the last response
+// received, if any.
+func (r *run) modelTurn(turn int, t *Turn) error {
 	contents, err := r.contents(turn)
 	if err != nil {
-		return t, err
+		return err
 	}
 	config := r.a.config
 	if turn > 0 {
@@ -40,7 +39,7 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config, Stream: r.yield != nil}
 			ctx = r.startContext(r.ctx, req)
 			if !r.emit(ctx, req) {
-				return t, ErrStopped
+				return ErrStopped
 			}
 		}
 		// streamed: content reached the Stream consumer, so the turn
@@ -51,25 +50,25 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 			resp, ctx, err = r.continueAnswer(ctx, turn, t, contents, config, resp, err, start)
 			if err != nil {
 				t.Latency = time.Since(start)
-				return t, err
+				return err
 			}
 		}
 		t.Latency = time.Since(start)
 		if r.stopped {
-			return t, ErrStopped
+			return ErrStopped
 		}
 		if err != nil {
 			if r.ctx.Err() != nil {
-				return t, r.ctxError(turn)
+				return r.ctxError(turn)
 			}
 			d, ok := rt.delay(err, attempt)
 			if !ok || streamed {
-				return t, &ModelError{Turn: turn, Attempts: attempt, Err: err}
+				return &ModelError{Turn: turn, Attempts: attempt, Err: err}
 			}
 			r.retrying(ctx, turn, attempt, err, d)
 			if !sleep(r.ctx, d) {
 				t.Latency = time.Since(start)
-				return t, r.ctxError(turn)
+				return r.ctxError(turn)
 			}
 			continue
 		}
@@ -89,13 +88,13 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 				r.retrying(ctx, turn, attempt, stop, 0)
 				continue
 			}
-			return t, stop
+			return stop
 		}
 		if r.emitting {
 			r.emit(ctx, &Event{Kind: EventModelResponse, Turn: turn, Hop: t.Continuations, Response: resp, Usage: t.Usage,
 				FinishReason: t.FinishReason, Duration: t.Latency})
 		}
-		return t, nil
+		return nil
 	}
 }
 

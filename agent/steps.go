@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -182,7 +183,7 @@ func (s Steps) PlanCall(ctx context.Context, i, n int, call *genai.FunctionCall)
 // [NewResult].
 func (s Steps) RunCall(ctx context.Context, call *genai.FunctionCall, approved bool) (res ToolResult, agents map[string]Usage) {
 	r := s.run(ctx)
-	r.ctx = context.WithValue(ctx, runKey{}, r) // for the agents the tool runs (AsTool)
+	r.setContext(ctx) // for the agents the tool runs (AsTool)
 	p := &callPlan{ctx: r.ctx, decided: approved}
 	p.tool, p.answer = r.plan(0, 1, call)
 	res = r.runCall(p, call)
@@ -202,7 +203,7 @@ func NotApproved(call *genai.FunctionCall, why string) *toolset.Result {
 // that tools handed back go into the parts for a model that takes them,
 // and are described in words for one that does not, as in Run.
 func ResponseContent(model string, calls []*genai.FunctionCall, results []ToolResult) *genai.Content {
-	return responseContent(calls, mediaFor(model, results))
+	return responseContent(calls, mediaFor(geminiadapter.MediaInResponses(model), results))
 }
 
 // UsageOf returns the token counts of one response's usage metadata.

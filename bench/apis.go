@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,10 +58,22 @@ func weatherReport(city string) report {
 		Forecast: strings.Repeat("Clear skies through the evening, light winds from the west. ", 5)}
 }
 
-// serveAPIs is the child process: the fake, scripted for the conversation,
-// until its standard input closes.
-func serveAPIs() {
+// apisChild is what serveEnv names for the child process serving -apis
+// (see child.go): the fake, scripted for the conversation. urlEnv names a
+// server started so beforehand, which the measured process then uses
+// instead of starting one (valgrind cannot follow a process that starts
+// and waits for a child).
+const (
+	apisChild = "apis"
+	urlEnv    = "TOOLNEXUS_BENCH_URL"
+)
+
+// serveAPIs is the child process of -apis: the fake (internal/fake, which
+// checks every request as the API does) until its standard input ends,
+// then its verdict, as child.go's protocol says.
+func serveAPIs() error {
 	srv := fake.NewServer()
+	defer srv.Close()
 	srv.SetReplyFunc(func(r *fake.Request) *fake.Reply {
 		last := r.Contents[len(r.Contents)-1]
 		if len(last.Parts) > 0 && last.Parts[0].FunctionResponse != nil {
@@ -74,47 +84,15 @@ func serveAPIs() {
 		return fake.Calls(fake.Call("get_weather", map[string]any{"city": city}))
 	})
 	fmt.Println(srv.URL)
-	io.Copy(io.Discard, os.Stdin)
+	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		return err
+	}
 	if rj := srv.Rejections(); len(rj) > 0 {
-		fmt.Fprintf(os.Stderr, "bench -serve: %d requests rejected, the first by %s: %s\n", len(rj), rj[0].Rule, rj[0].Err.Message)
-		os.Exit(1)
+		fmt.Printf("malformed request: %d rejected, the first by %s: %s\n", len(rj), rj[0].Rule, rj[0].Err.Message)
+		return nil
 	}
-	srv.Close()
-}
-
-// serveEnv, set in a child process's environment, makes it the server
-// (main and the tests' TestMain look for it first); urlEnv names a server
-// started so beforehand, which the measured process then uses instead of
-// starting one (valgrind cannot follow a process that starts and waits
-// for a child).
-const (
-	serveEnv = "TOOLNEXUS_BENCH_SERVE"
-	urlEnv   = "TOOLNEXUS_BENCH_URL"
-)
-
-// startServer starts the child process and returns its URL.
-func startServer() (url string, stop func() error, err error) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), serveEnv+"=1")
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return "", nil, fmt.Errorf("the server said nothing: %w", err)
-	}
-	return strings.TrimSpace(line), func() error { in.Close(); return cmd.Wait() }, nil
+	fmt.Println("ok")
+	return nil
 }
 
 // counter is a transport that counts the bytes of each request's body.
@@ -289,15 +267,19 @@ func cpuTime() time.Duration {
 
 // runAPIs runs conversations of every selected contestant, interleaved,
 // and prints the bytes each turn sent and the CPU a turn took.
-func runAPIs(w io.Writer, conversations int, only string) error {
+func runAPIs(w io.Writer, conversations int, only string) (err error) {
 	url := os.Getenv(urlEnv)
 	if url == "" {
-		u, stop, err := startServer()
+		srv, err := startChild(apisChild)
 		if err != nil {
 			return err
 		}
-		defer stop()
-		url = u
+		defer func() {
+			if cerr := srv.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		url = srv.URL()
 	}
 	var selected []apiContestant
 	for _, c := range apiContestants {

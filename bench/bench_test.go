@@ -19,12 +19,32 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) != "" { // the server of TestAPIs
-		serveAPIs()
-		return
+	if sc := os.Getenv(serveEnv); sc != "" {
+		// The fake server's process of a -load or -apis measurement (see child.go).
+		if err := serveChild(sc); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	installTracerProvider() // as main does, before any contestant
 	os.Exit(m.Run())
+}
+
+// TestLoad runs -load on a few conversations: both measurements complete,
+// every run gets its answer, the fake server in its own process finds
+// every request well formed, and no goroutine is left.
+func TestLoad(t *testing.T) {
+	var out strings.Builder
+	if err := runLoad(&out, 20); err != nil {
+		t.Fatalf("runLoad: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"| runs/s |", "| waiting for its first model answer, on its own connection |",
+		"| waiting in its 2 tool calls, no connection open |", "Agent.Stream", "raw genai streaming loop"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report has no %q:\n%s", want, out.String())
+		}
+	}
 }
 
 // TestContestants runs every contestant for a few loops of every scenario

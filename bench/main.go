@@ -53,12 +53,14 @@ func main() {
 	only := flag.String("only", "", "contestants to run, comma-separated keys (default all: "+contestantKeys()+")")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (combine with -only and -scenario)")
 	fanout := flag.Bool("fanout", false, "measure the fan-out of 8 sleeping tool calls instead of the scenarios")
-	load := flag.Int("load", 0, "start `n` agent.Run conversations at once and report throughput, heap and goroutines, instead of the scenarios")
+	load := flag.Int("load", 0, "run `n` conversations at once, the fake server in a child process, and report throughput, heap (peak, and held per run) and goroutines, instead of the scenarios")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) to `file` at the end; this slows the run, so its timings are not comparable")
 	apis := flag.Int("apis", 0, "instead of the scenarios, run `n` 30-turn conversations on generateContent and on the Interactions API and report the bytes each turn sends and the client's CPU per turn (-only takes gc-raw, gc-agent, ix-raw, ix-agent, gc-trim, ix-trim)")
 	flag.Parse()
-	if os.Getenv(serveEnv) != "" {
-		serveAPIs()
+	if sc := os.Getenv(serveEnv); sc != "" {
+		if err := serveChild(sc); err != nil {
+			fatalf("%s: %v", serveEnv, err)
+		}
 		return
 	}
 	if *apis > 0 {
