@@ -45,7 +45,9 @@ type Config struct {
 	// MaxInteractions bounds the interactions this Models remembers, to
 	// know which histories the server holds; the least recently used is
 	// forgotten first, and a history that extends a forgotten one is sent
-	// whole. Zero means DefaultMaxInteractions.
+	// whole. Each keeps the contents it added (its request's new ones and
+	// its answer) in memory, with a 32-byte fingerprint each. Zero means
+	// DefaultMaxInteractions.
 	MaxInteractions int
 
 	// StreamResumes bounds how many times one streamed call whose
