@@ -63,10 +63,18 @@ func main() {
 	serveClientSeq := flag.String("serve-client-seq", "", "internal: -serve-client holds its conversations one after the other over this `protocol`")
 	serveCPU := flag.String("serve-cpu", "", "serve over `protocol` (aisdk or agui) the -loops conversations a client in another process holds, one after the other (for callgrind: the server's instructions only)")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) to `file` at the end; this slows the run, so its timings are not comparable")
+	apis := flag.Int("apis", 0, "instead of the scenarios, run `n` 30-turn conversations on generateContent and on the Interactions API and report the bytes each turn sends and the client's CPU per turn (-only takes gc-raw, gc-agent, ix-raw, ix-agent, gc-trim, ix-trim)")
 	flag.Parse()
 	if sc := os.Getenv(serveEnv); sc != "" {
 		if err := serveChild(sc); err != nil {
 			fatalf("%s: %v", serveEnv, err)
+		}
+		return
+	}
+	if *apis > 0 {
+		printMachine(os.Stdout)
+		if err := runAPIs(os.Stdout, *apis, *only); err != nil {
+			fatalf("apis: %v", err)
 		}
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/history"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -59,6 +60,9 @@ type options struct {
 	loginOut     io.Writer
 	loginTimeout time.Duration
 	browser      func(url string) error
+
+	// api is -api: "generatecontent" (or empty) or "interactions".
+	api string
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
@@ -133,6 +137,18 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
+	switch strings.ToLower(opts.api) {
+	case "", apiGenerateContent:
+	case apiInteractions:
+		if client != nil {
+			// The same client, the same credentials; the Interactions API
+			// keeps the conversation, so each turn sends only what it lacks.
+			models = geminiinteractions.New(client, geminiinteractions.Config{})
+		}
+	default:
+		return fmt.Errorf("-api %q: want %s or %s", opts.api, apiGenerateContent, apiInteractions)
+	}
+
 	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
 	if err != nil {
 		return err
@@ -152,7 +168,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		},
 		ToolTimeout:    30 * time.Second,
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
-		Observer:       tr.observer(client),
+		Observer:       tr.observer(client, models),
 	}
 	if opts.approve {
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
@@ -178,6 +194,12 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
+
+// The APIs -api chooses between.
+const (
+	apiGenerateContent = "generatecontent"
+	apiInteractions    = "interactions"
+)
 
 // maxPromptTokens is the prompt size past which the chat trims what it
 // sends: old tool outputs first, then the oldest exchanges. Gemini takes a

@@ -3,8 +3,8 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file]
-//	                       [-web host:port] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
+//	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-v] [-approve] [-search] [-trace]
+//	                       [-session name] [-session-db file] [-web host:port] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -14,6 +14,13 @@
 // fake of the API, which answers through the same agent loop, HTTP client
 // and real tool calls; it understands questions like "What's the weather in
 // Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
+//
+// With -api interactions it talks to Gemini's Interactions API instead of
+// generateContent (package geminiinteractions): the server keeps the
+// conversation, and each turn sends only what the server lacks. It works
+// on the offline model too, which the fake serves on that API as well:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -api interactions
 //
 // /trip Lisbon plans a day in a city: a typed answer (agent.RunTyped) from
 // a planner agent that asks a weather researcher, another agent it calls as
@@ -106,6 +113,7 @@ import (
 func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
+	flag.StringVar(&opts.api, "api", apiGenerateContent, "the Gemini `API` to talk to: generatecontent or interactions")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
 	flag.BoolVar(&opts.trace, "trace", false, "print each answer's span tree to stderr (with OTEL_EXPORTER_OTLP_ENDPOINT set: export over OTLP/HTTP instead)")
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
@@ -116,7 +124,7 @@ func main() {
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()
