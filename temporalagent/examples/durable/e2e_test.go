@@ -264,7 +264,12 @@ func workerMain() int {
 		return 1
 	}
 	rec := &recorder{path: os.Getenv(envLog)}
-	w := worker.New(c, os.Getenv(envQueue), worker.Options{})
+	// The SDK sends at most one heartbeat per 80% of an activity's
+	// heartbeat timeout, whatever the activity records: the heartbeats
+	// the calls record every third of it then reach the server with a
+	// fifth of the timeout to spare, too little on a loaded machine. At
+	// most a second apart, they reach it as they are recorded.
+	w := worker.New(c, os.Getenv(envQueue), worker.Options{MaxHeartbeatThrottleInterval: time.Second})
 	if err := temporalagent.Register(w, testAgents(gc.Models, rec)...); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -328,7 +333,11 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 		}
 		return a
 	}
-	quick := temporalagent.ToolOptions{HeartbeatTimeout: 2 * time.Second}
+	// A killed worker's calls count as lost after heartbeat seconds; a
+	// live worker's heartbeats, every third of it, have two thirds of it
+	// to reach the server.
+	const heartbeat = 5 * time.Second
+	quick := temporalagent.ToolOptions{HeartbeatTimeout: heartbeat}
 	typed, err := agent.Typed[forecast](newAgent(toolset.MustNew(weather), func(c *agent.Config) { c.Output.Strategy = agent.OutputTool }))
 	if err != nil {
 		panic(err)
@@ -339,7 +348,7 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 			// them over the workers.
 			c.Observer = agent.ObserverFunc(func(_ context.Context, e *agent.Event) { rec.add("event", e.Kind.String()) })
 		}),
-			Tools: map[string]temporalagent.ToolOptions{"step": quick, "step_idem": {Idempotent: true, HeartbeatTimeout: 2 * time.Second}}},
+			Tools: map[string]temporalagent.ToolOptions{"step": quick, "step_idem": {Idempotent: true, HeartbeatTimeout: heartbeat}}},
 		{Name: "weather", Agent: newAgent(toolset.MustNew(weather), nil)},
 		{Name: "weather-regular", Agent: newAgent(toolset.MustNew(weather), nil), RegularModelCalls: true},
 		{Name: "weather-local", Agent: newAgent(toolset.MustNew(weather), nil),
