@@ -148,7 +148,7 @@ func testNested(t *testing.T, stream bool) {
 		select {
 		case <-arrived:
 			return "confirmed: " + in.Q, nil
-		case <-time.After(10 * time.Second):
+		case <-time.After(hangGuard):
 			return "", errors.New("the other lookup never started: sub-agents did not run in parallel")
 		}
 	})
@@ -374,7 +374,7 @@ func asToolCancellation(t *testing.T, how string, timeout time.Duration) bool {
 		if how == "tool timeout" && !errors.Is(cause, agent.ErrToolTimeout) {
 			t.Errorf("the sub-agent's tool stopped with %v; want the coordinator's ToolTimeout", cause)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatal("the sub-agent's tool was never cancelled")
 	}
 	<-done

@@ -518,7 +518,7 @@ func TestRunReportsResultsBeforeQueuedCallsStart(t *testing.T) {
 		if i != 0 {
 			t.Errorf("first result for call %d, want 0", i)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatal("no result reported while 15 calls wait: results wait for every call to start")
 	}
 	for i := 1; i < 16; i++ {
