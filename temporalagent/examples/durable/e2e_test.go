@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -37,10 +38,17 @@ const (
 	envHostPort  = "DURABLE_E2E_HOSTPORT"
 	envNamespace = "DURABLE_E2E_NAMESPACE"
 	envQueue     = "DURABLE_E2E_QUEUE"
-	envGemini    = "DURABLE_E2E_GEMINI" // the fake Gemini server's URL
-	envLog       = "DURABLE_E2E_LOG"    // the file tools append their records to
-	envRun       = "DURABLE_E2E_RUN"    // approver: the run to decide about
+	envGemini    = "DURABLE_E2E_GEMINI"    // the fake Gemini server's URL
+	envLog       = "DURABLE_E2E_LOG"       // the file tools append their records to
+	envRun       = "DURABLE_E2E_RUN"       // approver: the run to decide about
+	envHeartbeat = "DURABLE_E2E_HEARTBEAT" // worker: the crash agent's heartbeat timeout, if not the default
 )
+
+// hangGuard bounds each wait of these tests for what a run does: it only
+// turns a hang into a failure. A run takes a second or two, but far longer
+// in a -race binary on a loaded machine, where the server, the model and
+// the workers all share two cores.
+const hangGuard = 5 * time.Minute
 
 // historyCountToSuggest is the server's continue-as-new suggestion
 // threshold in these tests: low, so that a long run crosses it.
@@ -99,16 +107,22 @@ func stopShared() {
 // env is the setup of one test: a task queue of its own on the shared
 // server, a record file, and the processes it started.
 type env struct {
-	t     *testing.T
-	ts    *temporaltest.TestServer
-	queue string
-	log   string
-	c     *temporalagent.Client
+	t         *testing.T
+	ts        *temporaltest.TestServer
+	queue     string
+	log       string
+	c         *temporalagent.Client
+	heartbeat time.Duration // the crash agent's tools' heartbeat timeout; 0: the default
 }
+
+// envs counts the envs made, so that each has a queue of its own, and the
+// runs a test left unfinished (with -count, or when it tries again) go to
+// no later test's workers.
+var envs atomic.Int64
 
 func newEnv(t *testing.T) *env {
 	ts := shared(t)
-	e := &env{t: t, ts: ts, queue: "q-" + t.Name(), log: filepath.Join(t.TempDir(), "records")}
+	e := &env{t: t, ts: ts, queue: fmt.Sprintf("q-%s-%d", t.Name(), envs.Add(1)), log: filepath.Join(t.TempDir(), "records")}
 	if err := os.WriteFile(e.log, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +139,7 @@ func (e *env) environ(role string, extra ...string) []string {
 		envQueue + "=" + e.queue,
 		envGemini + "=" + model.URL,
 		envLog + "=" + e.log,
+		envHeartbeat + "=" + e.heartbeat.String(),
 	}, extra...)...)
 }
 
@@ -171,8 +186,8 @@ func (e *env) startWorker() *proc {
 		if !ok {
 			e.t.Fatalf("worker process exited before it was ready: %s", p.out.String())
 		}
-	case <-time.After(60 * time.Second):
-		e.t.Fatalf("worker process not ready after 60s: %s", p.out.String())
+	case <-time.After(hangGuard):
+		e.t.Fatalf("worker process not ready after %v: %s", hangGuard, p.out.String())
 	}
 	return p
 }
@@ -336,7 +351,10 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 	// A killed worker's calls count as lost after heartbeat seconds; a
 	// live worker's heartbeats, every third of it, have two thirds of it
 	// to reach the server.
-	const heartbeat = 5 * time.Second
+	heartbeat := 5 * time.Second
+	if d, err := time.ParseDuration(os.Getenv(envHeartbeat)); err == nil && d > 0 {
+		heartbeat = d
+	}
 	quick := temporalagent.ToolOptions{HeartbeatTimeout: heartbeat}
 	typed, err := agent.Typed[forecast](newAgent(toolset.MustNew(weather), func(c *agent.Config) { c.Output.Strategy = agent.OutputTool }))
 	if err != nil {
