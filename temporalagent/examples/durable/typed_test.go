@@ -69,7 +69,7 @@ func TestTypedResult(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	start := func(name, text string) *temporalagent.Run {
-		run, err := c.Start(ctx, client.StartWorkflowOptions{}, name, genai.Text(text))
+		run, err := startRun(ctx, c, client.StartWorkflowOptions{}, name, genai.Text(text))
 		if err != nil {
 			t.Fatal(err)
 		}
