@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func workerKilledMidTurn(t *testing.T, heartbeat time.Duration) bool {
 	for _, id := range ids {
 		runs[id] = e.start("crash", id, "crash "+id)
 	}
-	e.waitFor(hangGuard, "every run's fast calls to complete and slow ones to start", func() bool {
+	ready := func() bool {
 		recs := e.records()
 		for _, id := range ids {
 			if count(recs, "done_"+id+"/a") == 0 || count(recs, "done_"+id+"/b") == 0 ||
@@ -57,7 +58,18 @@ func workerKilledMidTurn(t *testing.T, heartbeat time.Duration) bool {
 			}
 		}
 		return true
-	})
+	}
+	for deadline := time.Now().Add(hangGuard); !ready(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			var states []string
+			for _, id := range ids {
+				p, err := runs[id].Progress(context.Background())
+				states = append(states, fmt.Sprintf("%s: %+v %v", id, p, err))
+			}
+			t.Fatalf("after %v, not every run's fast calls completed and slow ones started:\nruns: %s\nrecords: %v",
+				hangGuard, strings.Join(states, "; "), e.records())
+		}
+	}
 	// A call taken for lost is run again no sooner than a second later
 	// (the retry policy's first interval): one still running once here
 	// does not run again before the kill.
