@@ -148,7 +148,7 @@ func testNested(t *testing.T, stream bool) {
 		select {
 		case <-arrived:
 			return "confirmed: " + in.Q, nil
-		case <-time.After(10 * time.Second):
+		case <-time.After(hangGuard):
 			return "", errors.New("the other lookup never started: sub-agents did not run in parallel")
 		}
 	})
@@ -307,64 +307,88 @@ func TestAsToolFailureIsAnErrorResult(t *testing.T) {
 // TestAsToolCancellation cancels the coordinator's run while a sub-agent's
 // tool is running, and checks that the cancellation reaches that tool.
 func TestAsToolCancellation(t *testing.T) {
-	for _, how := range []string{"context", "tool timeout"} {
-		t.Run(how, func(t *testing.T) {
-			srv := newServer(t)
-			tm := newTeam(srv)
-			started, stopped := make(chan struct{}), make(chan error, 1)
-			slow := toolset.MustFunc("slow", "Takes its time", func(ctx context.Context, _ struct{}) (string, error) {
-				close(started)
-				<-ctx.Done()
-				stopped <- context.Cause(ctx)
-				return "", ctx.Err()
-			})
-			tm.add("worker", 0, func(*fake.Request) *fake.Reply { return fake.Calls(fake.Call("slow", nil)) })
-			tm.add("coordinator", 0, func(req *fake.Request) *fake.Reply {
-				if rs := answers(req); len(rs) > 0 {
-					return fake.Text(fmt.Sprint(rs[0].Response["error"]))
-				}
-				return fake.Calls(fake.Call("worker", map[string]any{"request": "work"}))
-			})
-			worker := member(t, srv, "worker", toolset.MustNew(slow))
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			coordinator := member(t, srv, "coordinator", toolset.MustNew(mustAsTool(t, worker, "worker")), func(c *agent.Config) {
-				if how == "tool timeout" {
-					c.ToolTimeout = 50 * time.Millisecond
-				}
-			})
-			done := make(chan struct{})
-			var res *agent.Result
-			var err error
-			go func() {
-				defer close(done)
-				res, err = coordinator.Run(ctx, user("Work."))
-			}()
-			<-started
-			if how == "context" {
-				cancel()
+	t.Run("context", func(t *testing.T) {
+		if !asToolCancellation(t, "context", 0) {
+			t.Fatal("the run ended before the sub-agent's tool started")
+		}
+	})
+	t.Run("tool timeout", func(t *testing.T) {
+		// The coordinator's ToolTimeout runs from the start of its call:
+		// it must not run out before the sub-agent's model call has
+		// returned and its tool has started, which on a loaded machine
+		// can take longer than the timeout. Then it is tried again, with a
+		// longer one.
+		for timeout := 50 * time.Millisecond; !asToolCancellation(t, "tool timeout", timeout); timeout *= 2 {
+			if timeout > 20*time.Second {
+				t.Fatalf("the ToolTimeout of %v ran out before the sub-agent's tool started", timeout)
 			}
-			select {
-			case cause := <-stopped:
-				if how == "tool timeout" && !errors.Is(cause, agent.ErrToolTimeout) {
-					t.Errorf("the sub-agent's tool stopped with %v; want the coordinator's ToolTimeout", cause)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the sub-agent's tool was never cancelled")
-			}
-			<-done
-			switch how {
-			case "context":
-				if !errors.Is(err, context.Canceled) {
-					t.Errorf("Run() = %v; want context.Canceled", err)
-				}
-			case "tool timeout":
-				if err != nil || !strings.Contains(res.Text, "timed out") {
-					t.Errorf("Run() = %q, %v; want the coordinator to read the timeout", res.Text, err)
-				}
-			}
-		})
+			t.Logf("the ToolTimeout of %v ran out before the sub-agent's tool started; trying a longer one", timeout)
+		}
+	})
+}
+
+// asToolCancellation runs a coordinator whose sub-agent's tool waits for
+// its context, and stops the coordinator's run by how: its context, or its
+// ToolTimeout of timeout. It reports false when the run ended before the
+// tool started, which only the timeout can do.
+func asToolCancellation(t *testing.T, how string, timeout time.Duration) bool {
+	srv := newServer(t)
+	tm := newTeam(srv)
+	started, stopped := make(chan struct{}), make(chan error, 1)
+	slow := toolset.MustFunc("slow", "Takes its time", func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return "", ctx.Err()
+	})
+	tm.add("worker", 0, func(*fake.Request) *fake.Reply { return fake.Calls(fake.Call("slow", nil)) })
+	tm.add("coordinator", 0, func(req *fake.Request) *fake.Reply {
+		if rs := answers(req); len(rs) > 0 {
+			return fake.Text(fmt.Sprint(rs[0].Response["error"]))
+		}
+		return fake.Calls(fake.Call("worker", map[string]any{"request": "work"}))
+	})
+	worker := member(t, srv, "worker", toolset.MustNew(slow))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	coordinator := member(t, srv, "coordinator", toolset.MustNew(mustAsTool(t, worker, "worker")), func(c *agent.Config) {
+		c.ToolTimeout = timeout
+	})
+	done := make(chan struct{})
+	var res *agent.Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = coordinator.Run(ctx, user("Work."))
+	}()
+	select {
+	case <-started:
+	case <-done:
+		return false
 	}
+	if how == "context" {
+		cancel()
+	}
+	select {
+	case cause := <-stopped:
+		if how == "tool timeout" && !errors.Is(cause, agent.ErrToolTimeout) {
+			t.Errorf("the sub-agent's tool stopped with %v; want the coordinator's ToolTimeout", cause)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the sub-agent's tool was never cancelled")
+	}
+	<-done
+	switch how {
+	case "context":
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run() = %v; want context.Canceled", err)
+		}
+	case "tool timeout":
+		if err != nil || !strings.Contains(res.Text, "timed out") {
+			t.Errorf("Run() = %q, %v; want the coordinator to read the timeout", res.Text, err)
+		}
+	}
+	return true
 }
 
 // TestAsToolDepth gives an agent a tool that runs the agent itself: the

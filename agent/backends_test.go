@@ -281,7 +281,7 @@ func TestBackendsCancelDuringModelCall(t *testing.T) {
 		})
 		start := time.Now()
 		res, err := a.Run(ctx, user("hi"))
-		if !errors.Is(err, context.Canceled) || res == nil || time.Since(start) > 5*time.Second {
+		if !errors.Is(err, context.Canceled) || res == nil || time.Since(start) > hangGuard {
 			t.Errorf("Run() = %v after %v; want Canceled promptly with a result", err, time.Since(start))
 		}
 	})

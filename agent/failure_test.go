@@ -120,7 +120,7 @@ func TestRetryWaitHonoursContext(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := a.Run(ctx, user("hi"))
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > hangGuard {
 		t.Errorf("Run() = %v after %v; want DeadlineExceeded promptly", err, time.Since(start))
 	}
 }
@@ -132,8 +132,8 @@ func TestRetryInfoBeyondBudgetGivesUp(t *testing.T) {
 	start := time.Now()
 	_, err := a.Run(context.Background(), user("hi"))
 	var apiErr genai.APIError
-	if !errors.As(err, &apiErr) || apiErr.Code != 429 || time.Since(start) > 5*time.Second {
-		t.Errorf("Run() = %v after %v; want the 429 at once", err, time.Since(start))
+	if !errors.As(err, &apiErr) || apiErr.Code != 429 || time.Since(start) > hangGuard || len(srv.Requests()) != 1 {
+		t.Errorf("Run() = %v after %v and %d requests; want the 429 at once", err, time.Since(start), len(srv.Requests()))
 	}
 }
 
@@ -299,7 +299,7 @@ func TestCancelDuringModelCall(t *testing.T) {
 	})
 	start := time.Now()
 	res, err := a.Run(ctx, user("hi"))
-	if !errors.Is(err, context.Canceled) || res == nil || time.Since(start) > 5*time.Second {
+	if !errors.Is(err, context.Canceled) || res == nil || time.Since(start) > hangGuard {
 		t.Errorf("Run() = %v after %v; want Canceled promptly with a result", err, time.Since(start))
 	}
 }
@@ -330,7 +330,7 @@ func TestCancelDuringTools(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "user pressed Ctrl-C") {
 		t.Errorf("Run() = %v, want Canceled with its cause", err)
 	}
-	if time.Since(start) > 5*time.Second {
+	if time.Since(start) > hangGuard {
 		t.Errorf("Run took %v: it waited for the stubborn tool", time.Since(start))
 	}
 	if len(srv.Requests()) != 1 {

@@ -35,6 +35,12 @@ func newServer(t *testing.T) *fake.Server {
 	return srv
 }
 
+// hangGuard bounds the waits that only a bug makes long: what a test
+// waits for (a run to return promptly after a cancellation, a call to
+// start) takes milliseconds, but on a loaded machine it can take seconds,
+// and a bound must not fail a test that would have passed.
+const hangGuard = time.Minute
+
 // fastRetry retries quickly, so that tests of retries take milliseconds.
 var fastRetry = agent.RetryPolicy{InitialDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, Jitter: -1}
 

@@ -39,10 +39,17 @@ const (
 	soakMaxAttempts = 4
 	soakMaxReasks   = 2
 	soakToolTimeout = 30 * time.Millisecond
-	soakMaxOutput   = 512             // Config.MaxOutputBytes of the soak's agents
-	soakLongTimeout = 5 * time.Second // ToolTimeout of the runs with a small MaxParallel
-	soakGateWait    = 2 * time.Second // how long a call of such a run waits for an earlier call's result to be reported
-	soakDeadline    = 30 * time.Second
+	soakMaxOutput   = 512 // Config.MaxOutputBytes of the soak's agents
+
+	// The bounds below only turn a hang into a violation: no run of a
+	// correct loop waits for them, however slow the machine. They are
+	// generous because it can be very slow: with the soak's 32 runs at
+	// once in a -race binary on a loaded two-core machine, a run's
+	// requests came 5 s apart, and runs took over 30 s.
+	soakLongTimeout = time.Minute      // ToolTimeout of the runs with a small MaxParallel
+	soakGateWait    = 20 * time.Second // how long a call of such a run waits for an earlier call's result to be reported
+	soakDeadline    = 3 * time.Minute  // each run's
+	soakWindDown    = 30 * time.Second // how long the stubborn tools and the connections' goroutines may take to end
 )
 
 var (
@@ -566,7 +573,7 @@ func TestChaosSoak(t *testing.T) {
 
 	// Every run has returned. Let stubborn tools finish, close the server,
 	// and let the connections' goroutines end.
-	waitFor(5*time.Second, func() bool { return s.stubborn.Load() == 0 })
+	waitFor(soakWindDown, func() bool { return s.stubborn.Load() == 0 })
 	rejections, unscripted := s.srv.Rejections(), s.srv.Unscripted()
 	var rejected []*fake.Request
 	if len(rejections) > 0 {
@@ -578,7 +585,7 @@ func TestChaosSoak(t *testing.T) {
 	}
 	s.srv.Close()
 	goroutinesAfter := runtime.NumGoroutine()
-	waitFor(5*time.Second, func() bool {
+	waitFor(soakWindDown, func() bool {
 		goroutinesAfter = runtime.NumGoroutine()
 		return goroutinesAfter <= goroutinesBefore
 	})

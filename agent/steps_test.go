@@ -199,7 +199,6 @@ func TestStepsRunCall(t *testing.T) {
 	big := tool("big", func(ctx context.Context, args map[string]any) (any, error) { return strings.Repeat("b", 1000), nil })
 	asked := 0
 	a := newAgent(t, srv, toolset.MustNew(slow, big), func(c *agent.Config) {
-		c.ToolTimeout = 20 * time.Millisecond
 		c.MaxOutputBytes = 100
 		c.Intercept = func(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
 			asked++
@@ -215,7 +214,10 @@ func TestStepsRunCall(t *testing.T) {
 	if out, _ := r.Output.(string); r.IsError || !strings.HasPrefix(out, "[output truncated") || len(out) > 100 || asked != 1 {
 		t.Errorf("approved call = %v, asked %d; want the output cut to 100 bytes without asking", r.Result, asked)
 	}
-	if r, _ := s.RunCall(ctx, fake.Call("slow", nil), true); !r.IsError || !errors.Is(r.Err, agent.ErrToolTimeout) {
+	// Only the slow call runs with a ToolTimeout: the others would time
+	// out too on a machine slow enough.
+	timed := a.With(agent.Overrides{ToolTimeout: 20 * time.Millisecond}).Steps()
+	if r, _ := timed.RunCall(ctx, fake.Call("slow", nil), true); !r.IsError || !errors.Is(r.Err, agent.ErrToolTimeout) {
 		t.Errorf("slow call = %v (%v), want a timeout", r.Result, r.Err)
 	}
 	if r, _ := s.RunCall(ctx, fake.Call("nope", nil), true); !errors.Is(r.Err, agent.ErrUnknownTool) {

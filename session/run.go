@@ -58,10 +58,14 @@ func Stream(ctx context.Context, a *agent.Agent, store Store, id string, input .
 			return
 		}
 		// The observer sees the run's end even when the consumer has
-		// gone; the loop sees it when the run could not start.
+		// gone; the loop sees it when the run could not start. The agents
+		// the run calls as tools (agent.AsTool) report to the observer
+		// too, from their calls' goroutines and possibly after the run is
+		// over: their events have a Parent, and are not the run's. The
+		// run's own come from this goroutine.
 		var done *agent.Event
 		seen := agent.ObserverFunc(func(_ context.Context, e *agent.Event) {
-			if e.Kind == agent.EventDone {
+			if e.Kind == agent.EventDone && e.Parent == nil {
 				done = e
 			}
 		})

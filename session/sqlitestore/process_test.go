@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -81,14 +82,17 @@ func runChild(mode string) error {
 		}
 		return nil
 	case "until-killed":
-		// Appends numbered batches, saying when each begins and when it
-		// is done, until the parent kills the process.
+		// Appends numbered batches, one for each line the parent writes,
+		// saying when each begins and when it is done, until the parent
+		// kills the process: it never begins an append the parent did not
+		// ask for, so the parent knows what a kill can interrupt.
 		start := 0
 		if got, err := s.Load(ctx, "crash"); err == nil {
 			start = len(got) / crashSize
 		}
+		in := bufio.NewScanner(os.Stdin)
 		out := bufio.NewWriter(os.Stdout)
-		for b := start; ; b++ {
+		for b := start; in.Scan(); b++ {
 			fmt.Fprintf(out, "begin %d\n", b)
 			out.Flush()
 			if err := s.Append(ctx, "crash", batch(0, b, crashSize, crashPad)); err != nil {
@@ -97,6 +101,7 @@ func runChild(mode string) error {
 			fmt.Fprintf(out, "done %d\n", b)
 			out.Flush()
 		}
+		return in.Err()
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }
@@ -157,11 +162,19 @@ func TestProcessesAppendConcurrently(t *testing.T) {
 // A process killed (SIGKILL) while it appends leaves a file that opens,
 // passes SQLite's integrity check, and holds every append that returned
 // and, of the one in progress, all of it or nothing.
+//
+// The child appends one batch each time the test asks; the test kills it
+// once an append it asked for has begun, a random moment later: the kill
+// finds that append in progress or done, never a later one.
 func TestKilledMidAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	rounds, midAppend := 5, 0
 	for round := range rounds {
 		cmd := command(t, "until-killed", path, 0, 0)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -169,30 +182,46 @@ func TestKilledMidAppend(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill it a random moment after an append begins, a few appends in.
+		fail := func(format string, args ...any) {
+			t.Helper()
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: "+format, append([]any{round}, args...)...)
+		}
+		// A few appends in, kill it during the next one.
 		lines := bufio.NewScanner(stdout)
-		var last string
-		done, killAt := -1, 1+rand.IntN(3)
-		for lines.Scan() {
-			last = lines.Text()
-			if n, ok := strings.CutPrefix(last, "done "); ok {
-				done, _ = strconv.Atoi(n)
+		next := func() string {
+			if !lines.Scan() {
+				fail("the child ended before it was killed: %v", lines.Err())
 			}
-			if strings.HasPrefix(last, "begin ") && done >= killAt {
-				time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+			return lines.Text()
+		}
+		inProgress := -1
+		for appends, killAt := 0, 1+rand.IntN(3); ; appends++ {
+			if _, err := io.WriteString(stdin, "append\n"); err != nil {
+				fail("asking for an append: %v", err)
+			}
+			line := next()
+			n, ok := strings.CutPrefix(line, "begin ")
+			if !ok {
+				fail("the child said %q; want the beginning of an append", line)
+			}
+			b, _ := strconv.Atoi(n)
+			if appends == killAt {
+				inProgress = b
 				break
 			}
+			if line := next(); line != "done "+n {
+				fail("the child said %q; want %q", line, "done "+n)
+			}
 		}
+		// The delay only varies the point of the append that the kill
+		// interrupts: whatever it is, the child can have done nothing more.
+		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Wait()
-		inProgress := -1
-		if n, ok := strings.CutPrefix(last, "begin "); ok {
-			inProgress, _ = strconv.Atoi(n)
-		} else {
-			t.Fatalf("round %d: the child said %q before it was killed", round, last)
-		}
 
 		checkIntegrity(t, path)
 		s, err := sqlitestore.Open(ctx, path)

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"go.temporal.io/api/enums/v1"
@@ -22,7 +21,7 @@ func TestApprovalFromAnotherProcess(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
 	run := e.start("approve", "p1", "pay p1")
-	e.waitFor(60*time.Second, "the pay calls to wait for approval", func() bool {
+	e.waitFor(hangGuard, "the pay calls to wait for approval", func() bool {
 		p, err := run.Progress(context.Background())
 		return err == nil && len(p.Pending) == 2
 	})
@@ -43,7 +42,7 @@ func TestApprovalFromAnotherProcess(t *testing.T) {
 		t.Fatalf("approver process: %v\n%s", err, out)
 	}
 
-	res, err := result(t, run, 60*time.Second)
+	res, err := result(t, run, hangGuard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"go.temporal.io/api/enums/v1"
 )
@@ -18,7 +17,7 @@ func TestLongRunContinuesAsNew(t *testing.T) {
 	e.startWorker()
 	const turns = 40
 	run := e.start("weather", "long", fmt.Sprintf("long l1 %d", turns))
-	res, err := result(t, run, 120*time.Second)
+	res, err := result(t, run, hangGuard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/temporalagent"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/common/dynamicconfig"
@@ -37,10 +40,17 @@ const (
 	envHostPort  = "DURABLE_E2E_HOSTPORT"
 	envNamespace = "DURABLE_E2E_NAMESPACE"
 	envQueue     = "DURABLE_E2E_QUEUE"
-	envGemini    = "DURABLE_E2E_GEMINI" // the fake Gemini server's URL
-	envLog       = "DURABLE_E2E_LOG"    // the file tools append their records to
-	envRun       = "DURABLE_E2E_RUN"    // approver: the run to decide about
+	envGemini    = "DURABLE_E2E_GEMINI"    // the fake Gemini server's URL
+	envLog       = "DURABLE_E2E_LOG"       // the file tools append their records to
+	envRun       = "DURABLE_E2E_RUN"       // approver: the run to decide about
+	envHeartbeat = "DURABLE_E2E_HEARTBEAT" // worker: the crash agent's heartbeat timeout, if not the default
 )
+
+// hangGuard bounds each wait of these tests for what a run does: it only
+// turns a hang into a failure. A run takes a second or two, but far longer
+// in a -race binary on a loaded machine, where the server, the model and
+// the workers all share two cores.
+const hangGuard = 5 * time.Minute
 
 // historyCountToSuggest is the server's continue-as-new suggestion
 // threshold in these tests: low, so that a long run crosses it.
@@ -99,16 +109,22 @@ func stopShared() {
 // env is the setup of one test: a task queue of its own on the shared
 // server, a record file, and the processes it started.
 type env struct {
-	t     *testing.T
-	ts    *temporaltest.TestServer
-	queue string
-	log   string
-	c     *temporalagent.Client
+	t         *testing.T
+	ts        *temporaltest.TestServer
+	queue     string
+	log       string
+	c         *temporalagent.Client
+	heartbeat time.Duration // the crash agent's tools' heartbeat timeout; 0: the default
 }
+
+// envs counts the envs made, so that each has a queue of its own, and the
+// runs a test left unfinished (with -count, or when it tries again) go to
+// no later test's workers.
+var envs atomic.Int64
 
 func newEnv(t *testing.T) *env {
 	ts := shared(t)
-	e := &env{t: t, ts: ts, queue: "q-" + t.Name(), log: filepath.Join(t.TempDir(), "records")}
+	e := &env{t: t, ts: ts, queue: fmt.Sprintf("q-%s-%d", t.Name(), envs.Add(1)), log: filepath.Join(t.TempDir(), "records")}
 	if err := os.WriteFile(e.log, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +141,7 @@ func (e *env) environ(role string, extra ...string) []string {
 		envQueue + "=" + e.queue,
 		envGemini + "=" + model.URL,
 		envLog + "=" + e.log,
+		envHeartbeat + "=" + e.heartbeat.String(),
 	}, extra...)...)
 }
 
@@ -171,8 +188,8 @@ func (e *env) startWorker() *proc {
 		if !ok {
 			e.t.Fatalf("worker process exited before it was ready: %s", p.out.String())
 		}
-	case <-time.After(60 * time.Second):
-		e.t.Fatalf("worker process not ready after 60s: %s", p.out.String())
+	case <-time.After(hangGuard):
+		e.t.Fatalf("worker process not ready after %v: %s", hangGuard, p.out.String())
 	}
 	return p
 }
@@ -231,12 +248,29 @@ func (e *env) waitFor(d time.Duration, what string, cond func() bool) {
 // start starts a run of the named agent on a one-line conversation.
 func (e *env) start(agentName, id, text string) *temporalagent.Run {
 	e.t.Helper()
-	run, err := e.c.Start(context.Background(), client.StartWorkflowOptions{ID: e.queue + "-" + id}, agentName,
+	run, err := startRun(context.Background(), e.c, client.StartWorkflowOptions{ID: e.queue + "-" + id}, agentName,
 		[]*genai.Content{genai.NewContentFromText(text, genai.RoleUser)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return run
+}
+
+// startRun is c.Start, tried again while the server does not know the
+// namespace: on a machine loaded enough (a -race binary, load average
+// 15-25), the in-process server loses it for a moment and a Start fails
+// with "Namespace temporaltest-… is not found", which a real server, whose
+// namespaces are created ahead, does not do. No run was started then.
+func startRun(ctx context.Context, c *temporalagent.Client, o client.StartWorkflowOptions, agentName string, input []*genai.Content) (*temporalagent.Run, error) {
+	deadline := time.Now().Add(hangGuard)
+	for {
+		run, err := c.Start(ctx, o, agentName, input)
+		var nf *serviceerror.NamespaceNotFound
+		if err == nil || !errors.As(err, &nf) || time.Now().After(deadline) {
+			return run, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // result waits for a run's result, at most d.
@@ -264,7 +298,12 @@ func workerMain() int {
 		return 1
 	}
 	rec := &recorder{path: os.Getenv(envLog)}
-	w := worker.New(c, os.Getenv(envQueue), worker.Options{})
+	// The SDK sends at most one heartbeat per 80% of an activity's
+	// heartbeat timeout, whatever the activity records: the heartbeats
+	// the calls record every third of it then reach the server with a
+	// fifth of the timeout to spare, too little on a loaded machine. At
+	// most a second apart, they reach it as they are recorded.
+	w := worker.New(c, os.Getenv(envQueue), worker.Options{MaxHeartbeatThrottleInterval: time.Second})
 	if err := temporalagent.Register(w, testAgents(gc.Models, rec)...); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -328,7 +367,14 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 		}
 		return a
 	}
-	quick := temporalagent.ToolOptions{HeartbeatTimeout: 2 * time.Second}
+	// A killed worker's calls count as lost after heartbeat seconds; a
+	// live worker's heartbeats, every third of it, have two thirds of it
+	// to reach the server.
+	heartbeat := 5 * time.Second
+	if d, err := time.ParseDuration(os.Getenv(envHeartbeat)); err == nil && d > 0 {
+		heartbeat = d
+	}
+	quick := temporalagent.ToolOptions{HeartbeatTimeout: heartbeat}
 	typed, err := agent.Typed[forecast](newAgent(toolset.MustNew(weather), func(c *agent.Config) { c.Output.Strategy = agent.OutputTool }))
 	if err != nil {
 		panic(err)
@@ -339,7 +385,12 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 			// them over the workers.
 			c.Observer = agent.ObserverFunc(func(_ context.Context, e *agent.Event) { rec.add("event", e.Kind.String()) })
 		}),
-			Tools: map[string]temporalagent.ToolOptions{"step": quick, "step_idem": {Idempotent: true, HeartbeatTimeout: 2 * time.Second}}},
+			Tools: map[string]temporalagent.ToolOptions{"step": quick, "step_idem": {Idempotent: true, HeartbeatTimeout: heartbeat,
+				// After a kill, the server can hand the call's next
+				// attempts to the dead worker's polls until it notices
+				// them gone (seconds, in a -race binary on a loaded
+				// machine): each such attempt is lost in its turn.
+				MaxAttempts: 8}}},
 		{Name: "weather", Agent: newAgent(toolset.MustNew(weather), nil)},
 		{Name: "weather-regular", Agent: newAgent(toolset.MustNew(weather), nil), RegularModelCalls: true},
 		{Name: "weather-local", Agent: newAgent(toolset.MustNew(weather), nil),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 )
 
 const question = "What is the weather in Paris and Tokyo?\n"
@@ -53,7 +52,7 @@ func TestExampleWorkerAndClient(t *testing.T) {
 	c := o
 	c.client = true
 	var out strings.Builder
-	ctxRun, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctxRun, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	if err := run(ctxRun, c, strings.NewReader(question), &out, &strings.Builder{}); err != nil {
 		t.Fatal(err)

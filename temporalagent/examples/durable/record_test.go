@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -48,7 +47,7 @@ func TestRecordHistories(t *testing.T) {
 		}
 	}
 	wait := func(id string) {
-		if _, err := result(t, e.c.GetRun(id), 60*time.Second); err != nil {
+		if _, err := result(t, e.c.GetRun(id), hangGuard); err != nil {
 			t.Fatalf("run %s: %v", id, err)
 		}
 	}
@@ -68,7 +67,7 @@ func TestRecordHistories(t *testing.T) {
 	save("typed", run.ID(), "")
 
 	run = e.start("approve", "approve", "pay a1")
-	e.waitFor(30*time.Second, "approvals", func() bool {
+	e.waitFor(hangGuard, "approvals", func() bool {
 		p, err := run.Progress(context.Background())
 		return err == nil && len(p.Pending) == 2
 	})

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolnexus/toolnexus-go/temporalagent"
 )
@@ -26,7 +25,7 @@ func TestRunsSpreadOverWorkers(t *testing.T) {
 	texts := make([]string, n)
 	for i, run := range runs {
 		wg.Go(func() {
-			res, err := result(t, run, 120*time.Second)
+			res, err := result(t, run, hangGuard)
 			errs[i] = err
 			if res != nil {
 				texts[i] = res.Text

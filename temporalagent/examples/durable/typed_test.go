@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
@@ -67,10 +66,10 @@ func TestTypedResult(t *testing.T) {
 	}
 	defer w.Stop()
 	c := temporalagent.NewClient(ts.GetDefaultClient(), queue)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	start := func(name, text string) *temporalagent.Run {
-		run, err := c.Start(ctx, client.StartWorkflowOptions{}, name, genai.Text(text))
+		run, err := startRun(ctx, c, client.StartWorkflowOptions{}, name, genai.Text(text))
 		if err != nil {
 			t.Fatal(err)
 		}
