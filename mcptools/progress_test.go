@@ -106,8 +106,7 @@ func TestClientReportsServerProgress(t *testing.T) {
 
 // progressSet is a set of one tool, steps, that reports three increasing
 // steps, waiting the server's interval between two, so that each is sent
-// as it is made; then it pings its MCP client, if it has one, so that
-// the client has handled the notifications before the result.
+// as it is made.
 func progressSet() *toolset.Set {
 	return toolset.MustNew(toolset.MustDefine(toolset.Tool{Name: "steps", Description: "works in three steps",
 		Run: func(ctx context.Context, _ map[string]any) (any, error) {
@@ -120,11 +119,6 @@ func progressSet() *toolset.Set {
 					}
 				}
 				toolset.ReportProgress(ctx, float64(i), 3, fmt.Sprint("step ", i))
-			}
-			if req := mcptools.Request(ctx); req != nil {
-				if err := req.Session.Ping(ctx, nil); err != nil {
-					return nil, err
-				}
 			}
 			return "three steps done", nil
 		}}))
@@ -272,7 +266,9 @@ func TestServerPacesProgress(t *testing.T) {
 
 // Both ways, across processes: our client calls a toolset served by
 // NewServer in a subprocess, and a Stream consumer sees the tool's
-// reports as the call's progress events.
+// reports as the call's progress events, the last one before the result
+// (the server pings the client after the last notification, so that
+// go-sdk's client has handled them all when the result comes).
 func TestProgressAcrossSubprocess(t *testing.T) {
 	c := connect(t, serverCommand(t, "progress"), &mcptools.Options{Prefix: "remote_"})
 	srv := newFake(t)

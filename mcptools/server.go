@@ -32,8 +32,11 @@ import (
 // as notifications/progress: paced, at most one per
 // toolset.DefaultProgressInterval, the latest report kept, the last one
 // sent before the result; a report whose done is not more than the last
-// one sent is not sent, since the protocol asks progress to increase. A
-// call without a token reports to no one.
+// one sent is not sent, since the protocol asks progress to increase.
+// After the last, the server pings the client before it sends the
+// result, so that a client that handles a session's messages in order
+// has handled them all when the result comes. A call without a token
+// reports to no one.
 //
 // impl names the server to its clients; nil means {Name: "toolnexus-go"}.
 // The server can be run on any transport: see [ServeStdio] and
@@ -138,9 +141,9 @@ func handler(t *toolset.Tool) mcp.ToolHandler {
 			// The client asked for the call's progress: the tool's
 			// reports are paced, and the last one is sent before the
 			// result.
-			pacer := &toolset.ProgressPacer{Interval: toolset.DefaultProgressInterval,
-				To: &progressNotifier{ctx: ctx, session: req.Session, token: token}}
-			defer pacer.Close()
+			n := &progressNotifier{ctx: ctx, session: req.Session, token: token}
+			pacer := &toolset.ProgressPacer{Interval: toolset.DefaultProgressInterval, To: n}
+			defer n.flush(pacer)
 			ctx = toolset.WithProgress(ctx, pacer)
 		}
 		var args map[string]any
@@ -205,6 +208,19 @@ type progressNotifier struct {
 	token   any
 	sent    bool
 	last    float64
+}
+
+// flush sends the report pacer holds, if any, and then, when the call
+// sent any, pings the client: a client that handles the messages of a
+// session in order, as go-sdk's does (it hands notifications to their
+// handler on a goroutine of its own, after the result may already have
+// reached the call), has handled every notification of the call once it
+// answers, before the result is sent.
+func (n *progressNotifier) flush(pacer *toolset.ProgressPacer) {
+	pacer.Close()
+	if n.sent {
+		_ = n.session.Ping(n.ctx, nil) // a client that does not answer loses nothing but the guarantee
+	}
 }
 
 // OnProgress sends p; the pacer calls it, one report at a time.
