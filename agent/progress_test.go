@@ -356,8 +356,8 @@ func TestToolProgressCancellation(t *testing.T) {
 			t.Fatal("the tool was not cancelled")
 		}
 		obs.progress(0, 0) // checks the order, and that the result came
-		if k := obs.kinds(); k[len(k)-1] != "Done" {
-			t.Errorf("the observer's events end with %s; want Done", k[len(k)-1])
+		if last := obs.events[len(obs.events)-1]; last.Kind != agent.EventDone {
+			t.Errorf("the observer's events end with %v; want Done", last.Kind)
 		}
 	})
 	t.Run("ToolTimeout", func(t *testing.T) {
@@ -384,16 +384,6 @@ func TestToolProgressCancellation(t *testing.T) {
 			t.Errorf("progress = %v; want the last report, stuck, before the result", got)
 		}
 	})
-}
-
-func (l *progressLog) kinds() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, e := range l.events {
-		out = append(out, e.Kind.String())
-	}
-	return out
 }
 
 // A run with no Observer that is not a Stream listens to no progress.
@@ -478,5 +468,47 @@ func TestAsToolProgress(t *testing.T) {
 	last := crawled[len(crawled)-1]
 	if last.Call.Name != "crawl" || last.Progress.Message != "page 3" || last.Parent == nil || last.Parent.Call.Name != "researcher" {
 		t.Errorf("the researcher's last progress event: %s %+v, parent %+v; want crawl's page 3, under the researcher's call", last.Call.Name, last.Progress, last.Parent)
+	}
+}
+
+// BenchmarkReportProgressInRun measures toolset.ReportProgress in a tool
+// run by the loop: in a plain Run (nobody listens) and in a Stream (the
+// loop listens: the reports are paced, and all but the first within the
+// interval are held). One run makes b.N reports: the run's own cost is
+// spread over them.
+func BenchmarkReportProgressInRun(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		name := "Run"
+		if stream {
+			name = "Stream"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := fake.NewServer()
+			defer srv.Close()
+			n := 0
+			loop := tool("loop", func(ctx context.Context, _ map[string]any) (any, error) {
+				for i := range n {
+					toolset.ReportProgress(ctx, float64(i), float64(n), "working")
+				}
+				return "done", nil
+			})
+			a, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(loop)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv.Enqueue(fake.Calls(fake.Call("loop", nil)), fake.Text("done"))
+			n = b.N
+			b.ReportAllocs()
+			b.ResetTimer()
+			if stream {
+				for _, err := range a.Stream(context.Background(), user("go")) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else if _, err := a.Run(context.Background(), user("go")); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }

@@ -167,19 +167,7 @@ func (n *notifications) wait(t *testing.T, done float64) []*mcp.ProgressNotifica
 // in memory.
 func serve(t *testing.T, set *toolset.Set, n *notifications) *mcp.ClientSession {
 	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := mcptools.NewServer(set, nil).Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, &mcp.ClientOptions{ProgressNotificationHandler: n.handle}).
-		Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return sdkSession(t, mcptools.NewServer(set, nil), &mcp.ClientOptions{ProgressNotificationHandler: n.handle})
 }
 
 // Our server sends a tool's reports to a go-sdk client that asked for
