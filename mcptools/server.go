@@ -219,9 +219,17 @@ type progressNotifier struct {
 func (n *progressNotifier) flush(pacer *toolset.ProgressPacer) {
 	pacer.Close()
 	if n.sent {
-		_ = n.session.Ping(n.ctx, nil) // a client that does not answer loses nothing but the guarantee
+		// A client that does not answer (the protocol asks it to, at
+		// once) loses the guarantee, not the result.
+		ctx, cancel := context.WithTimeout(n.ctx, progressPingTimeout)
+		defer cancel()
+		_ = n.session.Ping(ctx, nil)
 	}
 }
+
+// progressPingTimeout bounds the wait for the ping that follows a call's
+// last progress notification.
+const progressPingTimeout = 5 * time.Second
 
 // OnProgress sends p; the pacer calls it, one report at a time.
 func (n *progressNotifier) OnProgress(p toolset.Progress) {
