@@ -41,7 +41,8 @@ const (
 // Config configures an [Agent]. Only Models and Model are required: every
 // other zero field takes the default its comment names.
 type Config struct {
-	// Models makes the model calls: client.Models of a *genai.Client.
+	// Models makes the model calls: client.Models of a *genai.Client, or,
+	// for Gemini's Interactions API, geminiinteractions.New(client, …).
 	Models Models
 
 	// Model names the model, e.g. "gemini-2.5-flash".

@@ -20,6 +20,8 @@ import (
 // binary started again with serveEnv set, so that the heap they read is the
 // client's alone: what a program running agents holds, without the fake's
 // connections and request decoding, which with the real API are Google's.
+// -apis does the same with internal/fake (apis.go), so that the CPU it
+// reads is the client's alone.
 //
 // The child serves the scenario on loopback, prints its URL on the first
 // line of its standard output, and obeys commands on its standard input,
@@ -38,6 +40,9 @@ const serveEnv = "BENCH_SERVE_SCENARIO"
 
 // serveChild is the child's side.
 func serveChild(name string) error {
+	if name == apisChild {
+		return serveAPIs()
+	}
 	scs, err := selectScenarios(name)
 	if err != nil || len(scs) != 1 {
 		return fmt.Errorf("want one scenario, not %q", name)
@@ -158,14 +163,15 @@ type child struct {
 	done chan struct{} // closed when the child's output ends
 }
 
-// startChild starts the child serving sc.
-func startChild(sc scenario) (*child, error) {
+// startChild starts the child serving the scenario of this name (or, for
+// apisChild, the fake of -apis).
+func startChild(name string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), serveEnv+"="+sc.name)
+	cmd.Env = append(os.Environ(), serveEnv+"="+name)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

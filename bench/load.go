@@ -116,7 +116,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 //     arrived). Unlike the peak, it is repeatable to a few bytes.
 func runLoad(w io.Writer, n int) error {
 	sc := scenarios[0] // two-call
-	srv, err := startChild(sc)
+	srv, err := startChild(sc.name)
 	if err != nil {
 		return fmt.Errorf("starting the fake server: %w", err)
 	}

@@ -122,6 +122,33 @@
 // server serves both backends at once; [Request].Backend says which one a
 // request used.
 //
+// # The Interactions API
+//
+// The server serves Gemini's Interactions API too, with the same script:
+// the Reply builders and faults above answer a create (POST
+// …/interactions) as they answer generateContent, made into the
+// interaction's steps, status and usage; a stream is the API's typed events
+// with their event ids, ending with the "[DONE]" sentinel, and a GET
+// resumes it from any event. genai's Interactions client (client.Interactions)
+// talks to it, and so does package geminiinteractions, which runs the
+// agent loop on it:
+//
+//	srv := geminitest.Start(t)
+//	srv.Enqueue(geminitest.Calls(geminitest.Call("get_weather", map[string]any{"city": "Paris"})),
+//		geminitest.Text("Sunny in Paris."))
+//	models := geminiinteractions.New(srv.Client(), geminiinteractions.Config{})
+//	res, err := agent.Run(ctx, agent.Config{Models: models, Model: "gemini-3-flash-preview", Tools: tools}, contents)
+//	…
+//	second := srv.Requests()[1] // PreviousInteractionID set, Input: the function results
+//
+// Interactions created with store are kept, each for the key that created
+// it, and checked as the API checks them: a previous_interaction_id must
+// name one ([Server.ExpireInteractions] forgets them, as the API's
+// retention does), function results must answer its pending calls by
+// call_id, a history sent without store must keep its thought signatures.
+// A Request of that API has the whole conversation in Contents, so that
+// the same assertions read both APIs; Input holds what it sent.
+//
 // # What the server adds
 //
 // Unless a Reply is Raw, responses get what the API always sends: role

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/geminitest"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -177,6 +178,41 @@ func ExampleServer_Rejections() {
 	// Output:
 	// true 400 INVALID_ARGUMENT
 	// #1 thought-signature
+}
+
+// The same script serves the Interactions API: the agent runs on it through
+// geminiinteractions, and the server keeps the conversation, so that the
+// second request sends only the function results.
+func Example_interactions() {
+	srv := geminitest.NewServer() // in a test: srv := geminitest.Start(t)
+	defer srv.Close()
+	srv.Enqueue(
+		geminitest.Calls(
+			geminitest.Call("get_weather", map[string]any{"city": "Paris"}),
+			geminitest.Call("get_weather", map[string]any{"city": "Tokyo"})),
+		geminitest.Text("Sunny in Paris and in Tokyo."),
+	)
+	cfg := assistant{srv.Client()}.config()
+	cfg.Models = geminiinteractions.New(srv.Client(), geminiinteractions.Config{})
+	res, err := agent.Run(context.Background(), cfg, genai.Text("Weather in Paris and Tokyo?"))
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(res.Text)
+
+	first, second := srv.Requests()[0], srv.Requests()[1]
+	fmt.Println(second.Method, "continues the first:", second.PreviousInteractionID == first.InteractionID)
+	fmt.Println("sent:", len(second.Input), "content, the conversation:", len(second.Contents), "contents")
+	for _, r := range second.LastFunctionResponses("get_weather") {
+		fmt.Printf("%s -> %v\n", r.Name, r.Response["result"])
+	}
+	// Output:
+	// Sunny in Paris and in Tokyo.
+	// interactions.create continues the first: true
+	// sent: 1 content, the conversation: 3 contents
+	// get_weather -> sunny in Paris
+	// get_weather -> sunny in Tokyo
 }
 
 // An answer longer than one request holds: the server cuts it twice, and

@@ -46,13 +46,13 @@ type callKey struct {
 // request's settings.
 func (o *Observer) callStart(k callKey, settings []attribute.KeyValue) spanStart {
 	attrs := make([]attribute.KeyValue, 0, 4+len(o.server)+len(settings))
-	attrs = append(attrs, semconv.GenAIOperationNameGenerateContent, o.provider, semconv.GenAIRequestModel(k.model))
+	attrs = append(attrs, semconv.GenAIOperationNameKey.String(o.operation), o.provider, semconv.GenAIRequestModel(k.model))
 	attrs = append(attrs, o.server...)
 	if k.stream {
 		attrs = append(attrs, semconv.GenAIRequestStream(true))
 	}
 	attrs = append(attrs, settings...)
-	return spanStart{name: "generate_content " + k.model, opts: []trace.SpanStartOption{o.client, trace.WithAttributes(attrs...)}}
+	return spanStart{name: o.operation + " " + k.model, opts: []trace.SpanStartOption{o.client, trace.WithAttributes(attrs...)}}
 }
 
 // requestAttrs appends the request settings the conventions name, those
@@ -174,7 +174,7 @@ func (o *Observer) response(ctx context.Context, st *runState, e *agent.Event) {
 	}
 	o.serverTools(ctx, span, resp)
 	span.End()
-	m := measure{op: string(genaiconv.OperationNameGenerateContent), model: st.model, responseModel: resp.ModelVersion}
+	m := measure{op: o.operation, model: st.model, responseModel: resp.ModelVersion}
 	if u != nil && o.tokens.Enabled(ctx) {
 		m.tokenType = string(genaiconv.TokenTypeInput)
 		o.tokens.Record(ctx, int64(in), o.options(m)...)
@@ -249,5 +249,5 @@ func (o *Observer) endCall(ctx context.Context, st *runState, err error) {
 		}
 	}
 	span.End()
-	o.recordDuration(ctx, st.callStart, measure{op: string(genaiconv.OperationNameGenerateContent), model: st.model, errType: et})
+	o.recordDuration(ctx, st.callStart, measure{op: o.operation, model: st.model, errType: et})
 }

@@ -139,7 +139,12 @@
 // gen_ai.provider.name gcp.gemini for the Gemini API, gcp.vertex_ai for
 // Vertex AI, and server.address and server.port from the client's base
 // URL. Without it the provider is gcp.gen_ai ("any Google generative AI
-// endpoint") and there are no server attributes.
+// endpoint") and there are no server attributes. [WithModels] reads them
+// from the agent's Models, when it says where it goes; a Models on
+// Gemini's Interactions API (package geminiinteractions) makes its model
+// calls create_interaction spans ("create_interaction {model}",
+// gen_ai.operation.name create_interaction, in the metrics too), with the
+// interaction's id as gen_ai.response.id.
 //
 // # Content
 //

@@ -30,10 +30,11 @@ type Observer struct {
 	tokens   metric.Int64Histogram   // gen_ai.client.token.usage
 	duration metric.Float64Histogram // gen_ai.client.operation.duration
 
-	name     string // WithAgentName's, for the runs of the agent observed
-	capture  bool
-	provider attribute.KeyValue
-	server   []attribute.KeyValue // server.address and server.port, when known
+	name      string // WithAgentName's, for the runs of the agent observed
+	capture   bool
+	provider  attribute.KeyValue
+	operation string               // the model calls' gen_ai.operation.name: generate_content, or create_interaction
+	server    []attribute.KeyValue // server.address and server.port, when known
 
 	// What calls would otherwise build again and again.
 	client, internal trace.SpanStartOption
@@ -59,7 +60,7 @@ var _ agent.ContextObserver = (*Observer)(nil)
 // unless the environment asks for it (see [WithCaptureContent]), and names
 // the provider gcp.gen_ai (see [WithClient]).
 func New(opts ...Option) *Observer {
-	c := config{provider: semconv.GenAIProviderNameGCPGenAI}
+	c := config{provider: semconv.GenAIProviderNameGCPGenAI, operation: string(genaiconv.OperationNameGenerateContent)}
 	for _, opt := range opts {
 		opt(&c)
 	}
@@ -70,10 +71,11 @@ func New(opts ...Option) *Observer {
 		c.mp = otel.GetMeterProvider()
 	}
 	o := &Observer{
-		tracer:   c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		name:     c.name,
-		capture:  captureFromEnv(),
-		provider: c.provider,
+		tracer:    c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		name:      c.name,
+		capture:   captureFromEnv(),
+		provider:  c.provider,
+		operation: c.operation,
 	}
 	if c.capture != nil {
 		o.capture = *c.capture

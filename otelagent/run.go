@@ -19,6 +19,9 @@ func (o *Observer) startRun(ctx context.Context, e *agent.Event) context.Context
 	start := o.runStart(e.Model, o.agentName(e))
 	st := &runState{start: time.Now(), model: e.Model, parent: trace.SpanContextFromContext(ctx)}
 	ctx, st.span = o.tracer.Start(ctx, start.name, start.opts...)
+	if id := agent.Conversation(ctx); id != "" && st.span.IsRecording() {
+		st.span.SetAttributes(semconv.GenAIConversationID(id)) // the thread a server runs it on (agent.WithConversation)
+	}
 	st.tools = st.toolBuf[:0]
 	return context.WithValue(ctx, runKey{o}, st)
 }

@@ -26,10 +26,14 @@ import (
 // input may be empty, to continue a conversation whose last run failed
 // (say, after the turn limit): the model picks up where it stopped.
 //
+// The run's context names the conversation (see agent.WithConversation),
+// so that observers and tracing see it, unless ctx names one already.
+//
 // Runs on one conversation are not serialized: two that overlap both load
 // the conversation as it was, and each appends its own contents, one after
 // the other, so neither sees the other's exchange but nothing is lost.
 func Run(ctx context.Context, a *agent.Agent, store Store, id string, input ...*genai.Content) (*agent.Result, error) {
+	ctx = conversation(ctx, id)
 	loaded, err := load(ctx, store, id, input)
 	if err != nil {
 		return &agent.Result{History: slices.Clone(input)}, err
@@ -46,6 +50,7 @@ func Run(ctx context.Context, a *agent.Agent, store Store, id string, input ...*
 // is then reported to nobody.
 func Stream(ctx context.Context, a *agent.Agent, store Store, id string, input ...*genai.Content) iter.Seq2[*agent.Event, error] {
 	return func(yield func(*agent.Event, error) bool) {
+		ctx := conversation(ctx, id)
 		loaded, err := load(ctx, store, id, input)
 		if err != nil {
 			res := &agent.Result{History: slices.Clone(input)}
@@ -82,6 +87,16 @@ func Stream(ctx context.Context, a *agent.Agent, store Store, id string, input .
 		e.Err = err
 		yield(&e, err)
 	}
+}
+
+// conversation returns ctx naming the conversation id, for observers and
+// tracing (see agent.WithConversation), unless it names one already: a
+// server that runs threads names the thread.
+func conversation(ctx context.Context, id string) context.Context {
+	if agent.Conversation(ctx) != "" {
+		return ctx
+	}
+	return agent.WithConversation(ctx, id)
 }
 
 // load returns the conversation's contents, or none when the store does

@@ -141,13 +141,23 @@
 // call with [ErrDecided], even after the run continued as new. An approved
 // call runs without asking the agent's Interceptor, as in agent.Stream.
 //
+// # The Interactions API
+//
+// An agent whose Models is package geminiinteractions' runs durably on
+// Gemini's Interactions API, its requests the very ones agent.Run sends:
+// a worker's Models recognizes the histories it created, though each model
+// call's contents come to it through a payload, so each call after the
+// first continues the interaction before it with only what the server
+// lacks. A worker that did not create the history (another process, after
+// a restart) sends it whole once, and continues from there.
+//
 // # Long runs
 //
-// Every model call sends the whole conversation, and a run's workflow
-// history grows with each. At a turn boundary, when the server suggests it
-// or every Agent.ContinueAsNewEvery turns, the run continues as new,
-// carrying its history, turns and usage, so that the workflow history stays
-// bounded; MaxTurns counts the turns of the whole run. Each payload must
+// On generateContent every model call sends the whole conversation, and a
+// run's workflow history grows with each. At a turn boundary, when the
+// server suggests it or every Agent.ContinueAsNewEvery turns, the run
+// continues as new, carrying its history, turns and usage, so that the
+// workflow history stays bounded; MaxTurns counts the turns of the whole run. Each payload must
 // stay under Temporal's limit (2 MiB by default): tool outputs are cut at
 // Agent.MaxOutputBytes (256 KiB by default), and a run whose conversation
 // outgrows Agent.MaxPayloadBytes fails with [ErrPayloadTooLarge] rather

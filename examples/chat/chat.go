@@ -16,8 +16,9 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/history"
-	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -42,6 +43,7 @@ type options struct {
 	vertex      bool      // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
 	interactive bool      // the input is a terminal: show a prompt
 	session     string    // -session: the conversation's name, kept in a file
+	web         string    // -web: serve the dev UI at this address instead of chatting in the terminal
 	sessionDB   string    // -session-db: the file
 	color       bool      // the output is a terminal: dim tool lines
 	live        bool      // the output is a terminal that moves its cursor: live progress bars
@@ -59,6 +61,9 @@ type options struct {
 	loginOut     io.Writer
 	loginTimeout time.Duration
 	browser      func(url string) error
+
+	// api is -api: "generatecontent" (or empty) or "interactions".
+	api string
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
@@ -121,17 +126,28 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		}
 		models = client.Models
 	default:
-		srv := fake.NewServer()
+		srv := offline.NewServer(offlineTrip, offlineSearch) // the /trip planner and -search answer their own requests
 		defer srv.Close()
-		srv.SetReplyFunc(offlineModel)
 		cc := srv.ClientConfig()
 		cc.HTTPClient = tr.httpClient(cc.HTTPClient)
 		var err error
 		if client, err = genai.NewClient(ctx, cc); err != nil {
 			return err
 		}
-		models, model = client.Models, offlineModelName
+		models, model = client.Models, offline.ModelName
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
+	}
+
+	switch strings.ToLower(opts.api) {
+	case "", apiGenerateContent:
+	case apiInteractions:
+		if client != nil {
+			// The same client, the same credentials; the Interactions API
+			// keeps the conversation, so each turn sends only what it lacks.
+			models = geminiinteractions.New(client, geminiinteractions.Config{})
+		}
+	default:
+		return fmt.Errorf("-api %q: want %s or %s", opts.api, apiGenerateContent, apiInteractions)
 	}
 
 	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
@@ -140,16 +156,20 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	}
 	defer closeMCP()
 
+	prompt := systemPrompt
+	if opts.web != "" {
+		prompt = strings.Replace(prompt, "a terminal chat", "a chat in the browser", 1)
+	}
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
 		Tools:  tools,
 		GenerateConfig: &genai.GenerateContentConfig{
-			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
+			SystemInstruction: genai.NewContentFromText(prompt, genai.RoleUser),
 		},
 		ToolTimeout:    30 * time.Second,
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
-		Observer:       tr.observer(client),
+		Observer:       tr.observer(client, models),
 	}
 	if opts.approve {
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
@@ -169,9 +189,18 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("opening the conversations: %w", err)
 	}
 	defer convs.Close()
+	if opts.web != "" {
+		return serveWeb(ctx, opts, a, convs, out)
+	}
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
+
+// The APIs -api chooses between.
+const (
+	apiGenerateContent = "generatecontent"
+	apiInteractions    = "interactions"
+)
 
 // maxPromptTokens is the prompt size past which the chat trims what it
 // sends: old tool outputs first, then the oldest exchanges. Gemini takes a

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+
 	"github.com/google/go-cmp/cmp"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -40,19 +42,19 @@ func TestTraceTree(t *testing.T) {
 	}
 	want := []string{
 		"invoke_agent chat",
-		"  generate_content " + offlineModelName,
+		"  generate_content " + offline.ModelName,
 		"    HTTP POST",
 		"  execute_tool get_weather",
 		"    forecast Paris",
 		"  execute_tool get_weather",
 		"    forecast Tokyo",
-		"  generate_content " + offlineModelName,
+		"  generate_content " + offline.ModelName,
 		"    HTTP POST",
 		"invoke_agent chat", // the second answer
-		"  generate_content " + offlineModelName,
+		"  generate_content " + offline.ModelName,
 		"    HTTP POST",
 		"  execute_tool current_time",
-		"  generate_content " + offlineModelName,
+		"  generate_content " + offline.ModelName,
 		"    HTTP POST",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
@@ -120,7 +122,7 @@ func TestTraceOTLP(t *testing.T) {
 	}
 	slices.Sort(spans)
 	want := []string{"HTTP POST", "HTTP POST", "execute_tool get_weather", "execute_tool get_weather", "forecast Paris", "forecast Tokyo",
-		"generate_content " + offlineModelName, "generate_content " + offlineModelName, "invoke_agent chat"}
+		"generate_content " + offline.ModelName, "generate_content " + offline.ModelName, "invoke_agent chat"}
 	if diff := cmp.Diff(want, spans); diff != "" {
 		t.Errorf("exported spans (-want +got):\n%s", diff)
 	}

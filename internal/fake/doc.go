@@ -200,6 +200,54 @@
 // generate it anew. The refusals of continuation tokens are assumed (see
 // the rule).
 //
+// # Interactions
+//
+// The server also serves Gemini's Interactions API, on both backends: POST
+// /{v1beta,v1alpha,v1}/interactions to create one (unary, or streamed with
+// "stream": true), GET …/interactions/{id} to read one back (with
+// include_input, or as its stream again, from the event after
+// last_event_id), DELETE …/interactions/{id}, and POST
+// …/interactions/{id}/cancel for a background interaction in progress;
+// on Vertex AI the same under /v1beta1/projects/{project}/locations/{location}.
+// genai's Interactions client (client.Interactions of a client from
+// [Server.ClientConfig] or [Server.VertexClientConfig]) talks to it.
+//
+// A create takes the next Reply, as generateContent does: one script serves
+// both APIs. The reply's model turn, made and auto-filled as for
+// generateContent, becomes the interaction's steps (thought, model_output,
+// function_call with an id, built-in tool steps; see package
+// interactionswire), its status (completed; incomplete for MAX_TOKENS;
+// requires_continuation with a continuation_token for CONTINUATION;
+// failed, with errors, for the other finish reasons, content_blocked for
+// safety) and its usage; a blocked prompt is a 400 content_blocked. For
+// models whose name starts with "gemini-3" every thought is signed, and a
+// turn without a thought gets a signed one first, as the real models
+// answer. A stream sends "event:" and "data:" lines, every event with its
+// event_id, and ends with "event: done" and "data: [DONE]"; Reply.CutAfter
+// and the faults cut it, StreamErr sends an error event; the interaction
+// kept is whole all the same, so that a client can resume it. With
+// Reply.Checkpoints, every so many text deltas an interaction.status_update
+// event carries a checkpoint's continuation token, and a request that
+// continues from it is answered the rest of that stream. Errors are
+// the Interactions API's JSON, {"error": {"code": "invalid_request",
+// "message": …}}, with a string code (and a RetryInfo detail for
+// [RateLimited]); credentials errors keep the google.rpc shape Google's
+// front end sends.
+//
+// Interactions created with store (the default) are kept, for their key
+// or token only: a later request may continue one with
+// previous_interaction_id, read it or delete it; [Server.ExpireInteractions]
+// forgets them as the API's retention does, and [Server.InteractionIDs]
+// lists them. Requests are checked by the rules in interactions_rules.go,
+// each marked verified or assumed as generateContent's: the fields each
+// object takes, a previous interaction that exists, function results that
+// answer the pending calls by call_id, signatures where the API checks
+// them (a history sent without store), continuation tokens the server
+// issued. A [Request] of the Interactions API has the whole conversation
+// in Contents (the previous interactions' steps and the input, as
+// generateContent's request would carry it), so that a test reads both
+// APIs the same way; Input holds what the request itself sent.
+//
 // # Concurrency
 //
 // A Server is safe for concurrent use: requests are served concurrently and

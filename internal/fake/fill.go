@@ -47,6 +47,12 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		// Vertex AI endpoint send them in September 2026.
 		ids := reply.AddIDs || isGemini3(in.model)
 		sigs := reply.AddSignatures || isGemini3(in.model)
+		if in.interactions {
+			// The Interactions API gives every function call an id (sec:
+			// discuss.ai.google.dev/t/121529) and signs thought steps,
+			// which interactions_reply.go adds.
+			ids, sigs = true, false
+		}
 		s.decorate(evs, ids, sigs)
 	}
 	if stream && len(reply.Chunks) == 0 {
@@ -225,7 +231,16 @@ func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 // signature returns a new thought signature. On the wire it is padded
 // standard base64, as the SDK requires.
 func (s *Server) signature() []byte {
-	return fmt.Appendf(nil, "fake-thought-signature-%d", s.nextID())
+	sig := fmt.Appendf(nil, "fake-thought-signature-%d", s.nextID())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signatures == nil {
+		s.signatures = map[string]bool{}
+	}
+	// The Interactions API takes the signatures the API made, on either
+	// API (assumed: one model makes them): interactions_rules.go checks.
+	s.signatures[string(sig)] = true
+	return sig
 }
 
 // fill completes evs, the events of one reply, with what the API always

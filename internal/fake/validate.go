@@ -234,6 +234,8 @@ type input struct {
 
 	format streamFormat // how a stream is framed; read when answering
 
+	interactions bool // an Interactions request's reply is being made (interactions_reply.go)
+
 	// tokens looks up the continuation tokens the server sent; nil in
 	// table tests, where no token is known.
 	tokens func(token []byte) (*issuedToken, bool)

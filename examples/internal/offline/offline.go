@@ -1,7 +1,7 @@
 // Package offline is the offline model of the examples: it plays Gemini
-// for the demo tools (get_weather, current_time, calculate, count_primes) behind
-// internal/fake, so that the chat and the eval example work with no key
-// and no network. It reads the conversation the way the real model would
+// for the demo tools (get_weather, current_time, calculate, count_primes)
+// behind internal/fake, so that the chat, the server and the eval example
+// work with no key and no network. It reads the conversation the way the real model would
 // receive it, over HTTP through the real client and the agent loop,
 // answers a question with real function calls, and turns the function
 // responses into an answer.
@@ -13,10 +13,56 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"google.golang.org/genai"
 )
+
+// ModelName is the model the fake serves. Its gemini-3 prefix makes the
+// fake behave like Gemini 3: call ids, thought signatures, and the check
+// that signatures come back.
+const ModelName = "gemini-3-offline-demo"
+
+// Chunk and EventDelay make the offline answer stream in visible pieces.
+const (
+	Chunk      = 12
+	EventDelay = 15 * time.Millisecond
+)
+
+// NewServer returns a fake Gemini server that answers as the offline
+// model. Each of extra is asked first, in order, and answers a request
+// when it returns a reply: an example's agents of its own (the chat's
+// trip planner) answer so.
+func NewServer(extra ...func(*fake.Request) *fake.Reply) *fake.Server {
+	srv := fake.NewServer()
+	srv.SetReplyFunc(func(req *fake.Request) *fake.Reply {
+		for _, f := range extra {
+			if reply := f(req); reply != nil {
+				return reply
+			}
+		}
+		return Model(req)
+	})
+	return srv
+}
+
+// Model answers one request as the offline model: the calls or the text
+// [Answer] gives, the text streamed in visible pieces.
+func Model(req *fake.Request) *fake.Reply {
+	calls, text := Answer(req)
+	if len(calls) > 0 {
+		return fake.Calls(calls...)
+	}
+	return Streamed(fake.Text(text))
+}
+
+// Streamed makes r stream its text in visible pieces, as the offline
+// model's answers do.
+func Streamed(r *fake.Reply) *fake.Reply {
+	r.TextChunk, r.EventDelay = Chunk, EventDelay
+	return r
+}
 
 // Help is the answer to a message the offline model does not understand.
 const Help = "I am the offline demo model, so I only understand a few things: the weather in a city " +

@@ -1,0 +1,56 @@
+// Package agui serves an [agentserver.Server] over AG-UI 1.0, the
+// protocol of CopilotKit and most agent UIs: a POST of RunAgentInput
+// answered with server-sent events.
+//
+//	srv, _ := agentserver.New(agentserver.Config{Agent: a})
+//	http.Handle("/agui", agui.Handler(srv))
+//	http.Handle("/agui/", agui.Handler(srv)) // POST /agui/connect: reconnect
+//
+// On the client, @ag-ui/client's HttpAgent:
+//
+//	const agent = new HttpAgent({ url: '/agui', threadId })
+//	agent.addMessage({ id: crypto.randomUUID(), role: 'user', content: 'Weather in Paris?' })
+//	await agent.runAgent({ tools }, subscriber)
+//
+// # Requests
+//
+// RunAgentInput's threadId names the thread and runId the AG-UI run (the
+// events echo it); protocolVersion, when sent, must be of major version 1.
+// Of messages, only what is new counts: a user message at the end is the
+// new message (its text, and media sent inline as data, or as a Gemini
+// file id: the server fetches no URL), and context entries are added to
+// it as text; tool messages answer the browser tools the run waits for.
+// Every other message is the client's copy of the history, which the
+// server never trusts; state and forwardedProps are not read. Tools are
+// the frontend tools: they join the agent's tools for a run that starts.
+// resume answers the interrupts of the previous AG-UI run: status
+// "resolved" with payload {approved, reason?} decides a call that needs
+// approval (editedArgs is refused), "cancelled" denies it (and is
+// ignored for an interrupt that is no longer pending, as the client
+// sends it for one that expired). A request on a busy thread is refused
+// with 409, unless it resumes the run that waits.
+//
+// POST {path}/connect with the same body reconnects: it streams the
+// thread's run in progress from its start, as one AG-UI run, or an empty
+// run when nothing runs. HttpAgent has no connect of its own; a subclass
+// adds it (see the package's tests).
+//
+// # The stream
+//
+// RUN_STARTED; per model turn STEP_STARTED, TEXT_MESSAGE_START/CONTENT/END
+// (one assistant message per turn, also the parent of the turn's tool
+// calls), REASONING_START and REASONING_MESSAGE_* (thought summaries; no
+// encrypted values: thought signatures stay on the server), for each call
+// TOOL_CALL_START/ARGS/END and its TOOL_CALL_RESULT (content: the result's
+// JSON, or the error's message, with metadata {isError, denied}),
+// STEP_FINISHED; retries as CUSTOM events named "retry"; and at the end
+// RUN_FINISHED (outcome success, with the usage, and result: a typed
+// answer), RUN_FINISHED with outcome cancelled, or RUN_ERROR with a safe
+// message and code. Text and reasoning are closed before a tool call
+// starts (older clients throw otherwise) and everything is closed before
+// the run's end, as the client's verifier requires. Calls that need
+// approval end the AG-UI run with RUN_FINISHED, outcome interrupt: one
+// interrupt per call (id: the call's id, reason "tool_call", expiresAt:
+// its deadline); browser tools' calls end it with outcome success and
+// their pendingToolCallIds.
+package agui

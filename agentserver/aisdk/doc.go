@@ -1,0 +1,60 @@
+// Package aisdk serves an [agentserver.Server] over the Vercel AI SDK's
+// UI message stream protocol (AI SDK v7): the stream useChat reads, from
+// DefaultChatTransport, with its resume route.
+//
+//	srv, _ := agentserver.New(agentserver.Config{Agent: a})
+//	h := aisdk.Handler(srv)
+//	http.Handle("/api/chat", h)
+//	http.Handle("/api/chat/", h) // GET /api/chat/{id}/stream: resume
+//
+// On the client:
+//
+//	const { messages, sendMessage, addToolApprovalResponse, addToolOutput } = useChat({
+//		id: threadId,
+//		resume: true,
+//		sendAutomaticallyWhen: ({ messages }) =>
+//			lastAssistantMessageIsCompleteWithApprovalResponses({ messages }) ||
+//			lastAssistantMessageIsCompleteWithToolCalls({ messages }),
+//	})
+//
+// # Requests
+//
+// POST (on any path the handler is mounted at) takes the transport's body,
+// {id, messages, trigger, messageId}: id names the thread; of messages,
+// only the last counts: a user message is the new message (its text and
+// file parts; files as data: URLs), an assistant message carries the
+// decisions: tool parts in state approval-responded approve or deny the
+// calls the run waits for, and tool parts in state output-available or
+// output-error give the results of browser tools it waits for. Every
+// other message is the client's copy of the history, which the server
+// never trusts (the thread's history is on the server). trigger
+// "regenerate-message" is refused (400, code unsupported_trigger): a
+// thread only grows, so an answer cannot be replaced; send the question
+// again. An edited message is taken as a new one.
+//
+// Browser tools (tools the client runs, in onToolCall) are declared in
+// the body, beside the transport's fields, through its body option:
+//
+//	new DefaultChatTransport({ api: '/api/chat', body: { tools: [
+//		{ name: 'get_location', description: 'Where the user is', inputSchema: { type: 'object', properties: {} } },
+//	] } })
+//
+// GET {id}/stream under the handler's path resumes: it streams the
+// thread's run in progress from its start (the run's whole assistant
+// message, which the client rebuilds in place), or answers 204 when
+// nothing runs. A second POST on a busy thread is refused with 409.
+//
+// # The stream
+//
+// A run is one assistant message (its messageId is the run's): start,
+// then per model turn start-step, text-start/text-delta/text-end,
+// reasoning-start/reasoning-delta/reasoning-end (thought summaries), for
+// each call tool-input-available, and its tool-output-available,
+// tool-output-error or tool-output-denied; finish-step; at the end
+// data-output (a typed answer), error (a failure, its safe message),
+// and finish with the usage in messageMetadata. A call that waits ends
+// the response with tool-approval-request (approvals) and finish
+// (finishReason tool-calls); the request that decides continues the same
+// message, from tool-approval-response. Retries are data-retry parts.
+// Every frame is "data: <json>\n\n", the last "data: [DONE]".
+package aisdk

@@ -1,0 +1,86 @@
+package aisdk
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/toolnexus/toolnexus-go/agentserver"
+)
+
+// Handler returns the handler of s's chat route: POST starts a run or
+// continues the one that waits, GET {id}/stream (under whatever path the
+// handler is mounted at) resumes the thread's run in progress. Mount it at
+// the route and under it:
+//
+//	http.Handle("/api/chat", h)
+//	http.Handle("/api/chat/", h)
+func Handler(s *agentserver.Server) http.Handler {
+	return &handler{s: s}
+}
+
+type handler struct{ s *agentserver.Server }
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/stream"); ok && r.Method == http.MethodGet {
+		h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
+			id, err := url.PathUnescape(rest[strings.LastIndexByte(rest, '/')+1:])
+			if err != nil {
+				return nil, nil, agentserver.BadRequest(0, "bad_thread", "the chat id in the path is not escaped right")
+			}
+			return h.resume(w, r, id)
+		})
+		return
+	}
+	if r.Method != http.MethodPost {
+		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST, or GET …/{id}/stream"))
+		return
+	}
+	h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
+		user, err := h.s.User(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		req, err := read(h.s, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		att, err := h.s.Submit(r.Context(), user, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return h.stream(w, att.Run, att.Cursor)
+	})
+}
+
+// resume attaches to the thread's run in progress, from its start, or
+// answers 204 when none is.
+func (h *handler) resume(w http.ResponseWriter, r *http.Request, thread string) (agentserver.Cursor, agentserver.Encoder, error) {
+	user, err := h.s.User(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := agentserver.CheckThreadID(thread); err != nil {
+		return nil, nil, err
+	}
+	info, err := h.s.Current(r.Context(), user, thread)
+	if errors.Is(err, agentserver.ErrNotFound) {
+		w.WriteHeader(http.StatusNoContent)
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cur, err := h.s.Attach(r.Context(), user, info.ID, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.stream(w, info, cur)
+}
+
+// stream returns the encoder of run's stream, with the protocol's header.
+func (h *handler) stream(w http.ResponseWriter, run agentserver.RunInfo, cur agentserver.Cursor) (agentserver.Cursor, agentserver.Encoder, error) {
+	w.Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
+	return cur, &encoder{run: run}, nil
+}

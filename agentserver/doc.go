@@ -1,0 +1,134 @@
+// Package agentserver serves an agent to web clients: what every protocol
+// shares. Its protocol packages make HTTP handlers of a [Server]: package
+// agui speaks AG-UI (CopilotKit and most agent UIs), package aisdk the AI
+// SDK's UI message stream (useChat).
+//
+//	a, _ := agent.New(agent.Config{Models: client.Models, Model: "gemini-3.5-flash", Tools: tools,
+//		NeedsApproval: func(c *genai.FunctionCall) bool { return c.Name == "send_email" }})
+//	srv, _ := agentserver.New(agentserver.Config{Agent: a, Store: store, Authenticate: auth})
+//	defer srv.Close(context.Background())
+//	http.Handle("/agui", agui.Handler(srv))
+//	http.Handle("/api/chat", aisdk.Handler(srv))
+//	http.Handle("/api/chat/", aisdk.Handler(srv)) // the resume route, GET /api/chat/{id}/stream
+//
+// # Threads
+//
+// A thread (AG-UI's threadId, the AI SDK's chat id) is a conversation of
+// Config.Store, on the server, owned by the user Config.Authenticate
+// names: the store id is the user, escaped, then the thread's id, so no
+// user reaches another's threads, and another user's thread answers
+// exactly as one that does not exist (ErrNotFound, 404). The client's copy
+// of the history is never trusted: a request contributes its new user
+// message, decisions about the calls its thread's run waits for, and the
+// results of browser tools the run waits for; every other message it
+// carries (a model turn, a tool result, a system prompt) changes nothing.
+// Threads only grow: a client's edit of an old message, or a request to
+// regenerate an answer, cannot rewrite what is stored (see the protocol
+// packages for how each is answered).
+//
+// # Runs
+//
+// A thread has one run at a time. A run is the agent's Stream on the
+// thread's history and the new message, on a goroutine of the server's
+// (not of the request that started it), saved by session.Stream: a client
+// that goes away does not lose the answer. A second request on a busy
+// thread is refused with ErrBusy (409), unless it decides calls the run
+// waits for.
+//
+// Each run keeps a log of [Record]s: text as it streams, thoughts
+// (summaries: thought signatures stay in the stored history, where the
+// next model call needs them), each tool call and result, turns, retries,
+// pauses and decisions, and the end. Records are protocol-neutral values
+// that serialize as JSON, numbered from 0 by their Offset. A response is a
+// [Cursor] on the log: it reads at its own pace, and a browser that stops
+// reading holds nothing but its cursor, never the run. [Server.Stream]
+// answers a protocol's request (its deep work on a goroutine of its own,
+// so that an open stream keeps a small stack: about 16 KiB per stream,
+// its connection's buffers included) and [Server.ServeEvents] streams a
+// cursor as server-sent events through a protocol's [Encoder]: LF-framed,
+// flushed per record, a keep-alive comment when idle, a write deadline
+// that drops a client that reads nothing.
+//
+// # Approvals and browser tools
+//
+// A call the agent's Config.NeedsApproval picks, and a call of a browser
+// tool (one a request declared: it joins the agent's tools for that run,
+// validated and converted as the agent's own are), wait for a decision.
+// The turn's other calls run meanwhile, and once their results are in the
+// log it gets a KindPause record listing every call of the turn that
+// waits; the response ends there with the protocol's request for
+// decisions (clients such as the AI SDK's decide only once every other
+// call of the step has its result), and the run waits. The next request
+// that carries decisions (Request.Decisions, Request.Results) continues
+// the same run: its response reads the log from the decisions on. A
+// decision is taken once, for a call the server holds pending: one for an
+// unknown, decided or expired call fails the whole request and changes
+// nothing. A pause is resolved whole: its calls go on once all of them are
+// decided. A call nobody decides within Config.ApprovalTimeout is denied,
+// and the model is told why. The loop runs no browser tool: their calls
+// are answered by the result the browser sends, or its error.
+//
+// The server decides those calls in the Interceptor of each run (see
+// agent.Interceptor), where each waits on its own goroutine; the agent's
+// own Interceptor still decides the other calls. So a served run reports
+// no EventApproval to its observers: the log's pauses and decisions say
+// what was decided, and when.
+//
+// # Errors
+//
+// Bad input gets a 4xx JSON error ({"error":{"code","message"}}) before
+// anything runs: nothing reaches the model, nothing is written to the
+// store. A run that fails ends with a [Failure]: a stable code and a short
+// message that never holds a key, a stack or the model's raw error body;
+// the error itself goes to Config.Logger.
+//
+// # Observing
+//
+// Runs are ordinary agent runs: the agent's Observer and Config.Observer
+// see every event, with contexts that [RunID] and agent.Conversation read
+// the run and the thread from, and otelagent records the thread as
+// gen_ai.conversation.id. [Server.Run] describes a run by id (its state,
+// the calls it waits for, how it ended: text, typed answer, usage),
+// [Server.Current] a thread's run in progress, [Server.Attach] reads a
+// run's log from an offset, [Server.Cancel] stops it, [Server.Threads]
+// and [Server.History] list a user's threads and read one: the Go API a
+// development UI or another protocol builds on. Threads lists the store's
+// conversations and keeps the user's: a store with very many
+// conversations makes it slow.
+//
+// # Runners
+//
+// The runs live behind a [Runner]: by default one in the server's
+// process. Another may host them elsewhere (a durable workflow engine,
+// where any server instance reattaches to any run and approvals wait for
+// days), if it guarantees what the in-process one does:
+//
+//   - One run per thread: Start fails with ErrBusy while the thread's
+//     latest run is not over, and a run's thread is free again once the run
+//     is saved, before its last record is readable, so a client that read
+//     the end may start the next run at once. Latest describes the
+//     thread's latest run, over or not, for as long as runs are kept.
+//   - Each run is saved exactly once, when it ends however it ends, as far
+//     as it went (session.Stream's save), before its KindDone record.
+//   - The log is ordered and append-only: offsets start at 0, every
+//     reader sees the same records at the same offsets, Attach at any
+//     offset up to the log's length works while the run goes on, the
+//     first record is KindStart and the last KindDone. The log of a run
+//     that is over may be cut to its last record (the in-process runner
+//     cuts it once a cursor has read its end and none reads it any more):
+//     a cursor on it reads the end.
+//   - A pause comes once the turn's other calls have their results, and
+//     is the last record while the run waits; decisions are appended after
+//     it (KindDecision), then, if calls still wait, a new pause listing
+//     them. Cursor.Buffered counts the records already in the log, so a
+//     reader knows whether the pause it reads was resolved.
+//   - Start and Decide return cursors attached before the records they
+//     cause, so that the response they serve misses none of them, however
+//     fast the run goes.
+//   - Decisions are validated against the run's own pending calls, all or
+//     none, and each call is decided once: by the first request that
+//     decides it, or by its deadline, which denies it and tells the model.
+//   - Cancel and Close stop the run's tools; a run stopped so is saved.
+//   - Readers never block the run: a reader that stops reading holds only
+//     its offset.
+package agentserver

@@ -1,0 +1,103 @@
+// Package wire appends JSON to byte slices, for the protocol packages'
+// events: strings escaped as encoding/json escapes them (invalid UTF-8
+// replaced), without reflection or allocation.
+package wire
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+const hex = "0123456789abcdef"
+
+// plain marks the ASCII bytes a JSON string holds as they are; every
+// other byte needs a look: an escape, or a UTF-8 check.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// String appends s as a JSON string, quotes included.
+func String(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// Field appends ,"name": (or "name": right after an opening brace).
+func Field(b []byte, name string) []byte {
+	if n := len(b); n > 0 && b[n-1] != '{' && b[n-1] != '[' {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}
+
+// StringField appends ,"name":"value".
+func StringField(b []byte, name, value string) []byte {
+	return String(Field(b, name), value)
+}
+
+// IntField appends ,"name":value.
+func IntField(b []byte, name string, v int64) []byte {
+	return strconv.AppendInt(Field(b, name), v, 10)
+}
+
+// BoolField appends ,"name":true or false.
+func BoolField(b []byte, name string, v bool) []byte {
+	return strconv.AppendBool(Field(b, name), v)
+}
+
+// RawField appends ,"name":raw, raw being JSON already.
+func RawField(b []byte, name string, raw []byte) []byte {
+	return append(Field(b, name), raw...)
+}

@@ -1,0 +1,639 @@
+package agentserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// run is one run of the local runner: its log, its pending calls, and
+// what its goroutine needs to turn the agent's events into records.
+type run struct {
+	id, thread, conversation, user string
+	l                              *localRunner
+	cancel                         context.CancelCauseFunc
+	started                        time.Time
+
+	mu      sync.Mutex
+	records []Record // the log, from offset base
+	// base is the offset of records[0]: 0, until the log of a run that
+	// is over is cut to its last record (see trimLocked).
+	base    int64
+	readers []chan struct{} // each cursor's wake-up, signalled at each record
+	endRead bool            // a cursor read the KindDone record
+	state   State
+	done    *Done
+	// ended and over are set by localRunner.ended, under its lock.
+	ended time.Time
+	over  bool
+	// pending holds the calls that wait, decided or not, until the call
+	// takes its decision; order keeps them in the order they were paused.
+	pending map[string]*pendingCall
+	order   []string
+	// settled remembers the calls decided or expired, so that a second
+	// decision is told which it was.
+	settled map[string]error
+	// decided is closed, and replaced, when decisions arrive: every call
+	// that waits wakes up to look for its own.
+	decided chan struct{}
+	// waitOf maps the calls of the turn that wait to their Call.
+	waitOf map[*genai.FunctionCall]*Call
+
+	// What only the run's goroutine touches.
+	ctx      context.Context
+	browser  map[string]bool // the browser tools' names
+	n        int             // the function calls of the turn
+	calls    []*Call         // this turn's calls, by index
+	waits    int             // this turn's calls that wait for a decision
+	answered int             // results of this turn's calls that do not wait
+	paused   bool            // this turn's pause was published
+	agentRan bool            // the agent's EventDone was observed
+	agentErr error           // the agent's own error
+}
+
+type pendingCall struct {
+	Pending
+	decided  bool
+	decision Decision
+}
+
+func newRun(id string, in *Input, l *localRunner) *run {
+	r := &run{
+		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l,
+		started: time.Now(), state: StateRunning,
+		decided: make(chan struct{}), settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
+		records: make([]Record, 0, 16),
+	}
+	for _, t := range in.Tools {
+		if r.browser == nil {
+			r.browser = map[string]bool{}
+		}
+		r.browser[t.Name] = true
+	}
+	return r
+}
+
+// add appends a record to the log and wakes its readers.
+func (r *run) add(rec Record) {
+	r.mu.Lock()
+	r.addLocked(rec)
+	r.mu.Unlock()
+}
+
+func (r *run) addLocked(rec Record) {
+	rec.Offset = r.lenLocked()
+	if rec.Time.IsZero() {
+		rec.Time = time.Now()
+	}
+	r.records = append(r.records, rec)
+	for _, c := range r.readers {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// info describes the run.
+func (r *run) info() RunInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := RunInfo{ID: r.id, Thread: r.conversation, User: r.user, State: r.state, Started: r.started,
+		Len: r.lenLocked(), Done: r.done}
+	if r.done != nil {
+		info.Ended = r.records[len(r.records)-1].Time
+	}
+	if r.state == StateWaiting {
+		for _, id := range r.order {
+			if p := r.pending[id]; p != nil && !p.decided {
+				info.Pending = append(info.Pending, p.Pending)
+			}
+		}
+	}
+	return info
+}
+
+// waiting reports whether the run waits for decisions.
+func (r *run) waiting() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state == StateWaiting
+}
+
+// waitsFor returns what call index of the n calls of a turn waits for:
+// a call of a browser tool waits for its result, a call the agent's own
+// Config.NeedsApproval picks for its approval, as the loop would decide
+// it (Steps.PlanCall: a call it cannot run, over the cap or of an unknown
+// tool, waits for nothing).
+func (r *run) waitsFor(index, n int, call *genai.FunctionCall) PendingKind {
+	if r.browser[call.Name] {
+		if index < r.l.agent.Steps().Limits().MaxCallsPerTurn {
+			return WaitBrowser
+		}
+		return ""
+	}
+	if answer, yes := r.l.agent.Steps().PlanCall(r.ctx, index, n, call); answer == nil && yes {
+		return WaitApproval
+	}
+	return ""
+}
+
+// intercept is the run's Config.Intercept. A call that waits (see
+// waitsFor) waits here, on its own goroutine, for its decision: the
+// loop meanwhile reports the results of the turn's other calls as they
+// complete, so that the pause comes after them. Other calls go to the
+// agent's own Interceptor, if any.
+func (r *run) intercept(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
+	r.mu.Lock()
+	c := r.waitOf[call]
+	r.mu.Unlock()
+	if c == nil {
+		if base := r.l.agent.Steps().Interceptor(); base != nil {
+			return base(ctx, call)
+		}
+		return nil
+	}
+	d, ok := r.await(ctx, c.ID)
+	switch {
+	case !ok:
+		return &toolset.Result{IsError: true, Err: context.Cause(ctx),
+			Output: "tool " + call.Name + " was not run: the run ended before anyone decided about it"}
+	case d.Expired:
+		return agent.NotApproved(call, d.Reason)
+	case c.Wait == WaitBrowser && d.Error != "":
+		return &toolset.Result{IsError: true, Output: d.Error, Err: errBrowserFailed}
+	case c.Wait == WaitBrowser:
+		return agent.Answer(d.Output)
+	case d.Approved:
+		return nil // the tool runs
+	}
+	return agent.Deny(cmpOr(d.Reason, "the user denied this call"))
+}
+
+// errBrowserFailed is the Err of a browser tool's call answered with an
+// error.
+var errBrowserFailed = errors.New("agentserver: the browser tool failed")
+
+// observeDone notes the agent's own end: its error, before the store's
+// is joined to it.
+func (r *run) observeDone(_ context.Context, e *agent.Event) {
+	if e.Kind == agent.EventDone && e.Parent == nil {
+		r.agentRan, r.agentErr = true, e.Err
+	}
+}
+
+// callID is the id of call index of turn.
+func (r *run) callID(turn, index int) string {
+	b := make([]byte, 0, len(r.id)+12)
+	b = append(b, r.id...)
+	b = append(b, "-c"...)
+	b = strconv.AppendInt(b, int64(turn), 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(index), 10)
+	return string(b)
+}
+
+// event turns one of the agent's events into records.
+func (r *run) event(ctx context.Context, e *agent.Event) {
+	switch e.Kind {
+	case agent.EventModelRequest:
+		if e.Attempt == 1 {
+			r.calls, r.n, r.waits, r.answered, r.paused = r.calls[:0], 0, 0, 0, false
+			r.add(Record{Kind: KindStep, Turn: e.Turn})
+		}
+	case agent.EventModelResponse:
+		if c := e.Response.Candidates; len(c) > 0 && c[0].Content != nil {
+			r.n = len(agent.FunctionCalls(c[0].Content))
+		}
+	case agent.EventText:
+		r.add(Record{Kind: KindText, Turn: e.Turn, Text: e.Text})
+	case agent.EventThought:
+		r.add(Record{Kind: KindThought, Turn: e.Turn, Text: e.Text})
+	case agent.EventRetry:
+		r.add(Record{Kind: KindRetry, Turn: e.Turn, Retry: &Retry{Attempt: e.Attempt, Delay: e.Delay, Reason: retryReason(e.Err)}})
+	case agent.EventToolCall:
+		c := &Call{ID: r.callID(e.Turn, e.Index), Name: e.Call.Name, Args: argsJSON(e.Call.Args)}
+		c.Wait = r.waitsFor(e.Index, max(r.n, e.Index+1), e.Call)
+		for len(r.calls) <= e.Index {
+			r.calls = append(r.calls, nil)
+		}
+		r.calls[e.Index] = c
+		r.mu.Lock()
+		if c.Wait != "" {
+			r.waitOf[e.Call] = c
+			r.waits++
+		}
+		r.addLocked(Record{Kind: KindToolCall, Turn: e.Turn, Call: c})
+		r.mu.Unlock()
+		if e.Index == r.n-1 {
+			r.pauseIfDone(e.Turn)
+		}
+	case agent.EventToolResult:
+		c := r.callAt(e)
+		r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: c, Result: r.result(e)})
+		if c.Wait == "" {
+			r.answered++
+			r.pauseIfDone(e.Turn)
+		}
+	case agent.EventTurnEnd:
+		u := e.Usage
+		r.add(Record{Kind: KindStepEnd, Turn: e.Turn, Usage: &u})
+	}
+}
+
+// callAt returns the Call of the event's call.
+func (r *run) callAt(e *agent.Event) *Call {
+	if e.Index < len(r.calls) && r.calls[e.Index] != nil {
+		return r.calls[e.Index]
+	}
+	return &Call{ID: r.callID(e.Turn, e.Index), Name: e.Call.Name, Args: argsJSON(e.Call.Args)}
+}
+
+// maxErrorText bounds the error text of a call result in the log.
+const maxErrorText = 2000
+
+// result returns the CallResult of an EventToolResult.
+func (r *run) result(e *agent.Event) *CallResult {
+	res := e.ToolResult
+	cr := &CallResult{Duration: res.Duration}
+	if res.IsError {
+		msg := fmt.Sprint(res.Output)
+		if len(msg) > maxErrorText {
+			msg = msg[:maxErrorText] + "…"
+		}
+		cr.Error = msg
+		cr.Denied = errors.Is(res.Err, agent.ErrDenied)
+		return cr
+	}
+	out, err := json.Marshal(res.Output)
+	if err != nil {
+		out = []byte(`"(the output is not JSON)"`) // not reached: the loop checks outputs
+	}
+	cr.Output = out
+	return cr
+}
+
+// argsJSON returns a call's arguments as JSON: an object, {} when none.
+func argsJSON(args map[string]any) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return json.RawMessage("{}") // not reached: args came as JSON
+	}
+	return b
+}
+
+// pauseIfDone publishes the turn's pause, once every call that does not
+// wait has its result (so that the clients have them all when the
+// response ends at the pause), if some calls wait.
+func (r *run) pauseIfDone(turn int) {
+	if r.paused || r.waits == 0 || r.answered < r.n-r.waits {
+		return
+	}
+	r.paused = true
+	deadline := time.Now().Add(r.l.approvalTimeout)
+	list := make([]Pending, 0, r.waits)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.calls {
+		if c == nil || c.Wait == "" {
+			continue
+		}
+		p := Pending{Call: *c, Kind: c.Wait, Deadline: deadline}
+		list = append(list, p)
+		if r.pending == nil {
+			r.pending = map[string]*pendingCall{}
+		}
+		r.pending[c.ID] = &pendingCall{Pending: p}
+		r.order = append(r.order, c.ID)
+	}
+	r.state = StateWaiting
+	r.addLocked(Record{Kind: KindPause, Turn: turn, Pending: list})
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// await waits for the decision about call id, from a request or its
+// deadline, and for those of the other calls of its pause: a pause is
+// resolved whole. It returns false when ctx is done first.
+func (r *run) await(ctx context.Context, id string) (Decision, bool) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		r.mu.Lock()
+		p := r.pending[id]
+		if p == nil {
+			// Not paused yet: the turn's other calls are running.
+			decided := r.decided
+			r.mu.Unlock()
+			select {
+			case <-decided:
+			case <-ctx.Done():
+				return Decision{}, false
+			}
+			continue
+		}
+		if p.decided && r.undecidedLocked() == 0 {
+			// The pause is resolved: every call of it goes on at once, so
+			// that a pause is the last record of a run that waits.
+			delete(r.pending, id)
+			r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == id })
+			r.mu.Unlock()
+			return p.decision, true
+		}
+		now := time.Now()
+		if !now.Before(p.Deadline) {
+			r.expireLocked(now)
+			r.mu.Unlock()
+			continue
+		}
+		wait, decided := p.Deadline.Sub(now), r.decided
+		r.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-decided:
+		case <-timer.C:
+		case <-ctx.Done():
+			return Decision{}, false
+		}
+	}
+}
+
+// wakeLocked wakes every call that waits, to look for its decision.
+func (r *run) wakeLocked() {
+	close(r.decided)
+	r.decided = make(chan struct{})
+}
+
+// expireLocked denies the pending calls whose deadline passed.
+func (r *run) expireLocked(now time.Time) {
+	for _, id := range r.order {
+		p := r.pending[id]
+		if p == nil || p.decided || now.Before(p.Deadline) {
+			continue
+		}
+		p.decided = true
+		p.decision = Decision{CallID: id, Expired: true, Kind: p.Kind,
+			Reason: fmt.Sprintf("nobody decided about this call within %v; it was not run", r.l.approvalTimeout)}
+		r.settled[id] = ErrExpired
+		r.addLocked(Record{Kind: KindDecision, Decision: &p.decision})
+	}
+	if r.undecidedLocked() == 0 {
+		r.state = StateRunning
+	}
+	r.wakeLocked()
+}
+
+func (r *run) undecidedLocked() int {
+	n := 0
+	for _, id := range r.order {
+		if p := r.pending[id]; p != nil && !p.decided {
+			n++
+		}
+	}
+	return n
+}
+
+// decide takes decisions from a request, all or none, and returns a
+// cursor from the first record they add.
+func (r *run) decide(ds []Decision) (Cursor, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := make(map[string]bool, len(ds))
+	for i := range ds {
+		d := &ds[i]
+		p := r.pending[d.CallID]
+		switch {
+		case seen[d.CallID]:
+			return nil, BadRequest(0, "duplicate_decision", "two decisions for call %q", d.CallID)
+		case p == nil || p.decided:
+			if err := r.settled[d.CallID]; err != nil {
+				if errors.Is(err, ErrExpired) {
+					return nil, newError(http.StatusConflict, "expired", ErrExpired, "call %q was not decided in time; it was denied", d.CallID)
+				}
+				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
+			}
+			if p != nil {
+				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
+			}
+			return nil, newError(http.StatusConflict, "unknown_call", ErrUnknownCall, "no call %q waits for a decision", d.CallID)
+		case d.Expired:
+			return nil, BadRequest(0, "bad_decision", "a decision cannot be marked expired")
+		case p.Kind == WaitApproval && (len(d.Output) > 0 || d.Error != ""):
+			return nil, BadRequest(0, "bad_decision", "call %q needs approval, not a result", d.CallID)
+		case p.Kind == WaitBrowser && (len(d.Output) > 0) == (d.Error != ""):
+			return nil, BadRequest(0, "bad_decision", "call %q of browser tool %s needs its output or its error", d.CallID, p.Call.Name)
+		case p.Kind == WaitBrowser && len(d.Output) > 0 && !json.Valid(d.Output):
+			return nil, BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
+		}
+		seen[d.CallID] = true
+	}
+	offset := r.lenLocked()
+	for _, d := range ds {
+		p := r.pending[d.CallID]
+		p.decided, p.decision = true, d
+		p.decision.Kind = p.Kind
+		if d.Output != nil {
+			p.decision.Output = slices.Clone(d.Output)
+		}
+		r.settled[d.CallID] = ErrDecided
+		r.addLocked(Record{Kind: KindDecision, Decision: &p.decision})
+	}
+	if n := r.undecidedLocked(); n > 0 {
+		// A response that continues the run ends at the calls still
+		// waiting: they are paused again.
+		list := make([]Pending, 0, n)
+		for _, id := range r.order {
+			if p := r.pending[id]; p != nil && !p.decided {
+				list = append(list, p.Pending)
+			}
+		}
+		r.addLocked(Record{Kind: KindPause, Turn: r.records[len(r.records)-1].Turn, Pending: list})
+	} else {
+		r.state = StateRunning
+	}
+	r.wakeLocked()
+	return r.attachLocked(offset), nil
+}
+
+// finish ends the run with its last record, once it is saved.
+func (r *run) finish(ctx context.Context, e *agent.Event) {
+	var err error = errNoEnd
+	var res *agent.Result
+	if e != nil {
+		err, res = e.Err, e.Result
+	}
+	state, failure := outcome(r.agentErr, err, r.agentRan, context.Cause(ctx))
+	done := &Done{State: state, Error: failure}
+	if res != nil {
+		done.Text, done.Usage = res.Text, res.Usage
+		if res.Output != nil && err == nil {
+			if b, err := json.Marshal(res.Output); err == nil {
+				done.Output = b
+			}
+		}
+	}
+	if err != nil {
+		level := slog.LevelWarn
+		if state == StateCancelled {
+			level = slog.LevelInfo
+		}
+		r.l.logger.LogAttrs(ctx, level, "agentserver: run ended", slog.String("run", r.id), slog.String("thread", r.conversation),
+			slog.String("code", failure.Code), slog.Any("error", err))
+	}
+	now := time.Now()
+	r.l.ended(r, now)
+	r.mu.Lock()
+	r.state, r.done = state, done
+	r.pending, r.order = nil, nil
+	r.addLocked(Record{Kind: KindDone, Time: now, Turn: r.lastTurnLocked(), Done: done})
+	r.trimLocked()
+	r.mu.Unlock()
+}
+
+// lenLocked returns the length of the log.
+func (r *run) lenLocked() int64 { return r.base + int64(len(r.records)) }
+
+// trimLocked cuts the log of a run that is over, and that nobody reads
+// any more, to its last record: a run is kept for a while after its end, to be
+// looked up and its late decisions answered, and its records would make
+// that costly. A reader that attaches later reads the end.
+//
+// A log is cut only once a reader has read its end: a request that
+// started or continued the run may attach after the run ended, and must
+// still read what the run did.
+func (r *run) trimLocked() {
+	if r.done == nil || !r.endRead || len(r.readers) > 0 || len(r.records) <= 1 {
+		return
+	}
+	last := r.records[len(r.records)-1]
+	r.base = last.Offset
+	r.records = []Record{last}
+}
+
+func (r *run) lastTurnLocked() int {
+	for i := len(r.records) - 1; i >= 0; i-- {
+		if r.records[i].Kind == KindStep {
+			return r.records[i].Turn
+		}
+	}
+	return 0
+}
+
+// attach returns a cursor on the log at offset.
+func (r *run) attach(offset int64) (Cursor, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if offset < 0 || offset > r.lenLocked() {
+		return nil, BadRequest(0, "bad_offset", "offset %d is not in the run's log (%d records)", offset, r.lenLocked())
+	}
+	return r.attachLocked(offset), nil
+}
+
+func (r *run) attachLocked(offset int64) *cursor {
+	c := &cursor{r: r, pos: offset, wake: make(chan struct{}, 1)}
+	r.readers = append(r.readers, c.wake)
+	return c
+}
+
+// cursor is a reader of a run's log.
+type cursor struct {
+	r     *run
+	pos   int64
+	wake  chan struct{}
+	timer *time.Timer
+}
+
+// Next implements [Cursor].
+func (c *cursor) Next(ctx context.Context, wait time.Duration) (Record, bool, error) {
+	for {
+		r := c.r
+		r.mu.Lock()
+		if c.pos < r.base {
+			c.pos = r.base // the log was cut: its end is what is left
+		}
+		if c.pos < r.lenLocked() {
+			rec := r.records[c.pos-r.base]
+			c.pos++
+			if rec.Kind == KindDone {
+				r.endRead = true
+			}
+			r.mu.Unlock()
+			return rec, true, nil
+		}
+		over := r.done != nil
+		r.mu.Unlock()
+		if over {
+			return Record{}, false, io.EOF
+		}
+		if err := ctx.Err(); err != nil {
+			return Record{}, false, err
+		}
+		if wait <= 0 {
+			return Record{}, false, nil
+		}
+		if c.timer == nil {
+			c.timer = time.NewTimer(wait)
+		} else {
+			c.timer.Reset(wait)
+		}
+		select {
+		case <-c.wake:
+			c.timer.Stop()
+		case <-c.timer.C:
+			// The wait ran out; a record may have come at the last moment.
+			wait = 0
+		case <-ctx.Done():
+			c.timer.Stop()
+			return Record{}, false, ctx.Err()
+		}
+	}
+}
+
+// Buffered implements [Cursor].
+func (c *cursor) Buffered() int {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	return int(c.r.lenLocked() - max(c.pos, c.r.base))
+}
+
+// Close implements [Cursor].
+func (c *cursor) Close() {
+	r := c.r
+	r.mu.Lock()
+	if i := slices.Index(r.readers, c.wake); i >= 0 {
+		r.readers = slices.Delete(r.readers, i, i+1)
+	}
+	r.trimLocked()
+	r.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}

@@ -1,0 +1,121 @@
+package agentserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
+)
+
+// errBrowserTool is what a browser tool's Run returns. The loop never
+// runs one: each of their calls waits for the browser's result, which
+// answers it (see run.needsApproval).
+var errBrowserTool = errors.New("this tool runs in the browser, not on the server")
+
+// browserTools returns the tools that stand for browser tools in a run:
+// their declarations, validated as the agent's own tools are by
+// toolset.Define.
+func browserTools(decls []ToolDecl) ([]*toolset.Tool, error) {
+	if len(decls) == 0 {
+		return nil, nil
+	}
+	tools := make([]*toolset.Tool, len(decls))
+	for i, d := range decls {
+		if err := checkTypes(d.Parameters); err != nil {
+			return nil, BadRequest(0, "bad_tool", "browser tool %d (%s): %v", i, d.Name, err)
+		}
+		t, err := toolset.Define(toolset.Tool{
+			Name: d.Name, Description: d.Description, InputSchema: d.Parameters,
+			Run: func(context.Context, map[string]any) (any, error) { return nil, errBrowserTool },
+		})
+		if err != nil {
+			return nil, BadRequest(0, "bad_tool", "browser tool %d: %v", i, err)
+		}
+		tools[i] = t
+	}
+	return tools, nil
+}
+
+// checkTools validates browser tools against the agent: as tools
+// (toolset.Define), as declarations Gemini takes (the agent's
+// geminiadapter conversion, which agent.With makes), and against the
+// agent's own tools' names.
+func checkTools(a *agent.Agent, decls []ToolDecl, max int) error {
+	if len(decls) > max {
+		return BadRequest(0, "too_many_tools", "%d browser tools; at most %d are taken", len(decls), max)
+	}
+	tools, err := browserTools(decls)
+	if err != nil || len(tools) == 0 {
+		return err
+	}
+	if err := a.With(agent.Overrides{Tools: tools}).Steps().Err(); err != nil {
+		return BadRequest(0, "bad_tool", "browser tools: %v", unwrapWith(err))
+	}
+	return nil
+}
+
+// unwrapWith drops agent.With's prefix from its error.
+func unwrapWith(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return fmt.Errorf("%w", err)
+}
+
+// jsonTypes are the type names of JSON Schema.
+var jsonTypes = map[string]bool{"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true}
+
+var (
+	schemaType      = reflect.TypeFor[*jsonschema.Schema]()
+	schemaSliceType = reflect.TypeFor[[]*jsonschema.Schema]()
+	schemaMapType   = reflect.TypeFor[map[string]*jsonschema.Schema]()
+)
+
+// checkTypes refuses a schema that names a type JSON Schema does not
+// have, at any depth. toolset.Define takes such a schema (jsonschema-go
+// does not check type names), and the adapter would send it to Gemini as
+// it is, which a browser's declaration must not get to do.
+func checkTypes(s *jsonschema.Schema) error {
+	if s == nil {
+		return nil
+	}
+	types := s.Types
+	if s.Type != "" {
+		types = append(types, s.Type)
+	}
+	for _, t := range types {
+		if !jsonTypes[t] {
+			return fmt.Errorf("unknown type %q", t)
+		}
+	}
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f.Type() {
+		case schemaType:
+			if err := checkTypes(f.Interface().(*jsonschema.Schema)); err != nil {
+				return err
+			}
+		case schemaSliceType:
+			for _, c := range f.Interface().([]*jsonschema.Schema) {
+				if err := checkTypes(c); err != nil {
+					return err
+				}
+			}
+		case schemaMapType:
+			for _, c := range f.Interface().(map[string]*jsonschema.Schema) {
+				if err := checkTypes(c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/agentserver/agui"
+	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
+	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
+	"google.golang.org/genai"
+)
+
+// defaultModel is the model used with an API key, unless -model says
+// otherwise.
+const defaultModel = "gemini-3.5-flash"
+
+const systemPrompt = "You are a helpful assistant in a web chat. Use the tools when they help: " +
+	"get_weather (its data is made up: say so), current_time and calculate. Answer briefly."
+
+// options configure the server.
+type options struct {
+	addr    string
+	approve bool   // get_weather needs approval
+	model   string // with an API key
+	apiKey  string // empty: the offline model
+	db      string // the SQLite file of the threads; empty: memory
+
+	// models, when set, replaces both the API and the offline model
+	// (tests script the fake with it).
+	models agent.Models
+}
+
+// app is the served agent: its server and its routes.
+type app struct {
+	srv     *agentserver.Server
+	handler http.Handler
+	model   string
+	closers []io.Closer
+	stops   []func()
+}
+
+func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error) {
+	a := &app{}
+	models, model := opts.models, opts.model
+	switch {
+	case models != nil:
+	case opts.apiKey != "":
+		client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: opts.apiKey, Backend: genai.BackendGeminiAPI})
+		if err != nil {
+			return nil, fmt.Errorf("connecting to Gemini: %w", err)
+		}
+		models = client.Models
+	default:
+		fake := offline.NewServer()
+		a.stops = append(a.stops, fake.Close)
+		client, err := genai.NewClient(ctx, fake.ClientConfig())
+		if err != nil {
+			fake.Close()
+			return nil, err
+		}
+		models, model = client.Models, offline.ModelName
+		logger.Info("no GEMINI_API_KEY set: running on the built-in offline model")
+	}
+	a.model = model
+	cfg := agent.Config{
+		Models: models,
+		Model:  model,
+		Tools:  demotools.Set(),
+		GenerateConfig: &genai.GenerateContentConfig{
+			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
+		},
+		ToolTimeout: 30 * time.Second,
+	}
+	if opts.approve {
+		cfg.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Name == "get_weather" }
+	}
+	ag, err := agent.New(cfg)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	var store session.Store = session.NewMemory()
+	if opts.db != "" {
+		db, err := sqlitestore.Open(ctx, opts.db)
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		store = db
+		a.closers = append(a.closers, db)
+	}
+	a.srv, err = agentserver.New(agentserver.Config{Agent: ag, Store: store, Logger: logger})
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	aguiHandler := agui.Handler(a.srv)
+	mux.Handle("/agui", aguiHandler)
+	mux.Handle("/agui/", aguiHandler) // POST /agui/connect
+	chat := aisdk.Handler(a.srv)
+	mux.Handle("/api/chat", chat)
+	mux.Handle("/api/chat/", chat) // GET /api/chat/{id}/stream
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "toolnexus demo agent (%s)\n\nAG-UI:  POST /agui (RunAgentInput), POST /agui/connect\n"+
+			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume)\n", model)
+	})
+	a.handler = mux
+	return a, nil
+}
+
+// close releases what the app holds, once its server is closed.
+func (a *app) close() {
+	for _, c := range a.closers {
+		c.Close()
+	}
+	for _, stop := range a.stops {
+		stop()
+	}
+}

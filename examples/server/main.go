@@ -1,0 +1,111 @@
+// The server command serves the demo agent (the chat's tools: made-up
+// weather, the time in a time zone, arithmetic) to web frontends, on both
+// protocols they speak: AG-UI (CopilotKit, @ag-ui/client) at POST /agui,
+// and the AI SDK's UI message stream (useChat) at POST /api/chat, with its
+// resume route GET /api/chat/{id}/stream.
+//
+// Usage:
+//
+//	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file]
+//
+// With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
+// without one it runs on the built-in offline model (an in-process fake of
+// the API), which understands questions like "What's the weather in Paris
+// and Tokyo?". With -approve, get_weather needs a person's approval: the
+// response ends with the protocol's approval request, and the next
+// request carries the decision. Threads are kept in memory, or with -db in
+// a SQLite file. Every request is the one local user: the server is meant
+// for localhost (see agentserver.Config.Authenticate to serve users).
+//
+//	curl -N localhost:8080/api/chat -H 'content-type: application/json' \
+//	  -d '{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is the weather in Paris?"}]}]}'
+//
+// README.md has curl lines for an approval and a resume.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var opts options
+	flag.StringVar(&opts.addr, "addr", "localhost:8080", "listen on `host:port`")
+	flag.BoolVar(&opts.approve, "approve", false, "get_weather needs approval")
+	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
+	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file` (default: in memory)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file]\n\n"+
+			"Serves the demo agent over AG-UI (POST /agui) and the AI SDK's UI message stream (POST /api/chat,\n"+
+			"GET /api/chat/{id}/stream), on Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	opts.apiKey = os.Getenv("GEMINI_API_KEY")
+	if opts.apiKey == "" {
+		opts.apiKey = os.Getenv("GOOGLE_API_KEY")
+	}
+	// genai writes stream hiccups to the standard logger.
+	log.SetOutput(io.Discard)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		logger.Error("server: " + err.Error())
+		os.Exit(1)
+	}
+	if err := serve(ctx, opts, ln, logger); err != nil {
+		logger.Error("server: " + err.Error())
+		os.Exit(1)
+	}
+}
+
+// serve serves on ln until ctx is done, then shuts down: it stops taking
+// requests and gives runs in flight some time to finish (each is saved).
+func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logger) error {
+	app, err := newApp(ctx, opts, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer app.close()
+	hs := &http.Server{Handler: app.handler, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,
+		"agui", "POST /agui", "aisdk", "POST /api/chat, GET /api/chat/{id}/stream", "approve", opts.approve)
+	var serveErr error
+	select {
+	case serveErr = <-done:
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = app.srv.Close(shutdown) // runs end and are saved; streams end
+	if herr := hs.Shutdown(shutdown); herr != nil && err == nil {
+		err = herr
+	}
+	if serveErr == nil {
+		serveErr = <-done
+	}
+	if !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return err
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// genai's dependencies start opencensus's stats worker at init.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
+
+// start serves the example, offline, on a loopback port until the test
+// ends, and returns its URL.
+func start(t *testing.T, opts options) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- serve(ctx, opts, ln, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// post sends body and returns the data of each event of the stream, or
+// the body when the answer is not a stream.
+func post(t *testing.T, url, body string) (status int, events []string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, []string{string(b)}
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			events = append(events, data)
+		}
+	}
+	return resp.StatusCode, events
+}
+
+// field returns the value of key in the first event that has it.
+func field(events []string, key string) string {
+	for _, e := range events {
+		var m map[string]any
+		json.Unmarshal([]byte(e), &m)
+		if v, ok := m[key].(string); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// The README's session: a run, an approval, a resume, over the AI SDK
+// protocol, then a run over AG-UI, all on the offline model.
+func TestServerOffline(t *testing.T) {
+	url := start(t, options{approve: true})
+	resp, err := http.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(index), "POST /agui") || !strings.Contains(string(index), "POST /api/chat") {
+		t.Errorf("index %q", index)
+	}
+
+	_, events := post(t, url+"/api/chat", `{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is (12+7)*3?"}]}]}`)
+	all := strings.Join(events, "\n")
+	if !strings.Contains(all, `"toolName":"calculate"`) || !strings.Contains(all, `"result":"57"`) || events[len(events)-1] != "[DONE]" {
+		t.Errorf("a run:\n%s", all)
+	}
+
+	_, events = post(t, url+"/api/chat", `{"id":"chat-2","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is the weather in Paris?"}]}]}`)
+	id := field(events, "approvalId")
+	if id == "" || !strings.Contains(strings.Join(events, "\n"), `"finishReason":"tool-calls"`) {
+		t.Fatalf("no approval request:\n%s", strings.Join(events, "\n"))
+	}
+	// The run waits: the resume route replays it.
+	resp, err = http.Get(url + "/api/chat/chat-2/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(replay), `"tool-approval-request"`) {
+		t.Errorf("resume: %d %s", resp.StatusCode, replay)
+	}
+	_, events = post(t, url+"/api/chat", `{"id":"chat-2","messages":[{"id":"a1","role":"assistant","parts":[{"type":"tool-get_weather","toolCallId":"`+id+
+		`","state":"approval-responded","input":{"city":"Paris"},"approval":{"id":"`+id+`","approved":true}}]}]}`)
+	if all := strings.Join(events, "\n"); !strings.Contains(all, `"tool-output-available"`) || !strings.Contains(all, "Paris: ") {
+		t.Errorf("after the approval:\n%s", all)
+	}
+	resp, err = http.Get(url + "/api/chat/chat-2/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Errorf("resume after the end: %d", resp.StatusCode)
+	}
+
+	_, events = post(t, url+"/agui", `{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"What time is it in UTC?"}]}`)
+	if all := strings.Join(events, "\n"); !strings.Contains(all, `"RUN_STARTED"`) || !strings.Contains(all, `"toolCallName":"current_time"`) ||
+		!strings.Contains(events[len(events)-1], `"RUN_FINISHED"`) {
+		t.Errorf("AG-UI:\n%s", all)
+	}
+}
+
+// Shutting down with a run waiting for approval ends it, saved.
+func TestShutdownWithRunWaiting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- serve(ctx, options{approve: true}, ln, slog.New(slog.DiscardHandler)) }()
+	defer http.DefaultClient.CloseIdleConnections()
+	_, events := post(t, "http://"+ln.Addr().String()+"/api/chat", `{"id":"c","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"Weather in Oslo?"}]}]}`)
+	if field(events, "approvalId") == "" {
+		t.Fatalf("no approval request: %v", events)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second): // a hang guard only
+		t.Fatal("the server did not shut down")
+	}
+}
