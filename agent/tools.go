@@ -31,8 +31,9 @@ var (
 // runTools runs the calls of one turn, concurrently but for at most
 // MaxParallel at once, and returns their results in call order. Calls that
 // fail do not stop the others; the run's context stops them all. Results
-// are reported as the calls complete: the run's goroutine never waits for a
-// call to start.
+// are reported as the calls complete, and, when someone listens, the
+// calls' progress as it comes (see progress.go): the run's goroutine
+// never waits for a call to start.
 func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 	n := len(calls)
 	results := make([]ToolResult, n)
