@@ -104,6 +104,17 @@ type Config struct {
 	// ToolTimeout bounds each tool call. Zero means no bound.
 	ToolTimeout time.Duration
 
+	// ProgressInterval is the least time between two EventToolProgress
+	// events of one call: the reports a tool makes in between (see
+	// [toolset.ReportProgress]) are coalesced, the latest kept, and the
+	// last one before the call's result always arrives, before its
+	// EventToolResult. Zero means toolset.DefaultProgressInterval
+	// (100 ms); a negative value sets no time limit, and reports are then
+	// coalesced only while the consumer is busy. Reports cost nothing
+	// when nobody listens: a run with no Observer that is not a Stream
+	// hands them to no one.
+	ProgressInterval time.Duration
+
 	// MaxOutputBytes bounds the JSON size of one tool output sent back to
 	// the model. A larger output is cut, and the model is told it was and
 	// how large it was. Zero means DefaultMaxOutputBytes (1 MiB); a negative
@@ -210,6 +221,7 @@ type Agent struct {
 	maxParallel    int
 	maxCalls       int
 	toolTimeout    time.Duration
+	progressEvery  time.Duration // the ProgressPacer's Interval: 0 for none
 	maxOutputBytes int
 	retry          RetryPolicy
 	intercept      Interceptor
@@ -257,6 +269,7 @@ func New(cfg Config) (*Agent, error) {
 		maxParallel:    orDefault(cfg.MaxParallel, DefaultMaxParallel),
 		maxCalls:       orDefault(cfg.MaxCallsPerTurn, DefaultMaxCallsPerTurn),
 		toolTimeout:    cfg.ToolTimeout,
+		progressEvery:  progressInterval(cfg.ProgressInterval),
 		maxOutputBytes: orDefault(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
 		retry:          cfg.Retry.withDefaults(),
 		intercept:      cfg.Intercept,
@@ -378,6 +391,18 @@ func hasDeclarations(tools []*genai.Tool) bool {
 		}
 	}
 	return false
+}
+
+// progressInterval returns the pacing of progress events that
+// Config.ProgressInterval asks for.
+func progressInterval(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return toolset.DefaultProgressInterval
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 func orDefault(v, def int) int {

@@ -180,6 +180,28 @@
 // any of them: the client sends the key in a header, which the loop never
 // sees.
 //
+// # Progress
+//
+// A long tool says how far it is with [toolset.ReportProgress], from any
+// of its goroutines. A run that someone listens to (an Observer, a Stream
+// consumer) gives each call that runs its tool a listener in its context,
+// and hands the reports out as [EventToolProgress] events, with the call
+// they belong to, on the run's goroutine like every other event: between
+// the results of the calls, as they come. They are paced and coalesced,
+// so that a tool that reports in a tight loop floods no one: at most one
+// event per call per Config.ProgressInterval (100 ms by default), with
+// the latest report, and, when the call's result comes, the last report
+// not yet handed out first. None comes after the call's EventToolResult.
+// A plain Run with no Observer listens to nothing: ReportProgress then
+// costs a context lookup (see BENCHMARKS.md).
+//
+// An agent run as a tool ([AsTool]) reports its own turns as the progress
+// of the call it serves ("turn 2: calling search, fetch"; done counts the
+// turns completed, the total is unknown), so that the calling run's
+// consumer sees it work; the progress of the agent's own tools reaches
+// the calling run's Observer as the agent's other events do, marked with
+// Event.Agent and Event.Parent.
+//
 // # Typed answers and agents as tools
 //
 // [RunTyped] runs the loop and returns the final answer decoded into a Go

@@ -92,6 +92,18 @@ const (
 	// (Turn, Part: the toolResponse or codeExecutionResult part), after its
 	// EventServerToolCall.
 	EventServerToolResult
+
+	// EventToolProgress: a running call reported how far it has come
+	// (Turn, Index, Call, Tool, Progress), through
+	// [toolset.ReportProgress]. A call's reports are paced (at most one
+	// event per Config.ProgressInterval) and coalesced (reports made
+	// while the consumer is busy, or sooner than the interval, give one
+	// event, with the latest): a call that reports a million times gives
+	// a handful of events, the latest report always among them, and the
+	// last one before the call's result comes before its EventToolResult.
+	// No event of a call comes after its EventToolResult. A call of an
+	// agent run as a tool ([AsTool]) reports the agent run's turns.
+	EventToolProgress
 )
 
 var eventKindNames = [...]string{
@@ -109,6 +121,7 @@ var eventKindNames = [...]string{
 	EventHop:              "Hop",
 	EventServerToolCall:   "ServerToolCall",
 	EventServerToolResult: "ServerToolResult",
+	EventToolProgress:     "ToolProgress",
 }
 
 // String returns the kind's name without its Event prefix, e.g. "ToolCall".
@@ -155,10 +168,11 @@ type Event struct {
 
 	Part *genai.Part // EventServerToolCall, EventServerToolResult: the part, as the model content holds it
 
-	Index      int                 // EventToolCall, EventApproval, EventToolResult: the call's position in the turn
-	Call       *genai.FunctionCall // EventToolCall, EventApproval, EventToolResult
-	Tool       *toolset.Tool       // EventToolCall, EventApproval, EventToolResult: the tool called, nil if unknown
+	Index      int                 // EventToolCall, EventApproval, EventToolProgress, EventToolResult: the call's position in the turn
+	Call       *genai.FunctionCall // EventToolCall, EventApproval, EventToolProgress, EventToolResult
+	Tool       *toolset.Tool       // EventToolCall, EventApproval, EventToolProgress, EventToolResult: the tool called, nil if unknown
 	Approval   *Approval           // EventApproval
+	Progress   *toolset.Progress   // EventToolProgress: how far the call has come
 	ToolResult *ToolResult         // EventToolResult
 
 	TurnInfo *Turn   // EventTurnEnd: the complete turn, as it is in Result.Turns
@@ -198,7 +212,7 @@ type Observer interface {
 //     event of its own: the run's EventDone reports the failure.
 //   - EventToolCall: one tool call. The returned context is passed to the
 //     Interceptor and the tool, and Observe receives it with that call's
-//     EventToolCall, EventApproval and EventToolResult.
+//     EventToolCall, EventApproval, EventToolProgress and EventToolResult.
 //
 // It must return ctx or a context derived from it. The loop derives nothing
 // else from it: a context that is done stops the step, as the run's would.

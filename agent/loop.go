@@ -105,6 +105,9 @@ func (r *run) loop() error {
 		if r.stopped {
 			return ErrStopped
 		}
+		if r.a.link != nil {
+			r.reportTurn(turn, nil) // an agent run as a tool: progress of the call it serves
+		}
 		var t Turn
 		err := r.modelTurn(turn, &t)
 		r.result.Usage = r.result.Usage.plus(t.Usage)
@@ -121,6 +124,9 @@ func (r *run) loop() error {
 		}
 		t.Calls = functionCalls(content)
 		if len(t.Calls) > 0 {
+			if r.a.link != nil {
+				r.reportTurn(turn, t.Calls)
+			}
 			start := time.Now()
 			if t.FinishReason == genai.FinishReasonUnexpectedToolCall {
 				t.Results = r.unexpectedCalls(turn, t.Calls, finishMessage(t.Response)) // builtin.go

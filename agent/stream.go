@@ -13,8 +13,10 @@ import (
 // it happens. It yields, in order: for each turn, the model's text as it
 // arrives (EventText; thought text as EventThought, never mixed into the
 // answer), the model response (EventModelResponse), each function call
-// (EventToolCall) once the turn's calls are known, each tool result as the
-// call completes (EventToolResult), the end of the turn (EventTurnEnd); and
+// (EventToolCall) once the turn's calls are known, the progress the
+// running calls report (EventToolProgress, paced and coalesced), each tool
+// result as the call completes (EventToolResult), the end of the turn
+// (EventTurnEnd); and
 // last, always, EventDone with the complete [Result] (the same Result Run
 // returns), together with the run's error if it failed. EventRunStart comes
 // first; EventModelRequest and EventRetry events come before each model

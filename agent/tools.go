@@ -31,8 +31,9 @@ var (
 // runTools runs the calls of one turn, concurrently but for at most
 // MaxParallel at once, and returns their results in call order. Calls that
 // fail do not stop the others; the run's context stops them all. Results
-// are reported as the calls complete: the run's goroutine never waits for a
-// call to start.
+// are reported as the calls complete, and, when someone listens, the
+// calls' progress as it comes (see progress.go): the run's goroutine
+// never waits for a call to start.
 func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 	n := len(calls)
 	results := make([]ToolResult, n)
@@ -55,22 +56,26 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 			r.emit(p.ctx, e)
 		}
 	}
-	if n == 1 && approvals == 0 {
+	if n == 1 && approvals == 0 && !r.emitting {
+		// Nobody listens: the one call runs here.
 		results[0] = r.runCall(&plans[0], calls[0])
-		r.toolDone(turn, 0, &plans[0], &results[0])
 		return results
 	}
 	// Each call writes its own slot. When someone listens, each also
 	// reports its index when done, so that results are reported, on this
-	// goroutine, as they complete.
-	var done chan int
+	// goroutine, as they complete, and its progress reports come here
+	// too, through ready (see callProgress), to be handed out between
+	// the results.
+	var done, ready <-chan int
+	var doneCh chan int
 	if r.emitting {
-		done = make(chan int, n)
+		doneCh = make(chan int, n)
+		done, ready = doneCh, r.listen(plans)
 	}
 	run := func(i int) {
 		results[i] = r.runCall(&plans[i], calls[i])
-		if done != nil {
-			done <- i
+		if doneCh != nil {
+			doneCh <- i
 		}
 	}
 	// The calls that run their tool run in an errgroup. When they may
@@ -120,10 +125,14 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 	if queue != nil {
 		close(queue)
 	}
-	if done != nil {
-		for range n {
-			i := <-done
+	for left := n; done != nil && left > 0; {
+		select {
+		case i := <-done:
+			r.progressDone(turn, i, calls[i], &plans[i])
 			r.toolDone(turn, i, &plans[i], &results[i])
+			left--
+		case i := <-ready:
+			r.progress(turn, i, calls[i], &plans[i])
 		}
 	}
 	if fed != nil {
@@ -140,6 +149,7 @@ type callPlan struct {
 	answer   *toolset.Result // the call's answer, when it does not run its tool
 	approval bool            // the call needs approval
 	decided  bool            // the Stream consumer approved it: the Interceptor is not asked
+	progress *callProgress   // the call's progress reports, when someone listens
 }
 
 // plan returns the tool a call names, nil if unknown, and, for a call that

@@ -37,8 +37,8 @@
 //
 // Each run keeps a log of [Record]s: text as it streams, thoughts
 // (summaries: thought signatures stay in the stored history, where the
-// next model call needs them), each tool call and result, turns, retries,
-// pauses and decisions, and the end. Records are protocol-neutral values
+// next model call needs them), each tool call, its progress and its
+// result, turns, retries, pauses and decisions, and the end. Records are protocol-neutral values
 // that serialize as JSON, numbered from 0 by their Offset. A response is a
 // [Cursor] on the log: it reads at its own pace, and a browser that stops
 // reading holds nothing but its cursor, never the run. [Server.Stream]

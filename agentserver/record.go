@@ -11,9 +11,8 @@ import (
 type Kind string
 
 // The kinds of records a run's log holds, in the order a turn produces
-// them. More kinds may be added (tool progress is the next one): an
-// [Encoder] passes a kind it does not know to its protocol's custom event,
-// or skips it, and never fails on it.
+// them. More kinds may be added: an [Encoder] passes a kind it does not
+// know to its protocol's custom event, or skips it, and never fails on it.
 const (
 	// KindStart: the run began (the first record of every log).
 	KindStart Kind = "start"
@@ -37,6 +36,13 @@ const (
 	// KindDecision: a pending call was decided (Decision), by a request
 	// or by its deadline.
 	KindDecision Kind = "decision"
+	// KindProgress: a running call reported how far it has come (Turn,
+	// Call, Progress), through toolset.ReportProgress: the loop's
+	// agent.EventToolProgress, at most one per call per the agent's
+	// Config.ProgressInterval (100 ms by default), the latest report
+	// kept; a call's last report comes before its KindToolResult, and
+	// none after it.
+	KindProgress Kind = "tool-progress"
 	// KindToolResult: a call finished (Turn, Call, Result). Results come
 	// as calls complete, not in call order.
 	KindToolResult Kind = "tool-result"
@@ -67,6 +73,7 @@ type Record struct {
 	Pending  []Pending    `json:"pending,omitempty"`  // KindPause
 	Decision *Decision    `json:"decision,omitempty"` // KindDecision
 	Retry    *Retry       `json:"retry,omitempty"`    // KindRetry
+	Progress *Progress    `json:"progress,omitempty"` // KindProgress
 	Usage    *agent.Usage `json:"usage,omitempty"`    // KindStepEnd: the turn's
 	Done     *Done        `json:"done,omitempty"`     // KindDone
 }
@@ -139,6 +146,17 @@ type Decision struct {
 	Expired bool `json:"expired,omitempty"`
 	// Kind is what the call waited for; the server sets it in the log.
 	Kind PendingKind `json:"kind,omitempty"`
+}
+
+// Progress is how far a running call has come, as its tool reported it
+// (see toolset.Progress).
+type Progress struct {
+	// Done is the work done, in the tool's units; Total the whole work,
+	// 0 when the tool does not know it.
+	Done  float64 `json:"done"`
+	Total float64 `json:"total,omitempty"`
+	// Message says what the tool is doing, for a person.
+	Message string `json:"message,omitempty"`
 }
 
 // A Retry reports a model call made again.

@@ -240,6 +240,9 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 		if e.Index == r.n-1 {
 			r.pauseIfDone(e.Turn)
 		}
+	case agent.EventToolProgress:
+		p := e.Progress
+		r.add(Record{Kind: KindProgress, Turn: e.Turn, Call: r.callAt(e), Progress: &Progress{Done: p.Done, Total: p.Total, Message: p.Message}})
 	case agent.EventToolResult:
 		c := r.callAt(e)
 		r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: c, Result: r.result(e)})

@@ -54,8 +54,10 @@ type Options struct {
 	// the user, CreateMessageHandler for sampling), for its log messages
 	// and notifications, its capabilities, keepalive… They are used as
 	// they are, except that ToolListChangedHandler is called after the
-	// client has marked its tools for listing again. Nil means go-sdk's
-	// defaults: the client offers the server nothing but roots.
+	// client has marked its tools for listing again, and
+	// ProgressNotificationHandler after the client has reported the
+	// notification as the progress of the call it is for. Nil means
+	// go-sdk's defaults: the client offers the server nothing but roots.
 	ClientOptions *mcp.ClientOptions
 }
 
@@ -94,6 +96,12 @@ type Client struct {
 	// session until it ends, the connections in progress, and the closing
 	// of dropped sessions. Close waits for them all.
 	workers sync.WaitGroup
+
+	// progress holds the calls in flight whose progress someone listens
+	// to, by the progress token sent with them: the server's progress
+	// notifications are reported under the call's context.
+	progress   sync.Map // string -> context.Context
+	progressID atomic.Uint64
 }
 
 // An attempt is a connection in progress. The calls that need a session
@@ -143,6 +151,13 @@ func Connect(ctx context.Context, dial Dial, opts *Options) (*Client, error) {
 		c.stale.Store(true)
 		if changed != nil {
 			changed(ctx, req)
+		}
+	}
+	progressed := sdkOpts.ProgressNotificationHandler
+	sdkOpts.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		c.reportProgress(req.Params)
+		if progressed != nil {
+			progressed(ctx, req)
 		}
 	}
 	c.mcp = mcp.NewClient(&mcp.Implementation{Name: "toolnexus-go", Version: "v1"}, &sdkOpts)
@@ -285,12 +300,24 @@ func (c *Client) tool(rt *mcp.Tool) (*toolset.Tool, error) {
 // server no longer knew the session) or when the tool says it is read-only
 // or idempotent; any other such call is answered with an error saying that
 // it may or may not have run.
+//
+// When someone listens to the call's progress (toolset.WantsProgress),
+// the call asks the server for it, with a progress token, and the
+// server's notifications/progress for it are reported under ctx until
+// the call returns.
 func (c *Client) call(ctx context.Context, rt *mcp.Tool, args map[string]any) (any, error) {
-	res, err := c.callOnce(ctx, rt.Name, args)
+	params := &mcp.CallToolParams{Name: rt.Name, Arguments: args}
+	if toolset.WantsProgress(ctx) {
+		token := "toolnexus-" + strconv.FormatUint(c.progressID.Add(1), 10)
+		params.SetProgressToken(token)
+		c.progress.Store(token, ctx)
+		defer c.progress.Delete(token)
+	}
+	res, err := c.callOnce(ctx, params)
 	var lost *lostError
 	if errors.As(err, &lost) && (errors.Is(err, mcp.ErrSessionMissing) || retrySafe(rt)) && ctx.Err() == nil {
 		c.logger.Warn("mcptools: calling again on a new session", slog.String("tool", rt.Name), slog.Any("error", lost.err))
-		res, err = c.callOnce(ctx, rt.Name, args)
+		res, err = c.callOnce(ctx, params)
 	}
 	if err != nil {
 		return nil, err
@@ -314,13 +341,26 @@ func (e *lostError) Error() string {
 
 func (e *lostError) Unwrap() error { return e.err }
 
+// reportProgress reports a progress notification of the server under the
+// context of the call it is for, if that call is in flight.
+func (c *Client) reportProgress(p *mcp.ProgressNotificationParams) {
+	token, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	if ctx, ok := c.progress.Load(token); ok {
+		toolset.ReportProgress(ctx.(context.Context), p.Progress, p.Total, p.Message)
+	}
+}
+
 // callOnce makes one call on the live session, connecting first if needed.
-func (c *Client) callOnce(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+func (c *Client) callOnce(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	name := params.Name
 	session, err := c.live(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s was not run: %w", name, err)
 	}
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := session.CallTool(ctx, params)
 	switch {
 	case err == nil:
 		return res, nil

@@ -77,6 +77,24 @@
 // the function response, an older model a short description instead (see
 // the geminiadapter package). [Options.MapResult] replaces this mapping.
 //
+// # Progress
+//
+// A call whose progress someone listens to ([toolset.WantsProgress]: the
+// agent loop listens when a run has an Observer or is a Stream) asks the
+// server for it, with a progress token in its _meta, and the server's
+// notifications/progress for it become the tool's progress reports
+// ([toolset.ReportProgress]), and so agent.EventToolProgress events,
+// until the call returns: done is the notification's progress, total its
+// total, message its message. A notification the client's SDK handles
+// after the call's result is dropped. A call nobody listens to sends no
+// token, and the server sends nothing. [Options].ClientOptions'
+// ProgressNotificationHandler still sees every notification.
+//
+// A toolset served with [NewServer] does the converse: a client that
+// sends a progress token with a call is sent the tool's reports as
+// notifications/progress, paced and coalesced, the last one before the
+// result.
+//
 // # Reconnection
 //
 // A server that went away (its process exited or was killed, the HTTP

@@ -42,6 +42,11 @@ var testServers = map[string]func(ctx context.Context, args []string) error{
 	"toolset": func(ctx context.Context, _ []string) error {
 		return mcptools.ServeStdio(ctx, demoSet(), &mcp.Implementation{Name: "demo", Version: "v1"})
 	},
+	// progress: a toolset, served by NewServer, whose tool reports its
+	// progress (see progressSet).
+	"progress": func(ctx context.Context, _ []string) error {
+		return mcptools.ServeStdio(ctx, progressSet(), &mcp.Implementation{Name: "progress", Version: "v1"})
+	},
 	// flaky: a go-sdk server whose tools report the process's pid, and
 	// crash it in the middle of their first call (marked by a file in the
 	// directory given as argument).

@@ -27,6 +27,17 @@ import (
 // (the text of a text/* one as text). A tool reaches the rest of MCP
 // (logging to the client, elicitation, sampling) through [Request].
 //
+// A client that asks for a call's progress (a progressToken in the
+// request's _meta) is sent the tool's reports ([toolset.ReportProgress])
+// as notifications/progress: paced, at most one per
+// toolset.DefaultProgressInterval, the latest report kept, the last one
+// sent before the result; a report whose done is not more than the last
+// one sent is not sent, since the protocol asks progress to increase.
+// After the last, the server pings the client before it sends the
+// result, so that a client that handles a session's messages in order
+// has handled them all when the result comes. A call without a token
+// reports to no one.
+//
 // impl names the server to its clients; nil means {Name: "toolnexus-go"}.
 // The server can be run on any transport: see [ServeStdio] and
 // [HTTPHandler] for the usual two.
@@ -126,6 +137,15 @@ func objectSchema(s *jsonschema.Schema) *jsonschema.Schema {
 func handler(t *toolset.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			// The client asked for the call's progress: the tool's
+			// reports are paced, and the last one is sent before the
+			// result.
+			n := &progressNotifier{ctx: ctx, session: req.Session, token: token}
+			pacer := &toolset.ProgressPacer{Interval: toolset.DefaultProgressInterval, To: n}
+			defer n.flush(pacer)
+			ctx = toolset.WithProgress(ctx, pacer)
+		}
 		var args map[string]any
 		if raw := req.Params.Arguments; len(raw) > 0 {
 			if err := json.Unmarshal(raw, &args); err != nil {
@@ -176,6 +196,50 @@ func callResult(r toolset.Result) *mcp.CallToolResult {
 		}
 	}
 	return res
+}
+
+// progressNotifier sends a call's progress to the client that asked for
+// it, as notifications/progress with the call's token. The protocol asks
+// that the progress of a token increase from one notification to the
+// next: a report that does not is not sent.
+type progressNotifier struct {
+	ctx     context.Context
+	session *mcp.ServerSession
+	token   any
+	sent    bool
+	last    float64
+}
+
+// flush sends the report pacer holds, if any, and then, when the call
+// sent any, pings the client: a client that handles the messages of a
+// session in order, as go-sdk's does (it hands notifications to their
+// handler on a goroutine of its own, after the result may already have
+// reached the call), has handled every notification of the call once it
+// answers, before the result is sent.
+func (n *progressNotifier) flush(pacer *toolset.ProgressPacer) {
+	pacer.Close()
+	if n.sent {
+		// A client that does not answer (the protocol asks it to, at
+		// once) loses the guarantee, not the result.
+		ctx, cancel := context.WithTimeout(n.ctx, progressPingTimeout)
+		defer cancel()
+		_ = n.session.Ping(ctx, nil)
+	}
+}
+
+// progressPingTimeout bounds the wait for the ping that follows a call's
+// last progress notification.
+const progressPingTimeout = 5 * time.Second
+
+// OnProgress sends p; the pacer calls it, one report at a time.
+func (n *progressNotifier) OnProgress(p toolset.Progress) {
+	if n.sent && p.Done <= n.last {
+		return
+	}
+	n.sent, n.last = true, p.Done
+	// A client that has gone is the call's business, not its progress's.
+	_ = n.session.NotifyProgress(n.ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: n.token, Progress: p.Done, Total: p.Total, Message: p.Message})
 }
 
 type requestKey struct{}

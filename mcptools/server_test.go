@@ -18,14 +18,19 @@ import (
 // fields, nor on the _meta go-sdk adds.
 var resultOpts = cmp.Options{cmpopts.IgnoreUnexported(mcp.CallToolResult{}), cmpopts.IgnoreFields(mcp.CallToolResult{}, "Meta")}
 
-// sdkSession connects go-sdk's own client to srv, in memory.
-func sdkSession(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
+// sdkSession connects go-sdk's own client to srv, in memory, with the
+// client's options, if any.
+func sdkSession(t testing.TB, srv *mcp.Server, opts ...*mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(t.Context(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sdk-client", Version: "v1"}, nil).Connect(t.Context(), ct, nil)
+	var o *mcp.ClientOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sdk-client", Version: "v1"}, o).Connect(t.Context(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,14 @@
 // A tool call span (execute_tool {tool}) has gen_ai.operation.name,
 // gen_ai.tool.name, gen_ai.tool.type (function), gen_ai.tool.call.id when
 // the model gave one, and gen_ai.tool.description. A call that needs
-// approval gets an event "approval_requested". A call whose result is an
+// approval gets an event "approval_requested". A call whose tool reports
+// its progress (agent.EventToolProgress) gets an event "progress" per
+// report, with toolnexus.progress.done, toolnexus.progress.total when
+// the total is known, and, when content is captured,
+// toolnexus.progress.message (a tool may name in it what it works on):
+// at most [MaxProgressEvents] (16) per call, the first 15 and the last
+// one before the result (with the time it came), the reports in between
+// counted in toolnexus.progress.dropped on the span. A call whose result is an
 // error (the tool failed, its arguments were invalid, it was unknown,
 // denied, timed out or cancelled) ends with error status, its error as the
 // description, and error.type. With content capture off (see Content),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -132,6 +133,13 @@ type runState struct {
 type openTool struct {
 	turn, index int
 	span        trace.Span
+
+	// The call's progress events (see MaxProgressEvents): how many the
+	// span has, and the latest report held for the end, with its time
+	// and how many reports it replaced.
+	progress, dropped int
+	held              *toolset.Progress
+	heldAt            time.Time
 }
 
 func (o *Observer) state(ctx context.Context) *runState {
@@ -193,9 +201,13 @@ func (o *Observer) Observe(ctx context.Context, e *agent.Event) {
 		if span := st.tool(e.Turn, e.Index, false); span != nil {
 			span.AddEvent("approval_requested")
 		}
+	case agent.EventToolProgress:
+		if t := st.openTool(e.Turn, e.Index, false); t != nil {
+			o.progress(t, e)
+		}
 	case agent.EventToolResult:
-		if span := st.tool(e.Turn, e.Index, true); span != nil {
-			o.endTool(span, e)
+		if t := st.openTool(e.Turn, e.Index, true); t != nil {
+			o.endTool(t, e)
 		}
 	case agent.EventDone:
 		o.endRun(ctx, st, e)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -680,5 +681,72 @@ func TestSubAgentRunsNamedAfterTheirAgent(t *testing.T) {
 				checkAttrs(t, s[0], map[string]any{"gen_ai.agent.name": agentName})
 			}
 		}
+	}
+}
+
+// A tool call's progress reports are "progress" events of its span, at
+// most MaxProgressEvents of them: the first ones, and the last report
+// before the result, the others counted; the message only when content
+// is captured.
+func TestToolProgressEvents(t *testing.T) {
+	const reports = 40
+	for _, capture := range []bool{false, true} {
+		t.Run(fmt.Sprint("capture=", capture), func(t *testing.T) {
+			srv, tel := newServer(t), newTelemetry(t)
+			seen := make(chan float64, 1)
+			steps := toolset.MustDefine(toolset.Tool{Name: "steps", Description: "reports each step",
+				Run: func(ctx context.Context, _ map[string]any) (any, error) {
+					for i := 1; i <= reports; i++ {
+						toolset.ReportProgress(ctx, float64(i), reports, fmt.Sprint("step ", i))
+						select { // one event per report: the observer saw it
+						case <-seen:
+						case <-ctx.Done():
+							return nil, ctx.Err()
+						}
+					}
+					return "done", nil
+				}})
+			counter := agent.ObserverFunc(func(_ context.Context, e *agent.Event) {
+				if e.Kind == agent.EventToolProgress {
+					seen <- e.Progress.Done
+				}
+			})
+			a, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(steps),
+				Observer: agent.Observers(tel.observer(srv, otelagent.WithCaptureContent(capture)), counter), ProgressInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Enqueue(fake.Calls(fake.Call("steps", nil)), fake.Text("done"))
+			if _, err := a.Run(context.Background(), user("go")); err != nil {
+				t.Fatal(err)
+			}
+			span := named(tel.ended(t), "execute_tool steps")[0]
+			var got []string
+			for _, ev := range span.Events() {
+				if ev.Name != "progress" {
+					continue
+				}
+				a := map[string]any{}
+				for _, kv := range ev.Attributes {
+					a[string(kv.Key)] = kv.Value.AsInterface()
+				}
+				got = append(got, fmt.Sprintf("%v/%v %v", a["toolnexus.progress.done"], a["toolnexus.progress.total"], a["toolnexus.progress.message"]))
+			}
+			msg := func(i int) any {
+				if capture {
+					return fmt.Sprint("step ", i)
+				}
+				return nil
+			}
+			var want []string
+			for i := 1; i < otelagent.MaxProgressEvents; i++ {
+				want = append(want, fmt.Sprintf("%d/%d %v", i, reports, msg(i)))
+			}
+			want = append(want, fmt.Sprintf("%d/%d %v", reports, reports, msg(reports)))
+			if !slices.Equal(got, want) {
+				t.Errorf("progress events:\n%q\nwant\n%q", got, want)
+			}
+			checkAttrs(t, span, map[string]any{"toolnexus.progress.dropped": int64(reports - otelagent.MaxProgressEvents)})
+		})
 	}
 }

@@ -52,7 +52,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		callCtx = s.StartContext(runCtx, e)
 		s.Observe(callCtx, e)
 	}
-	stop := heartbeats(ctx)
+	stop := heartbeats(ctx, nil)
 	resp, err := s.Models().GenerateContent(callCtx, s.Model(), contents, config)
 	stop()
 	if err != nil {
@@ -159,14 +159,29 @@ func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
 	}
 	s := hd.steps
 	callCtx := ctx
+	t, _ := s.Tools().Lookup(in.Call.Name)
 	if s.Observing() {
-		t, _ := s.Tools().Lookup(in.Call.Name)
 		e := &agent.Event{Kind: agent.EventToolCall, Turn: in.Turn, Index: in.Index, Call: in.Call, Tool: t}
 		callCtx = s.StartContext(s.Resume(ctx, in.Run), e)
 		s.Observe(callCtx, e)
 	}
-	stop := heartbeats(ctx)
-	res, agents := s.RunCall(callCtx, in.Call, in.Approved)
+	// The tool's progress rides on the activity's heartbeats, for
+	// Run.Progress, and goes to the Observer; a local activity has no
+	// heartbeats.
+	beat := &toolBeat{ctx: ctx, callCtx: callCtx, s: s, in: in, tool: t,
+		remote: !activity.GetInfo(ctx).IsLocalActivity,
+		info:   ToolProgress{Turn: in.Turn, Index: in.Index, Name: in.Call.Name}}
+	runCtx := callCtx
+	var pacer *toolset.ProgressPacer
+	if beat.remote || s.Observing() {
+		pacer = &toolset.ProgressPacer{To: beat, Interval: toolset.DefaultProgressInterval}
+		runCtx = toolset.WithProgress(callCtx, pacer)
+	}
+	stop := heartbeats(ctx, beat.details)
+	res, agents := s.RunCall(runCtx, in.Call, in.Approved)
+	if pacer != nil {
+		pacer.Close() // the last report, before the result
+	}
 	stop()
 	if res.IsError && ctx.Err() != nil {
 		// The call did not finish: the run was cancelled, the worker is
@@ -175,7 +190,6 @@ func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
 		return nil, fmt.Errorf("tool %s did not finish: %w", in.Call.Name, context.Cause(ctx))
 	}
 	if s.Observing() {
-		t, _ := s.Tools().Lookup(in.Call.Name)
 		s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: in.Turn, Index: in.Index, Call: in.Call,
 			Tool: t, ToolResult: &res, Duration: res.Duration})
 	}
@@ -209,10 +223,49 @@ func mediaJSONLen(media []toolset.Media) int {
 	return n
 }
 
+// toolBeat hands a tool call's progress reports, paced, to the activity's
+// heartbeat (the SDK batches heartbeats, keeping the latest details) and
+// to the agent's Observer, as EventToolProgress events.
+type toolBeat struct {
+	ctx, callCtx context.Context
+	s            agent.Steps
+	in           toolInput
+	tool         *toolset.Tool
+	remote       bool // a regular activity, which heartbeats
+
+	mu   sync.Mutex
+	info ToolProgress // the call, and its latest progress
+}
+
+// OnProgress records p; the pacer calls it, one report at a time.
+func (b *toolBeat) OnProgress(p toolset.Progress) {
+	b.mu.Lock()
+	b.info.Progress = &p
+	info := b.info
+	b.mu.Unlock()
+	if b.remote {
+		activity.RecordHeartbeat(b.ctx, info)
+	}
+	if b.s.Observing() {
+		b.s.Observe(b.callCtx, &agent.Event{Kind: agent.EventToolProgress, Turn: b.in.Turn, Index: b.in.Index,
+			Call: b.in.Call, Tool: b.tool, Progress: &p})
+	}
+}
+
+// details returns what the activity's heartbeats carry: the call and its
+// latest progress, so that a heartbeat keeps it (the server replaces the
+// details of the last heartbeat with those of the next).
+func (b *toolBeat) details() any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.info
+}
+
 // heartbeats heartbeats the activity of ctx every third of its heartbeat
 // timeout until stop is called, so that the server notices a lost worker
-// in seconds. A call shorter than that sends none.
-func heartbeats(ctx context.Context) (stop func()) {
+// in seconds, with the details that details returns (none when it is
+// nil). A call shorter than that sends none.
+func heartbeats(ctx context.Context, details func() any) (stop func()) {
 	info := activity.GetInfo(ctx)
 	if info.IsLocalActivity || info.HeartbeatTimeout <= 0 {
 		return func() {}
@@ -229,7 +282,11 @@ func heartbeats(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				if details != nil {
+					activity.RecordHeartbeat(ctx, details())
+				} else {
+					activity.RecordHeartbeat(ctx)
+				}
 			}
 		}
 	})

@@ -1,16 +1,21 @@
 package temporalagent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/genai"
 )
@@ -182,8 +187,9 @@ func outcome(err error, out *runOutput) (*agent.Result, error) {
 	return &agent.Result{}, fmt.Errorf("temporalagent: %w", err)
 }
 
-// Progress returns how far the run is: its turn, its usage so far, and the
-// calls that wait for approval.
+// Progress returns how far the run is: its turn, its usage so far, the
+// calls that wait for approval, and the progress of the tool calls
+// running (see Progress.Tools).
 func (r *Run) Progress(ctx context.Context) (*Progress, error) {
 	v, err := r.c.c.QueryWorkflow(ctx, r.id, "", ProgressQueryName)
 	if err != nil {
@@ -193,7 +199,35 @@ func (r *Run) Progress(ctx context.Context) (*Progress, error) {
 	if err := v.Get(&p); err != nil {
 		return nil, fmt.Errorf("temporalagent: run %s: progress: %w", r.id, err)
 	}
+	if p.Done {
+		return &p, nil
+	}
+	d, err := r.c.c.DescribeWorkflowExecution(ctx, r.id, "")
+	if err != nil {
+		return nil, fmt.Errorf("temporalagent: run %s: progress: %w", r.id, err)
+	}
+	p.Tools = toolsProgress(d.GetPendingActivities())
 	return &p, nil
+}
+
+// toolsProgress returns the progress that the tool activities among
+// pending recorded in their last heartbeat, in call order.
+func toolsProgress(pending []*workflowpb.PendingActivityInfo) []ToolProgress {
+	var out []ToolProgress
+	dc := converter.GetDefaultDataConverter()
+	for _, a := range pending {
+		if a.GetActivityType().GetName() != ToolActivityName || a.GetHeartbeatDetails() == nil {
+			continue
+		}
+		var tp ToolProgress
+		if err := dc.FromPayloads(a.GetHeartbeatDetails(), &tp); err != nil || tp.Progress == nil {
+			continue // a heartbeat of a call that reported nothing yet, or of another encoding
+		}
+		tp.At = a.GetLastHeartbeatTime().AsTime()
+		out = append(out, tp)
+	}
+	slices.SortFunc(out, func(a, b ToolProgress) int { return cmp.Or(cmp.Compare(a.Turn, b.Turn), cmp.Compare(a.Index, b.Index)) })
+	return out
 }
 
 // Approve lets the call waiting under id (see PendingApproval.ID) run.
@@ -270,8 +304,32 @@ type Progress struct {
 	// Pending lists the calls that wait for a decision, in call order.
 	Pending []PendingApproval
 
+	// Tools lists the running tool calls that have reported progress
+	// (toolset.ReportProgress), in call order, each with the latest
+	// report its activity's heartbeat carries. The SDK sends at most one
+	// heartbeat per activity every 80% of its heartbeat timeout
+	// (ToolOptions.HeartbeatTimeout, 30 s by default), the latest
+	// details kept, so a report reaches the server that much later at
+	// most: a shorter heartbeat timeout shows progress sooner. Calls of
+	// local activities (ToolOptions.Local) have no heartbeats, and are
+	// not listed.
+	Tools []ToolProgress `json:",omitempty"`
+
 	// Done reports that the run is over.
 	Done bool
+}
+
+// ToolProgress is how far a running tool call has come.
+type ToolProgress struct {
+	// Turn and Index place the call in the run; Name is its tool's.
+	Turn, Index int
+	Name        string
+
+	// Progress is the latest report the call made.
+	Progress *toolset.Progress `json:",omitempty"`
+
+	// At is when the server received the heartbeat that carried it.
+	At time.Time `json:",omitzero"`
 }
 
 // PendingApproval is a call that waits for approval.

@@ -40,7 +40,8 @@
 // instead of handing back that run with the new conversation dropped;
 // StartWorkflowOptions.WorkflowIDConflictPolicy asks for another policy.
 //
-// [Run.Progress] reads the run's turn, usage and pending approvals;
+// [Run.Progress] reads the run's turn, usage, pending approvals and the
+// progress of its running tool calls;
 // [Run.Approve], [Run.Deny] and [Run.Decide] decide about calls that wait
 // for approval; [Client.GetRun] follows a run started elsewhere.
 //
@@ -97,6 +98,23 @@
 // agent.Run gives, arrives first). While a tool runs, its activity
 // heartbeats by itself, so that a lost worker is noticed within
 // ToolOptions.HeartbeatTimeout (30 s by default), not at the timeout.
+//
+// # Progress
+//
+// A tool's progress reports (toolset.ReportProgress) ride on its
+// activity's heartbeats: each heartbeat carries the call (turn, index,
+// tool) and its latest report, and [Run.Progress] reads them from the
+// run's pending activities, in Progress.Tools, from any process. The
+// reports are paced (at most one per toolset.DefaultProgressInterval)
+// and the SDK sends at most one heartbeat every 80% of the heartbeat
+// timeout, the latest details kept: a client sees a report that much
+// later at most, and a shorter ToolOptions.HeartbeatTimeout shows
+// progress sooner. The worker's Observer also sees them, as
+// EventToolProgress events, the last before the call's EventToolResult.
+// A local activity ([ToolOptions].Local) has no heartbeats: its progress
+// reaches the Observer only. Heartbeat details are decoded with the
+// default data converter: a client whose converter encrypts payloads
+// sees no progress.
 //
 // # Latency
 //

@@ -69,6 +69,17 @@
 // the model is the adapter's business: Gemini 3 models receive them as media
 // inside the function response, older ones a short description.
 //
+// # Progress
+//
+// A tool that takes a while says how far it is with [ReportProgress]:
+// done of total units, and a message for a person. The runtime that runs
+// the tool listens through the context it gives Run ([WithProgress]): the
+// agent loop hands the reports out as events, an MCP server built with
+// mcptools sends them to its client as progress notifications, a durable
+// run's activity records them in its heartbeat. Where nobody listens a
+// report does nothing, and costs a context lookup; [ProgressPacer] paces
+// and coalesces reports for a listener that must not be flooded.
+//
 // # Concurrency
 //
 // A defined [Tool] and a [Set] are immutable and safe for concurrent use:

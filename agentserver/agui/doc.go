@@ -42,8 +42,13 @@
 // calls), REASONING_START and REASONING_MESSAGE_* (thought summaries; no
 // encrypted values: thought signatures stay on the server), for each call
 // TOOL_CALL_START/ARGS/END and its TOOL_CALL_RESULT (content: the result's
-// JSON, or the error's message, with metadata {isError, denied}),
-// STEP_FINISHED; retries as CUSTOM events named "retry"; and at the end
+// JSON, or the error's message, with metadata {isError, denied}), and
+// between them the call's progress as ACTIVITY_SNAPSHOT events of an
+// activity message of its own (messageId: the call's id and "-progress",
+// activityType "tool-progress", content {toolCallId, done, total,
+// message}, each replacing the last; the server ignores activity
+// messages a client sends back), STEP_FINISHED; retries as CUSTOM events
+// named "retry"; and at the end
 // RUN_FINISHED (outcome success, with the usage, and result: a typed
 // answer), RUN_FINISHED with outcome cancelled, or RUN_ERROR with a safe
 // message and code. Text and reasoning are closed before a tool call

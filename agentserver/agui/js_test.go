@@ -12,13 +12,14 @@ import (
 // @ag-ui/client's HttpAgent, which applies its schemas and verifier to
 // every event, against the handler: a run, an approval round trip (and a
 // denial) through interrupts and resume, a frontend tool round trip, a
-// reconnect with connectAgent, a failure, a refused tool.
+// reconnect with connectAgent, a failure, a refused tool, a call's
+// progress as an activity message.
 func TestOfficialClient(t *testing.T) {
 	node := jstest.Node(t)
 	e := newEnv(t, servertest.NeedsOslo, servertest.Limits(0, 0)) // the defaults
 	e.Model.SetReplyFunc(servertest.Scripted)
 	out := node.Run(t, 2*time.Minute, "agui.mjs", "AGUI_URL="+e.HTTP.URL+"/agui")
-	for _, s := range []string{"run", "approval", "frontendTool", "connect", "failure", "badTool"} {
+	for _, s := range []string{"run", "approval", "frontendTool", "connect", "failure", "badTool", "progress"} {
 		if !strings.Contains(out, "ok "+s+"\n") {
 			t.Errorf("scenario %s did not pass:\n%s", s, out)
 		}

@@ -37,6 +37,14 @@ func (e *encoder) runEvent(w *agentserver.EventWriter, typ string) []byte {
 // Open implements agentserver.Encoder.
 func (e *encoder) Open(w *agentserver.EventWriter) { end(w, e.runEvent(w, "RUN_STARTED")) }
 
+// ProgressActivity is the activityType of the activity messages that
+// show a tool call's progress.
+const ProgressActivity = "tool-progress"
+
+// ProgressMessageID returns the id of the activity message that shows the
+// progress of the tool call toolCallID.
+func ProgressMessageID(toolCallID string) string { return toolCallID + "-progress" }
+
 // messageID is the assistant message of a turn: its text, and the parent
 // of its tool calls.
 func (e *encoder) messageID(turn int) string { return e.run + "-m" + strconv.Itoa(turn) }
@@ -129,6 +137,16 @@ func (e *encoder) Record(w *agentserver.EventWriter, rec *agentserver.Record, la
 		if last {
 			e.pause(w, rec)
 		}
+	case agentserver.KindProgress:
+		// The call's progress is an activity message of its own, which
+		// each report replaces.
+		e.inStep(w, rec.Turn)
+		e.closeParts(w)
+		p := rec.Progress
+		b := wire.StringField(event(w, "ACTIVITY_SNAPSHOT"), "messageId", ProgressMessageID(rec.Call.ID))
+		b = wire.StringField(b, "activityType", ProgressActivity)
+		b = wire.Progress(wire.Field(b, "content"), rec.Call.ID, p.Done, p.Total, p.Message)
+		end(w, wire.BoolField(b, "replace", true))
 	case agentserver.KindToolResult:
 		e.inStep(w, rec.Turn)
 		e.closeParts(w)

@@ -55,6 +55,10 @@
 // and finish with the usage in messageMetadata. A call that waits ends
 // the response with tool-approval-request (approvals) and finish
 // (finishReason tool-calls); the request that decides continues the same
-// message, from tool-approval-response. Retries are data-retry parts.
+// message, from tool-approval-response. Retries are data-retry parts. A
+// running call's progress is a transient data-tool-progress part (id: the
+// call's toolCallId; data {toolCallId, done, total, message}), which the
+// client hands to useChat's onData and keeps in no message: the last one
+// before a call's tool-output-available is its last report.
 // Every frame is "data: <json>\n\n", the last "data: [DONE]".
 package aisdk

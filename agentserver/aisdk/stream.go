@@ -139,6 +139,14 @@ func (e *encoder) Record(w *agentserver.EventWriter, rec *agentserver.Record, la
 			}
 			end(w, b)
 		}
+	case agentserver.KindProgress:
+		// Transient: the client hands it to onData and keeps it in no
+		// message; its id is the call's, so that a client that keeps data
+		// parts replaces the last one.
+		p := rec.Progress
+		b := wire.StringField(chunk(w, "data-tool-progress"), "id", rec.Call.ID)
+		b = wire.Progress(wire.Field(b, "data"), rec.Call.ID, p.Done, p.Total, p.Message)
+		end(w, wire.BoolField(b, "transient", true))
 	case agentserver.KindToolResult:
 		r := rec.Result
 		switch {

@@ -16,8 +16,10 @@
 // Security Policy allows its own origin only). Its views:
 //
 //   - Chat: the answer streams in as it is generated; thoughts are folded;
-//     each tool call is a card with its name, arguments, result or error,
-//     duration, and whether it ran in parallel with others; calls that need
+//     each tool call is a card with its name, arguments, a progress bar
+//     while its tool reports progress (the percentage and the tool's
+//     message), its result or error, duration, and whether it ran in
+//     parallel with others; calls that need
 //     approval have Approve and Deny buttons, calls of browser tools
 //     (Options.BrowserTools) a form for their result; retries, a typed
 //     answer (as JSON) and the run's end are shown as they come. A page

@@ -29,7 +29,7 @@ import (
 const defaultModel = "gemini-3.5-flash" // a current, stable Flash model
 
 const systemPrompt = "You are a helpful assistant in a terminal chat. Use the tools when they help: " +
-	"get_weather (its data is made up: say so), current_time and calculate. Answer briefly."
+	"get_weather (its data is made up: say so), current_time, calculate and count_primes. Answer briefly."
 
 // options configure a chat session.
 type options struct {
@@ -46,6 +46,7 @@ type options struct {
 	web         string    // -web: serve the dev UI at this address instead of chatting in the terminal
 	sessionDB   string    // -session-db: the file
 	color       bool      // the output is a terminal: dim tool lines
+	live        bool      // the output is a terminal that moves its cursor: live progress bars
 	interrupts  <-chan os.Signal
 
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
@@ -350,7 +351,8 @@ func (c *chat) command(ctx context.Context, line string) (quit bool) {
 }
 
 const helpText = `Ask anything; the model may call these tools: get_weather (made-up data),
-current_time (IANA zones such as Europe/Paris) and calculate (arithmetic).
+current_time (IANA zones such as Europe/Paris), calculate (arithmetic) and
+count_primes (primes below a number: a long one shows its progress).
 Commands:
   /help         this text
   /tools        the tools the model can call, and where each comes from
@@ -368,7 +370,7 @@ func (c *chat) ask(ctx context.Context, message string) {
 	actx, done := c.answering(ctx)
 	defer done()
 
-	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, atLineStart: true}
+	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, live: c.opts.live, atLineStart: true}
 	var res *agent.Result
 	var err error
 	// The conversation is loaded, continued and saved, failed runs too:
@@ -465,8 +467,12 @@ type printer struct {
 	out         io.Writer
 	st          style
 	verbose     bool
+	live        bool // draw progress bars in place (see progress.go)
 	atLineStart bool
 	inThought   bool
+
+	running []*running // the calls whose progress is shown
+	drawn   int        // the bars' lines below the cursor's line
 }
 
 func (p *printer) event(ev *agent.Event) {
@@ -487,7 +493,15 @@ func (p *printer) event(ev *agent.Event) {
 		}
 	case agent.EventToolCall:
 		p.line(p.st.tool(fmt.Sprintf("→ %s %s", ev.Call.Name, compactJSON(ev.Call.Args))))
+	case agent.EventToolProgress:
+		p.progress(ev)
+	case agent.EventApproval:
+		p.clearBars() // the question goes where the bars were; they come back with the next report
+	case agent.EventDone:
+		p.clearBars()
+		p.running = nil
 	case agent.EventToolResult:
+		p.finished(ev.Turn, ev.Index)
 		r := ev.ToolResult
 		mark, body := "←", compactJSON(r.Output)
 		if r.IsError {
@@ -535,14 +549,20 @@ func (p *printer) write(s string) {
 	if s == "" {
 		return
 	}
+	p.clearBars()
 	fmt.Fprint(p.out, s)
 	p.atLineStart = strings.HasSuffix(s, "\n")
 }
 
-// line writes s on a line of its own.
+// line writes s on a line of its own, above the progress bars.
 func (p *printer) line(s string) {
+	bars := p.drawn > 0 || (p.live && len(p.running) > 0)
+	p.clearBars()
 	p.endLine()
 	fmt.Fprintln(p.out, s)
+	if bars {
+		p.redraw()
+	}
 }
 
 // endLine ends the current line, if text is on it.

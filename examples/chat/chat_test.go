@@ -257,3 +257,51 @@ func TestOfflineSearch(t *testing.T) {
 		}
 	}
 }
+
+// A long tool call shows its progress: plain lines in piped output, the
+// last one at 100% before the result, and the offline model answers with
+// the count.
+func TestOfflineProgressPiped(t *testing.T) {
+	out := chatOutput(t, options{}, "how many primes are there below 3 million?\n")
+	start := strings.Index(out, `→ count_primes {"below":3000000}`)
+	last := strings.Index(out, "… count_primes 100% sieved up to 3,000,000: 216,816 primes so far\n")
+	result := strings.Index(out, `← count_primes {"below":3000000,"primes":216816,"largest":2999999}`)
+	if start < 0 || last < start || result < last {
+		t.Fatalf("want the call, its progress ending at 100%%, then its result, in order:\n%s", out)
+	}
+	if !strings.Contains(out, "There are 216816 primes below 3000000; the largest is 2999999.") {
+		t.Errorf("no answer with the count:\n%s", out)
+	}
+	// One line per tenth at most.
+	if n := strings.Count(out, "… count_primes"); n > 11 {
+		t.Errorf("%d progress lines; want at most one per tenth:\n%s", n, out)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("escape codes in output that is not a terminal")
+	}
+}
+
+// In a terminal, each running call has a live bar, redrawn in place, and
+// erased when the call's result is printed.
+func TestOfflineProgressLive(t *testing.T) {
+	out := chatOutput(t, options{live: true}, "count the primes below 2 million and the primes under 1 million\n")
+	for _, want := range []string{
+		"  count_primes [████████████████████] 100% sieved up to 2,000,000: 148,933 primes …\n",
+		"  count_primes [████████████████████] 100% sieved up to 1,000,000: 78,498 primes s…\n",
+		"\x1b[1A\r\x1b[J", // a bar erased
+		`← count_primes {"below":2000000`,
+		`← count_primes {"below":1000000`,
+		"There are 148933 primes below 2000000",
+		"There are 78498 primes below 1000000",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%q", want, out)
+		}
+	}
+	// After the last result, no bar is left on the screen: the output
+	// from the last erasure on draws none.
+	tail := out[strings.LastIndex(out, "\x1b[J"):]
+	if strings.Contains(tail, "█") {
+		t.Errorf("a bar is left after the results: %q", tail)
+	}
+}

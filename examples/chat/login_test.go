@@ -66,7 +66,7 @@ func TestMCPLogin(t *testing.T) {
 
 	out := chatOutput(t, opts, "What is the weather in Paris?\n")
 	for _, want := range []string{
-		`MCP server "demo=` + url + `": demo_calculate, demo_current_time, demo_get_weather.`,
+		`MCP server "demo=` + url + `": demo_calculate, demo_count_primes, demo_current_time, demo_get_weather.`,
 		"→ demo_get_weather {\"city\":\"Paris\"}",
 		"Paris: heavy rain, 3°C",
 	} {

@@ -145,6 +145,7 @@ func main() {
 	}
 	opts.interactive = isTerminal(os.Stdin)
 	opts.color = isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	opts.live = isTerminal(os.Stdout) && os.Getenv("TERM") != "dumb"
 
 	// genai writes stream hiccups ("Error context canceled" when an answer
 	// is stopped) to the standard logger; they would garble the chat.

@@ -31,7 +31,7 @@ func TestMCPCommand(t *testing.T) {
 	spec := selfServer(t)
 	out := chatOutput(t, options{mcp: []string{spec}}, "What is the weather in Paris and Tokyo?\n/tools\n")
 	for _, want := range []string{
-		`MCP server "` + spec + `": calculate, current_time, get_weather (in place of the built-in calculate, current_time, get_weather).`,
+		`MCP server "` + spec + `": calculate, count_primes, current_time, get_weather (in place of the built-in calculate, count_primes, current_time, get_weather).`,
 		"→ get_weather {\"city\":\"Paris\"}\n→ get_weather {\"city\":\"Tokyo\"}\n",
 		"Paris: heavy rain, 3°C, humidity 53%, wind 45 km/h.",
 		"get_weather   Get the current weather for a city: condition, temperature, humidity and wind. [MCP " + spec + "]",
@@ -45,6 +45,19 @@ func TestMCPCommand(t *testing.T) {
 	}
 }
 
+// A long tool of an MCP subprocess server shows its progress in the chat:
+// the server sends it as notifications/progress, the client reports it,
+// and the chat prints it, the last line at 100% before the result.
+func TestMCPProgress(t *testing.T) {
+	out := chatOutput(t, options{mcp: []string{"demo=" + selfServer(t)}}, "how many primes are there below 3 million?\n")
+	call := strings.Index(out, `→ demo_count_primes {"below":3000000}`)
+	last := strings.Index(out, "… demo_count_primes 100% sieved up to 3,000,000: 216,816 primes so far\n")
+	result := strings.Index(out, `← demo_count_primes {"below":3000000,"largest":2999999,"primes":216816}`)
+	if call < 0 || last < call || result < last {
+		t.Fatalf("want the call, its progress ending at 100%%, then its result, in order:\n%s", out)
+	}
+}
+
 // With name=, a server's tools keep their own names behind a prefix; the
 // offline model calls them, and handles several requests in one message.
 func TestMCPHTTPWithPrefix(t *testing.T) {
@@ -53,7 +66,7 @@ func TestMCPHTTPWithPrefix(t *testing.T) {
 	out := chatOutput(t, options{mcpHTTP: []string{"demo=" + ts.URL}, loginFile: filepath.Join(t.TempDir(), "logins.json")},
 		"what is (12+7)*3 and what time is it in Tokyo?\n/tools\n")
 	for _, want := range []string{
-		`MCP server "demo=` + ts.URL + `": demo_calculate, demo_current_time, demo_get_weather.`,
+		`MCP server "demo=` + ts.URL + `": demo_calculate, demo_count_primes, demo_current_time, demo_get_weather.`,
 		"→ demo_calculate {\"expression\":\"(12+7)*3\"}\n→ demo_current_time {\"timezone\":\"Asia/Tokyo\"}\n", // one turn
 		"(12+7)*3 = 57",
 		"In Asia/Tokyo it is Sunday, 15 March 2026 00:09 JST (UTC+09:00).",

@@ -103,7 +103,7 @@ func TestWeb(t *testing.T) {
 		Recording bool
 	}
 	getJSON(t, base+"api/info", &info)
-	if info.Agent.Model != "gemini-3-offline-demo" || len(info.Agent.Tools) != 3 || !info.Recording {
+	if info.Agent.Model != "gemini-3-offline-demo" || len(info.Agent.Tools) != 4 || !info.Recording {
 		t.Errorf("info: %+v", info)
 	}
 }

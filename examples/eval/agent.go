@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
@@ -33,9 +34,21 @@ func NewAgent(models agent.Models, model string, clock func() time.Time) (*agent
 		Models:         models,
 		Model:          model,
 		Name:           "demo_agent",
-		Tools:          demotools.New(clock),
+		Tools:          evalTools(clock),
 		GenerateConfig: &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(Instructions, genai.RoleUser)},
 	})
+}
+
+// evalTools are the demo tools the set's cases use, current_time reading
+// clock: count_primes, the demo of a long tool's progress, is in none.
+func evalTools(clock func() time.Time) *toolset.Set {
+	all := demotools.New(clock)
+	var tools []*toolset.Tool
+	for _, name := range []string{"get_weather", "current_time", "calculate"} {
+		t, _ := all.Lookup(name)
+		tools = append(tools, t)
+	}
+	return toolset.MustNew(tools...)
 }
 
 // Clock is the time the eval runs at: 3 January 2026, 09:30 UTC.

@@ -1,5 +1,6 @@
 // The mcpserver command serves the chat's demo tools, get_weather
-// (made-up weather), current_time and calculate, as an MCP server over
+// (made-up weather), current_time, calculate and count_primes (which
+// reports its progress to a client that asks), as an MCP server over
 // standard input and output, for any MCP client: the chat, Gemini CLI,
 // Claude Desktop, an IDE.
 //
@@ -66,7 +67,7 @@ func main() {
 	tokenFile := flag.String("token-file", "", "with -http, serve only clients that send the token in `file` (its first line) as a bearer token")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcpserver [-http addr [-token-file file]]\n\n"+
-			"Serves the demo tools (get_weather, current_time, calculate) over MCP: on stdio, or on http://addr/mcp.\n\n")
+			"Serves the demo tools (get_weather, current_time, calculate, count_primes) over MCP: on stdio, or on http://addr/mcp.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -152,6 +152,29 @@ const scenarios = {
     void failed; // runAgent may or may not reject on RUN_ERROR; the events say what happened
   },
 
+  // A running call's progress: ACTIVITY_SNAPSHOT events that the client's
+  // reducer turns into one activity message per call, the last report
+  // its content; the thread goes on with it among the messages sent back.
+  async progress() {
+    const agent = new HttpAgent({ url, threadId: 'ag-progress' });
+    ask(agent, 'What is the weather in Bergen?');
+    const { events } = await run(agent);
+    assert.equal(lastOf(events).type, 'RUN_FINISHED');
+    const [call] = toolCalls(agent);
+    const snapshots = events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT');
+    assert.ok(snapshots.length > 0, 'no ACTIVITY_SNAPSHOT');
+    const resultAt = events.findIndex((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.ok(events.findLastIndex((e) => e.type === 'ACTIVITY_SNAPSHOT') < resultAt, 'progress after the result');
+    const activities = agent.messages.filter((m) => m.role === 'activity');
+    assert.equal(activities.length, 1, JSON.stringify(agent.messages));
+    assert.equal(activities[0].activityType, 'tool-progress');
+    assert.deepEqual(activities[0].content, { toolCallId: call.id, done: 3, total: 3, message: 'station 3 of 3' });
+    assert.match(answer(agent), /Bergen: sunny/);
+    ask(agent, 'Thanks, that is all');
+    const second = await run(agent);
+    assert.equal(lastOf(second.events).type, 'RUN_FINISHED');
+  },
+
   // Bad input is refused before anything runs: the client reports the
   // server's 400.
   async badTool() {

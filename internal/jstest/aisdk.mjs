@@ -79,6 +79,34 @@ const scenarios = {
     assert.equal(chat.messages.length, 4);
   },
 
+  // A running call's progress: transient data-tool-progress parts, which
+  // the chat hands to onData (each chunk passes uiMessageChunkSchema) and
+  // keeps in no message; the last before the call's output is its last
+  // report.
+  async progress() {
+    const seen = [];
+    const chat = new Chat({
+      id: 'js-progress', transport: new DefaultChatTransport({ api: url }),
+      onData: (part) => { seen.push({ part, output: toolParts(last(chat), 'get_weather')[0]?.state }); },
+    });
+    await chat.sendMessage({ text: 'What is the weather in Bergen?' });
+    await settle(chat);
+    ok(chat);
+    const a = last(chat);
+    const [call] = toolParts(a, 'get_weather');
+    assert.equal(call.state, 'output-available');
+    assert.ok(seen.length > 0, 'onData saw no progress');
+    for (const { part, output } of seen) {
+      assert.equal(part.type, 'data-tool-progress');
+      assert.equal(part.id, call.toolCallId);
+      assert.notEqual(output, 'output-available', 'progress after the output');
+    }
+    assert.deepEqual(seen.at(-1).part.data, { toolCallId: call.toolCallId, done: 3, total: 3, message: 'station 3 of 3' });
+    assert.ok(!a.parts.some((p) => p.type.startsWith('data-')), 'a transient part was kept: ' + JSON.stringify(a.parts));
+    assert.match(text(a), /Bergen: sunny/);
+    await valid(chat);
+  },
+
   // Every chunk of a raw response through the SDK's own schema and
   // stream reader, then validateUIMessages on the message it rebuilds.
   async raw() {

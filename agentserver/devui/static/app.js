@@ -347,6 +347,11 @@ class AssistantMessage {
         this.card(c.toolCallId).denied();
         this.refreshSoon();
         break;
+      case 'data-tool-progress': {
+        const card = this.cards.get(c.data.toolCallId);
+        if (card) card.progress(c.data);
+        break;
+      }
       case 'data-retry': {
         const d = c.data;
         this.body.append(el('div', { class: 'retry' },
@@ -459,11 +464,34 @@ class ToolCard {
     this.par = el('span', { class: 'badge par', hidden: true });
     this.actions = el('div', { class: 'actions', hidden: true });
     this.result = el('div', { class: 'result' });
+    this.bar = el('progress', { max: '1' });
+    this.note = el('span', { class: 'progress-note' });
+    this.prog = el('div', { class: 'progress', hidden: true }, this.bar, this.note);
     this.el = el('div', { class: 'tool', 'data-call-id': id, 'data-name': name, 'data-state': 'running' },
       el('div', { class: 'tool-head' }, el('span', { class: 'tool-name' }, name), this.status, this.dur, this.par),
+      this.prog,
       el('div', { class: 'label' }, 'arguments'), el('pre', { class: 'json args' }, JSON.stringify(input)),
       this.actions, this.result);
   }
+
+  // progress shows the call's latest report (a data-tool-progress part):
+  // a bar (moving when the total is unknown), the percentage, the message.
+  progress(d) {
+    if (this.state !== 'running') return;
+    this.prog.hidden = false;
+    let pct = '';
+    if (d.total > 0) {
+      this.bar.max = d.total;
+      this.bar.value = Math.min(Math.max(d.done, 0), d.total);
+      pct = Math.round(100 * this.bar.value / d.total) + '%';
+    } else {
+      this.bar.removeAttribute('value');
+    }
+    this.note.textContent = [pct, d.message || ''].filter(Boolean).join(' ');
+  }
+
+  // ended hides the progress of a call that has its answer.
+  ended() { this.prog.hidden = true; }
 
   set(stateName, label, cls) {
     this.state = stateName;
@@ -519,18 +547,21 @@ class ToolCard {
   }
 
   done(output) {
+    this.ended();
     this.actions.hidden = true;
     this.set('done', 'done');
     this.result.replaceChildren(el('div', { class: 'label' }, 'result'), el('pre', { class: 'json output' }, short(output)));
   }
 
   failed(text) {
+    this.ended();
     this.actions.hidden = true;
     this.set('error', 'error', 'bad');
     this.result.replaceChildren(el('div', { class: 'label' }, 'error'), el('pre', { class: 'json error' }, text));
   }
 
   denied() {
+    this.ended();
     this.actions.hidden = true;
     this.set('denied', 'denied', 'bad');
   }

@@ -33,7 +33,8 @@ type Env struct {
 	HTTP  *httptest.Server
 	// Gate holds calls of get_weather for the city "Gate" until it is
 	// closed; Started gets the city of each call of get_weather as it
-	// starts.
+	// starts. A call for "Bergen" reports its progress: station 1, 2
+	// and 3 of 3.
 	Gate    chan struct{}
 	Started chan string
 }
@@ -50,6 +51,11 @@ func Serve(t *testing.T, handler func(*agentserver.Server) http.Handler, route s
 	e := &Env{Model: fake.NewServer(), Gate: make(chan struct{}), Started: make(chan string, 100)}
 	weather := toolset.MustFunc("get_weather", "Current weather for a city", func(ctx context.Context, in cityIn) (map[string]any, error) {
 		e.Started <- in.City
+		if in.City == "Bergen" { // a long call: it reports its progress
+			for i := 1; i <= 3; i++ {
+				toolset.ReportProgress(ctx, float64(i), 3, fmt.Sprintf("station %d of 3", i))
+			}
+		}
 		if in.City == "Gate" {
 			select {
 			case <-e.Gate:
@@ -154,7 +160,7 @@ func Scripted(req *fake.Request) *fake.Reply {
 		return fake.Calls(fake.Call("get_location", nil))
 	}
 	var calls []*genai.FunctionCall
-	for _, city := range []string{"Paris", "Tokyo", "Oslo", "Lyon"} {
+	for _, city := range []string{"Paris", "Tokyo", "Oslo", "Lyon", "Bergen"} {
 		if strings.Contains(q, city) {
 			calls = append(calls, Call(city))
 		}

@@ -101,3 +101,23 @@ func BoolField(b []byte, name string, v bool) []byte {
 func RawField(b []byte, name string, raw []byte) []byte {
 	return append(Field(b, name), raw...)
 }
+
+// FloatField appends ,"name":v, v a finite number.
+func FloatField(b []byte, name string, v float64) []byte {
+	return strconv.AppendFloat(Field(b, name), v, 'g', -1, 64)
+}
+
+// Progress appends a call's progress as the protocols send it:
+// {"toolCallId":…,"done":…,"total":…,"message":…}, total and message
+// left out when zero.
+func Progress(b []byte, callID string, done, total float64, message string) []byte {
+	b = StringField(append(b, '{'), "toolCallId", callID)
+	b = FloatField(b, "done", done)
+	if total > 0 {
+		b = FloatField(b, "total", total)
+	}
+	if message != "" {
+		b = StringField(b, "message", message)
+	}
+	return append(b, '}')
+}

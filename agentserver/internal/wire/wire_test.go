@@ -38,3 +38,20 @@ func TestFields(t *testing.T) {
 		t.Errorf("got %s, want %s", b, want)
 	}
 }
+
+func TestProgress(t *testing.T) {
+	for _, c := range []struct {
+		done, total float64
+		message     string
+		want        string
+	}{
+		{3, 4, "step \"3\"", `{"toolCallId":"c1","done":3,"total":4,"message":"step \"3\""}`},
+		{2.5, 0, "", `{"toolCallId":"c1","done":2.5}`},
+		{1e9, 2e9, "", `{"toolCallId":"c1","done":1e+09,"total":2e+09}`},
+	} {
+		b := Progress(nil, "c1", c.done, c.total, c.message)
+		if string(b) != c.want || !json.Valid(b) {
+			t.Errorf("Progress(%v, %v, %q) = %s, want %s", c.done, c.total, c.message, b, c.want)
+		}
+	}
+}

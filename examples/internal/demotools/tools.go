@@ -21,7 +21,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Set returns the demo tools: get_weather, current_time, calculate.
+// Set returns the demo tools: get_weather, current_time, calculate,
+// count_primes.
 func Set() *toolset.Set {
 	return New(time.Now)
 }
@@ -29,7 +30,7 @@ func Set() *toolset.Set {
 // New is Set with current_time reading the given clock, so that tests can
 // fix the time without touching shared state.
 func New(clock func() time.Time) *toolset.Set {
-	return toolset.MustNew(weatherTool(), currentTimeTool(clock), calculateTool())
+	return toolset.MustNew(weatherTool(), currentTimeTool(clock), calculateTool(), countPrimesTool())
 }
 
 // ---- get_weather ----
@@ -347,4 +348,107 @@ func formatResult(v constant.Value) string {
 	// Values within maxNumberBits always fit a float64.
 	f, _ := constant.Float64Val(v)
 	return strconv.FormatFloat(f, 'g', 12, 64)
+}
+
+// ---- count_primes ----
+
+// maxPrimesBelow bounds count_primes' argument: below it, a count takes a
+// few seconds on one core.
+const maxPrimesBelow = 2_000_000_000
+
+// primesSegment is how many odd numbers count_primes sieves at a time:
+// it reports its progress after each segment.
+const primesSegment = 1 << 18
+
+// primesInput is count_primes' input.
+type primesInput struct {
+	Below int `json:"below" jsonschema:"count the prime numbers below this number, from 2 to 2000000000 (two billion)"`
+}
+
+// primesReport is count_primes' output.
+type primesReport struct {
+	Below   int `json:"below"`
+	Primes  int `json:"primes"`            // how many primes are below Below
+	Largest int `json:"largest,omitempty"` // the largest of them
+}
+
+// countPrimesTool defines count_primes, which takes a while for large
+// numbers and reports its progress as it goes.
+func countPrimesTool() *toolset.Tool {
+	return toolset.MustFunc("count_primes",
+		"Count the prime numbers below a number (up to two billion), exactly, with a sieve. "+
+			"Large numbers take a few seconds; the user sees its progress meanwhile.",
+		func(ctx context.Context, in primesInput) (primesReport, error) {
+			if in.Below < 2 || in.Below > maxPrimesBelow {
+				return primesReport{}, fmt.Errorf("below is %d: give a number from 2 to %d", in.Below, maxPrimesBelow)
+			}
+			return countPrimes(ctx, in.Below)
+		})
+}
+
+// countPrimes counts the primes below n with a segmented sieve of
+// Eratosthenes over the odd numbers, reporting its progress after each
+// segment, and stops when ctx is done.
+func countPrimes(ctx context.Context, n int) (primesReport, error) {
+	report := primesReport{Below: n}
+	if n > 2 {
+		report.Primes, report.Largest = 1, 2
+	}
+	// The odd primes up to √n strike out the composites of every segment.
+	root := int(math.Sqrt(float64(n))) + 1
+	small := make([]bool, root+1) // small[i]: i is composite
+	var base []int
+	for i := 3; i <= root; i += 2 {
+		if !small[i] {
+			base = append(base, i)
+			for j := i * i; j <= root; j += 2 * i {
+				small[j] = true
+			}
+		}
+	}
+	composite := make([]bool, primesSegment) // composite[k]: lo+2k is composite
+	for lo := 3; lo < n; lo += 2 * primesSegment {
+		if err := ctx.Err(); err != nil {
+			return primesReport{}, err
+		}
+		size := min(primesSegment, (n-lo+1)/2) // the odd numbers lo, lo+2, … below n
+		clear(composite[:size])
+		for _, p := range base {
+			if p*p >= lo+2*size {
+				break
+			}
+			start := max(p*p, (lo+p-1)/p*p)
+			if start%2 == 0 {
+				start += p // odd multiples only
+			}
+			for j := (start - lo) / 2; j < size; j += p {
+				composite[j] = true
+			}
+		}
+		for k := range size {
+			if !composite[k] {
+				report.Primes++
+				report.Largest = lo + 2*k
+			}
+		}
+		if toolset.WantsProgress(ctx) {
+			done := min(lo+2*size, n)
+			toolset.ReportProgress(ctx, float64(done), float64(n),
+				fmt.Sprintf("sieved up to %s: %s primes so far", groupDigits(done), groupDigits(report.Primes)))
+		}
+	}
+	return report, nil
+}
+
+// groupDigits writes n with thousands separators: 1,234,567.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

@@ -43,7 +43,7 @@ func toolErrorMessage(t *testing.T, r toolset.Result) string {
 
 func TestDemoTools(t *testing.T) {
 	set := Set()
-	if got, want := set.Names(), []string{"get_weather", "current_time", "calculate"}; !slices.Equal(got, want) {
+	if got, want := set.Names(), []string{"get_weather", "current_time", "calculate", "count_primes"}; !slices.Equal(got, want) {
 		t.Fatalf("Set().Names() = %v, want %v", got, want)
 	}
 	for _, tool := range set.Tools() {
@@ -445,4 +445,56 @@ func TestToolsConcurrent(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+func TestCountPrimes(t *testing.T) {
+	set := Set()
+	for _, c := range []struct {
+		below, primes, largest int
+	}{
+		{2, 0, 0}, {3, 1, 2}, {4, 2, 3}, {10, 4, 7}, {11, 4, 7}, {12, 5, 11}, {100, 25, 97},
+		{primesSegment*2 + 3, 43390, 524287}, // one segment and a number more; 2^19-1 is prime
+		{1_000_000, 78498, 999983}, {10_000_000, 664579, 9999991},
+	} {
+		r := callTool(t, set, "count_primes", map[string]any{"below": float64(c.below)})
+		if want := (primesReport{Below: c.below, Primes: c.primes, Largest: c.largest}); r.IsError || r.Output != want {
+			t.Errorf("count_primes(%d) = %+v; want %+v", c.below, r.Output, want)
+		}
+	}
+	for _, below := range []float64{1, 0, -5, maxPrimesBelow + 1} {
+		msg := toolErrorMessage(t, callTool(t, set, "count_primes", map[string]any{"below": below}))
+		if !strings.Contains(msg, "give a number from 2 to 2000000000") {
+			t.Errorf("count_primes(%v): %q", below, msg)
+		}
+	}
+}
+
+// count_primes reports its progress after each segment, in order, the
+// last at the number given, and stops when its context is done.
+func TestCountPrimesProgress(t *testing.T) {
+	tool, _ := Set().Lookup("count_primes")
+	var got []toolset.Progress
+	ctx := toolset.WithProgress(context.Background(), toolset.ProgressFunc(func(p toolset.Progress) { got = append(got, p) }))
+	const below = 3_000_000
+	if r := tool.Execute(ctx, map[string]any{"below": float64(below)}); r.IsError {
+		t.Fatal(r.Output)
+	}
+	if want := below/(2*primesSegment) + 1; len(got) != want {
+		t.Errorf("%d reports; want %d, one per segment", len(got), want)
+	}
+	for i, p := range got {
+		if p.Total != below || (i > 0 && p.Done <= got[i-1].Done) {
+			t.Errorf("report %d = %+v, after %+v", i, p, got[max(i-1, 0)])
+		}
+	}
+	if last := got[len(got)-1]; last.Done != below || last.Message != "sieved up to 3,000,000: 216,816 primes so far" {
+		t.Errorf("last report = %+v", last)
+	}
+
+	ctx, cancel := context.WithCancel(toolset.WithProgress(context.Background(), toolset.ProgressFunc(func(toolset.Progress) {})))
+	stopped := toolset.WithProgress(ctx, toolset.ProgressFunc(func(toolset.Progress) { cancel() }))
+	r := tool.Execute(stopped, map[string]any{"below": float64(maxPrimesBelow)})
+	if !r.IsError {
+		t.Errorf("a cancelled count answered %v", r.Output)
+	}
 }

@@ -1,7 +1,7 @@
 // Package offline is the offline model of the examples: it plays Gemini
-// for the demo tools (get_weather, current_time, calculate) behind
-// internal/fake, so that the chat, the server and the eval example work
-// with no key and no network. It reads the conversation the way the real model would
+// for the demo tools (get_weather, current_time, calculate, count_primes)
+// behind internal/fake, so that the chat, the server and the eval example
+// work with no key and no network. It reads the conversation the way the real model would
 // receive it, over HTTP through the real client and the agent loop,
 // answers a question with real function calls, and turns the function
 // responses into an answer.
@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,8 +66,8 @@ func Streamed(r *fake.Reply) *fake.Reply {
 
 // Help is the answer to a message the offline model does not understand.
 const Help = "I am the offline demo model, so I only understand a few things: the weather in a city " +
-	"(\"What's the weather in Paris and Tokyo?\"), the time in a time zone (\"what time is it in UTC\") " +
-	"and arithmetic (\"what is (12+7)*3\"). Set GEMINI_API_KEY to chat with Gemini about anything."
+	"(\"What's the weather in Paris and Tokyo?\"), the time in a time zone (\"what time is it in UTC\"), " +
+	"arithmetic (\"what is (12+7)*3\") and primes (\"primes below 500 million?\"). Set GEMINI_API_KEY to chat with Gemini about anything."
 
 // Answer returns the offline model's answer to a request: the function
 // calls its last message asks for, bound to the tools the request declares
@@ -96,6 +97,9 @@ var (
 	placeRE = regexp.MustCompile(`(?i)\b(?:in|for|at)\s+([^?!.]+)`)
 	listRE  = regexp.MustCompile(`(?i),|\band\b|&`)
 	zoneRE  = regexp.MustCompile(`\b([A-Z][A-Za-z_]+/[A-Za-z_/]+|UTC|GMT)\b`)
+	// primesRE finds a count of primes below a number: "primes below
+	// 500 million", "prime numbers under 1,000,000".
+	primesRE = regexp.MustCompile(`(?i)\bprimes?\b[^?!.]*?\b(?:below|under|up to|less than|smaller than)\s+(\d[\d,_]*)(?:\s*(thousand|million|billion)\b)?`)
 	// questionRE ends a list of places where another question starts:
 	// "Paris and what is 2+2".
 	questionRE = regexp.MustCompile(`(?i)\b(what|what's|whats|how|who|when|where|which|calculate|compute)\b`)
@@ -173,6 +177,13 @@ func Plan(q string) []*genai.FunctionCall {
 	for _, m := range expressions(q) {
 		add(m.at, "c:"+m.expr, "calculate", map[string]any{"expression": m.expr})
 	}
+	for _, m := range primesRE.FindAllStringSubmatchIndex(q, -1) {
+		n, _ := strconv.ParseFloat(strings.NewReplacer(",", "", "_", "").Replace(q[m[2]:m[3]]), 64)
+		if m[4] >= 0 {
+			n *= map[string]float64{"thousand": 1e3, "million": 1e6, "billion": 1e9}[strings.ToLower(q[m[4]:m[5]])]
+		}
+		add(m[0], fmt.Sprint("p:", n), "count_primes", map[string]any{"below": n})
+	}
 	slices.SortStableFunc(calls, func(a, b planned) int { return a.at - b.at })
 	out := make([]*genai.FunctionCall, len(calls))
 	for i, c := range calls {
@@ -229,7 +240,7 @@ func toolFor(names []string, base string) string {
 // jobOf returns the demo tool whose job the declared tool name does:
 // "get_weather" for mcp_get_weather.
 func jobOf(name string) string {
-	for _, base := range []string{"get_weather", "current_time", "calculate"} {
+	for _, base := range []string{"get_weather", "current_time", "calculate", "count_primes"} {
 		if toolFor([]string{name}, base) != "" {
 			return base
 		}
@@ -312,6 +323,12 @@ func Summarize(results []*genai.FunctionResponse) string {
 			lines = append(lines, fmt.Sprintf("In %v it is %v (UTC%v).", out["timezone"], out["local"], out["utc_offset"]))
 		case "calculate":
 			lines = append(lines, fmt.Sprintf("%v = %v", out["expression"], out["result"]))
+		case "count_primes":
+			line := fmt.Sprintf("There are %s primes below %s", number(out["primes"]), number(out["below"]))
+			if out["largest"] != nil {
+				line += fmt.Sprintf("; the largest is %s", number(out["largest"]))
+			}
+			lines = append(lines, line+".")
 		default:
 			lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, r.Response["result"]))
 		}
@@ -324,6 +341,14 @@ func Summarize(results []*genai.FunctionResponse) string {
 		}
 	}
 	return answer
+}
+
+// number writes a JSON number as an integer when it is one.
+func number(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // FunctionResponses returns the function responses of a content.

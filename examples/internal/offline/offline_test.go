@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -28,11 +29,15 @@ func TestPlan(t *testing.T) {
 		{"I scored +3 and (4)", nil}, // a sign alone is no operation
 		{"hello", nil},
 		{"I have 3 cats", nil},
+		{"how many primes are there below 500 million?", []string{"count_primes:5e+08"}},
+		{"count the prime numbers under 1,000,000 and what is 2+2", []string{"count_primes:1e+06", "calculate:2+2"}},
+		{"primes up to 12345", []string{"count_primes:12345"}},
+		{"prime numbers below 2 billion", []string{"count_primes:2e+09"}},
 	} {
 		var got []string
 		for _, c := range Plan(tc.q) {
 			for _, v := range c.Args {
-				got = append(got, c.Name+":"+v.(string))
+				got = append(got, c.Name+":"+fmt.Sprint(v))
 			}
 		}
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {

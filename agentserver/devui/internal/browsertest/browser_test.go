@@ -226,8 +226,10 @@ func newBench(t *testing.T) *bench {
 	})
 	slow := toolset.MustFunc("slow_task", "A task that takes a while", func(ctx context.Context, _ nothing) (string, error) {
 		b.slowStart <- struct{}{}
+		toolset.ReportProgress(ctx, 1, 4, "step 1 of 4")
 		select {
 		case <-b.slowDone:
+			toolset.ReportProgress(ctx, 4, 4, "step 4 of 4")
 			return "finished", nil
 		case <-ctx.Done():
 			return "", ctx.Err()
@@ -567,6 +569,11 @@ func TestApprovalReloadBrowserTool(t *testing.T) {
 	send(t, ctx, "Run the slow task")
 	<-b.slowStart
 	until(t, ctx, "the running call", lastAnswer+`?.querySelector('.tool[data-name=slow_task][data-state=running]') != null`)
+	// Its progress: a bar on its card, at a quarter, with the tool's message.
+	const slowProgress = `.tool[data-name=slow_task] .progress`
+	until(t, ctx, "the call's progress bar", lastAnswer+`?.querySelector('`+slowProgress+`:not([hidden]) .progress-note')?.textContent === '25% step 1 of 4' &&
+		`+lastAnswer+`.querySelector('`+slowProgress+` progress').value === 1 && `+lastAnswer+`.querySelector('`+slowProgress+` progress').max === 4`)
+	shot(t, ctx, "progress")
 	var marked bool
 	eval(t, ctx, `window.beforeReload = true`, &marked)
 	run(t, ctx, "reloading", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#input")))
@@ -575,9 +582,16 @@ func TestApprovalReloadBrowserTool(t *testing.T) {
 	until(t, ctx, "the run in progress after the reload", `!window.beforeReload && `+lastAnswer+`?.querySelector('.tool[data-name=slow_task][data-state=running]') != null &&
 		`+lastAnswer+`.classList.contains('running') && !document.querySelector('#stop').hidden &&
 		[...document.querySelectorAll('#messages .msg.user')].at(-1)?.textContent === 'Run the slow task'`)
+	// The stream read again from the run's start shows the progress too.
+	until(t, ctx, "the progress bar after the reload", lastAnswer+`?.querySelector('`+slowProgress+`:not([hidden]) .progress-note')?.textContent === '25% step 1 of 4'`)
 	shot(t, ctx, "reloaded-mid-run")
 	b.releaseSlow()
 	until(t, ctx, "the run's end after the reload", lastAnswer+`?.querySelector('.end[data-finish=stop]') != null`)
+	var barHidden bool
+	eval(t, ctx, lastAnswer+`.querySelector('`+slowProgress+`').hidden`, &barHidden)
+	if !barHidden {
+		t.Error("the progress bar is still shown on a call that has its result")
+	}
 	var end string
 	eval(t, ctx, lastAnswer+`.querySelector(':scope > .body > .text').textContent`, &end)
 	if end != "The slow task is finished." {

@@ -10,9 +10,9 @@
 // The tools are ordinary toolset tools: their results are strings, errors
 // and toolset.MediaOutput. The ones that log to the client, ask its user
 // (elicitation) or its model (sampling) reach the client through
-// mcptools.Request. The suite's resources, prompts and completions are no
-// toolset's, and its progress scenario needs toolset.ReportProgress: see
-// baseline.yml.
+// mcptools.Request; the one that reports progress calls
+// toolset.ReportProgress. The suite's resources, prompts and completions
+// are no toolset's: see baseline.yml.
 //
 //lint:file-ignore SA1019 the suite tests logging and sampling, which protocol version 2026-07-28 deprecates (SEP-2577)
 package main
@@ -116,10 +116,24 @@ func tools() *toolset.Set {
 				}
 				return "Tool with logging executed successfully", nil
 			}}),
-		// The suite wants three progress notifications of it, which a
-		// toolset tool has no way yet to send (issue 24's progress half
-		// gives it toolset.ReportProgress; baseline.yml says so).
-		text("test_tool_with_progress", "Works in three steps", "Tool with progress executed successfully"),
+		// The suite wants three increasing progress notifications: the
+		// server sends them for the tool's reports, at most one per
+		// toolset.DefaultProgressInterval, so the tool waits that long
+		// between two (the suite's example waits about 50 ms).
+		toolset.MustDefine(toolset.Tool{Name: "test_tool_with_progress", Description: "Works in three steps, reporting each", InputSchema: noArgs,
+			Run: func(ctx context.Context, _ map[string]any) (any, error) {
+				for i, done := range []float64{0, 50, 100} {
+					if i > 0 {
+						select {
+						case <-time.After(toolset.DefaultProgressInterval):
+						case <-ctx.Done():
+							return nil, ctx.Err()
+						}
+					}
+					toolset.ReportProgress(ctx, done, 100, fmt.Sprintf("step %d of 3", i+1))
+				}
+				return "Tool with progress executed successfully", nil
+			}}),
 		toolset.MustDefine(toolset.Tool{Name: "test_sampling", Description: "Asks the client's model",
 			InputSchema: objectOf(map[string]*jsonschema.Schema{"prompt": {Type: "string", Description: "what to ask the model"}}, "prompt"),
 			Run: func(ctx context.Context, args map[string]any) (any, error) {
