@@ -74,8 +74,9 @@
 // # Observing
 //
 // Runs are ordinary agent runs: the agent's Observer and Config.Observer
-// see every event, with contexts that [RunID] and agent.Conversation read
-// the run and the thread from, and otelagent records the thread as
+// see every event, with contexts that [RunID], [RunUser] and
+// agent.Conversation read the run, its user and the thread from (so do
+// the tools the run calls), and otelagent records the thread as
 // gen_ai.conversation.id. [Server.Run] describes a run by id,
 // [Server.Attach] reads its log, [Server.Cancel] stops it,
 // [Server.Threads] and [Server.History] list a user's threads and read
