@@ -1,0 +1,137 @@
+package a2aagent
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+)
+
+// stream answers message/stream: the task's events as server-sent events,
+// each a JSON-RPC response, from the message on, to the run's end or the
+// input it waits for. A task that starts opens with the Task, submitted;
+// one that goes on, with its status, working.
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams) {
+	att, err := h.submit(r.Context(), user, p.Message)
+	if err != nil {
+		h.writeStreamError(w, r, id, rpcErrorOf(err))
+		return
+	}
+	opening := func(tr *translator, _ *snapshot) []a2a.Event {
+		if att.Continued {
+			return []a2a.Event{tr.status(a2a.TaskStateWorking, time.Now(), nil, false)}
+		}
+		return []a2a.Event{&a2a.Task{ID: tr.task, ContextID: tr.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}
+	}
+	h.serveTask(w, r, id, user, att.Run, att.Offset, opening)
+}
+
+// resubscribe answers tasks/resubscribe: the task as it stands, then its
+// events from there on, to the run's end or the input it waits for; for a
+// run that is over, the task and its last status.
+func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, task a2a.TaskID) {
+	if task == "" {
+		h.writeStreamError(w, r, id, invalidParams("params.id is missing"))
+		return
+	}
+	info, err := h.s.Run(r.Context(), user, string(task))
+	if err != nil {
+		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
+		return
+	}
+	// The task as it stands opens the stream, unless the log ends with the
+	// run's end or the input it waits for: that record streams as an
+	// event, and ends the stream as it ended the first.
+	cur, err := h.s.Attach(r.Context(), user, info.ID, 0)
+	if err != nil {
+		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
+		return
+	}
+	var from int64
+	for {
+		rec, ok, err := cur.Next(r.Context(), 0)
+		if err != nil || !ok {
+			break
+		}
+		from = rec.Offset + 1
+		if rec.Kind == agentserver.KindDone || rec.Kind == agentserver.KindPause && cur.Buffered() == 0 {
+			from = rec.Offset
+		}
+	}
+	cur.Close()
+	opening := func(_ *translator, snap *snapshot) []a2a.Event {
+		t := snap.task
+		return []a2a.Event{&t}
+	}
+	h.serveTask(w, r, id, user, info, from, opening)
+}
+
+// serveTask streams run's task from the record at offset: the records
+// before it make the translator's state and the task's snapshot, from
+// which opening makes the first events.
+func (h *handler) serveTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, run agentserver.RunInfo, offset int64,
+	opening func(*translator, *snapshot) []a2a.Event) {
+	cur, err := h.s.Attach(r.Context(), user, run.ID, 0)
+	if err != nil {
+		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(a2a.TaskID(run.ID), err)))
+		return
+	}
+	tr := newTranslator(run)
+	snap := newSnapshot(tr)
+	for range offset {
+		rec, ok, err := cur.Next(r.Context(), 0)
+		if err != nil || !ok {
+			break // not reached: the log holds the records before offset
+		}
+		for _, ev := range tr.events(&rec, false) {
+			snap.apply(ev)
+		}
+	}
+	enc := &encoder{id: id, tr: tr, opening: opening(tr, snap)}
+	h.s.ServeEvents(w, r, cur, enc)
+}
+
+// encoder writes a task's events as server-sent events, each one line of
+// JSON: a JSON-RPC response of the request's id whose result is the event.
+type encoder struct {
+	id      json.RawMessage
+	tr      *translator
+	opening []a2a.Event
+}
+
+// Open implements agentserver.Encoder.
+func (e *encoder) Open(w *agentserver.EventWriter) {
+	for _, ev := range e.opening {
+		e.write(w, ev, nil)
+	}
+}
+
+// Record implements agentserver.Encoder.
+func (e *encoder) Record(w *agentserver.EventWriter, rec *agentserver.Record, last bool) {
+	for _, ev := range e.tr.events(rec, last) {
+		e.write(w, ev, nil)
+	}
+}
+
+// Abort implements agentserver.Encoder: the stream is cut short (the
+// server is shutting down); the run's end is the task's, for tasks/get.
+func (e *encoder) Abort(w *agentserver.EventWriter, err error) {
+	msg := "the stream was cut: the server is shutting down; the task goes on (tasks/get, tasks/resubscribe)"
+	if errors.Is(err, io.EOF) {
+		msg = "the stream was cut"
+	}
+	e.write(w, nil, &rpcError{Code: codeInternalError, Message: msg, Data: map[string]any{"error": msg}})
+}
+
+func (e *encoder) write(w *agentserver.EventWriter, ev a2a.Event, rerr *rpcError) {
+	b, err := appendResponse(w.Begin(), e.id, ev, rerr)
+	if err != nil {
+		// Not reached: events hold JSON values only.
+		b, _ = appendResponse(w.Begin(), e.id, nil, &rpcError{Code: codeInternalError, Message: "internal error"})
+	}
+	w.End(b)
+}
