@@ -69,6 +69,7 @@ func (cs *conversations) release(c *conversation) { <-c.slot }
 type callInfo struct {
 	answered bool
 	status   int
+	tooLarge bool // a response was over the limit
 }
 
 type callInfoKey struct{}
@@ -99,10 +100,11 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info, _ := req.Context().Value(callInfoKey{}).(*callInfo); info != nil {
+	info, _ := req.Context().Value(callInfoKey{}).(*callInfo)
+	if info != nil {
 		info.answered, info.status = true, resp.StatusCode
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: t.max, limit: t.max}
+	resp.Body = &limitedBody{rc: resp.Body, left: t.max, limit: t.max, info: info}
 	return resp, nil
 }
 
@@ -116,6 +118,7 @@ func (e *errTooLarge) Error() string {
 type limitedBody struct {
 	rc          io.ReadCloser
 	left, limit int64
+	info        *callInfo // nil outside a call
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -124,6 +127,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		var one [1]byte
 		n, err := b.rc.Read(one[:])
 		if n > 0 {
+			if b.info != nil {
+				b.info.tooLarge = true
+			}
 			return 0, &errTooLarge{b.limit}
 		}
 		return 0, err

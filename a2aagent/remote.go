@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -338,14 +340,17 @@ func (ra *remoteAgent) stopped(ctx context.Context) error {
 func (ra *remoteAgent) failed(err error, info *callInfo) error {
 	var tooLarge *errTooLarge
 	switch {
-	case errors.As(err, &tooLarge):
-		return fmt.Errorf("%s answered with more than %d bytes", ra.name, tooLarge.limit)
+	case errors.As(err, &tooLarge) || info.tooLarge:
+		// (A reader may fail on the cut answer before it sees the limit.)
+		return fmt.Errorf("%s answered with more than %d bytes", ra.name, ra.maxBytes)
 	case info.status == http.StatusUnauthorized || info.status == http.StatusForbidden:
 		return fmt.Errorf("%s refused our credentials (HTTP %d): %w", ra.name, info.status, err)
 	case info.status != 0 && info.status != http.StatusOK:
 		return fmt.Errorf("%s refused the request (HTTP %d): %w", ra.name, info.status, err)
 	case !info.answered:
 		return fmt.Errorf("%s could not be reached: %w", ra.name, err)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		return fmt.Errorf("%s: the connection was cut before its answer ended: %w", ra.name, err)
 	case isA2AError(err):
 		return fmt.Errorf("%s refused the request: %w", ra.name, err)
 	}

@@ -206,6 +206,7 @@ type server struct {
 	stdin io.WriteCloser
 	lines chan string
 	done  chan struct{}
+	ended sync.Once
 }
 
 // startServer starts the tests' A2A server in a process of its own, until
@@ -271,14 +272,20 @@ func (s *server) release(key string) {
 // kill ends the server at once, as a crash would.
 func (s *server) kill() {
 	s.cmd.Process.Kill()
-	<-s.done
-	s.cmd.Wait()
+	s.wait()
+}
+
+// wait waits for the process to end, once.
+func (s *server) wait() {
+	s.ended.Do(func() {
+		<-s.done
+		s.cmd.Wait()
+	})
 }
 
 // stop ends the server as it is meant to end: its input closes.
 func (s *server) stop() {
 	s.stdin.Close()
-	<-s.done
-	s.cmd.Wait()
+	s.wait()
 	http.DefaultClient.CloseIdleConnections()
 }
