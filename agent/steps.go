@@ -164,6 +164,11 @@ func (s Steps) RunCall(ctx context.Context, call *genai.FunctionCall, approved b
 	return res, r.agents.close()
 }
 
+// Interceptor returns the agent's Config.Intercept, nil when it has none:
+// for a runtime that overrides the Interceptor (with [Agent.With]) to
+// decide some calls itself, and hands the others to the agent's own.
+func (s Steps) Interceptor() Interceptor { return s.a.intercept }
+
 // NotApproved returns the answer to a call that needed approval and did not
 // run: the model receives {"error": "tool NAME was not run: " + why}, and
 // the result's Err is [ErrDenied].

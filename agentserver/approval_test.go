@@ -27,7 +27,9 @@ func TestApprovalsAcrossRequests(t *testing.T) {
 	h.model.Enqueue(fake.Calls(call("Paris"), call("Free"), call("Tokyo")), fake.Text("Paris is sunny; no Tokyo."))
 
 	first := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris and Tokyo?"})
-	want := []string{"open", "start", "step", "tool-call", "tool-call", "tool-call", "pause"}
+	// The call that needs no approval runs meanwhile: its result comes
+	// before the pause, so that a client has it when it decides.
+	want := []string{"open", "start", "step", "tool-call", "tool-call", "tool-call", "tool-result", "pause"}
 	if diff := cmp.Diff(want, first.kinds()); diff != "" {
 		t.Fatalf("first response (-want +got):\n%s", diff)
 	}
@@ -42,9 +44,11 @@ func TestApprovalsAcrossRequests(t *testing.T) {
 	if len(info.Pending) != 2 || info.Pending[0].Call.ID != paris {
 		t.Errorf("run info pending %+v", info.Pending)
 	}
-	// The call that needs no approval ran meanwhile.
 	if city := <-h.started; city != "Free" {
 		t.Errorf("%q started before any approval; want Free", city)
+	}
+	if r := first.of(agentserver.KindToolResult); len(r) != 1 || string(r[0].Result.Output) != `"sunny in Free"` {
+		t.Errorf("the result before the pause: %+v", r)
 	}
 
 	// A request that decides one call continues the run up to the calls
@@ -91,7 +95,7 @@ func TestApprovalsAcrossRequests(t *testing.T) {
 
 	// The last decision finishes the run.
 	third := h.post(bg, "alice", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: tokyo, Reason: "no flights to Tokyo"}}})
-	want = []string{"open", "decision", "tool-result", "tool-result", "tool-result", "step-end", "step", "text", "step-end", "done"}
+	want = []string{"open", "decision", "tool-result", "tool-result", "step-end", "step", "text", "step-end", "done"}
 	if diff := cmp.Diff(want, third.kinds()); diff != "" {
 		t.Fatalf("third response (-want +got):\n%s", diff)
 	}

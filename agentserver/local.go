@@ -12,6 +12,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
 )
 
 // localRunner is the default Runner: each run is agent.Stream on a
@@ -219,8 +220,12 @@ func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*t
 	}
 	r.ctx = ctx
 	a := l.agent.With(agent.Overrides{
-		Tools:         tools,
-		NeedsApproval: r.needsApproval,
+		Tools: tools,
+		// The server decides the calls that wait, in its Interceptor: the
+		// loop's own approvals would hold the turn's other results until
+		// the decisions (see run.intercept).
+		NeedsApproval: func(*genai.FunctionCall) bool { return false },
+		Intercept:     r.intercept,
 		Observer:      agent.Observers(agent.ObserverFunc(r.observeDone), l.observer),
 	})
 	var done *agent.Event

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
@@ -33,30 +34,29 @@ type run struct {
 	// ended and over are set by localRunner.ended, under its lock.
 	ended time.Time
 	over  bool
-	// pending holds the calls of the current pause, decided or not, until
-	// the run's goroutine takes their decisions; order keeps their order.
+	// pending holds the calls that wait, decided or not, until the call
+	// takes its decision; order keeps them in the order they were paused.
 	pending map[string]*pendingCall
 	order   []string
 	// settled remembers the calls decided or expired, so that a second
 	// decision is told which it was.
 	settled map[string]error
-	wake    chan struct{} // signalled when a decision arrives
+	// decided is closed, and replaced, when decisions arrive: every call
+	// that waits wakes up to look for its own.
+	decided chan struct{}
+	// waitOf maps the calls of the turn that wait to their Call.
+	waitOf map[*genai.FunctionCall]*Call
 
 	// What only the run's goroutine touches.
 	ctx      context.Context
 	browser  map[string]bool // the browser tools' names
-	picked   []pickedCall    // calls NeedsApproval picked this turn
+	n        int             // the function calls of the turn
 	calls    []*Call         // this turn's calls, by index
-	waits    []*Call         // this turn's calls that wait for a decision
-	pausedAt int             // 1 + the turn paused last; 0 when none
-	browsErr map[string]bool // browser calls answered with an error
+	waits    int             // this turn's calls that wait for a decision
+	answered int             // results of this turn's calls that do not wait
+	paused   bool            // this turn's pause was published
 	agentRan bool            // the agent's EventDone was observed
 	agentErr error           // the agent's own error
-}
-
-type pickedCall struct {
-	call *genai.FunctionCall
-	kind PendingKind
 }
 
 type pendingCall struct {
@@ -69,7 +69,7 @@ func newRun(id string, in *Input, l *localRunner) *run {
 	r := &run{
 		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l,
 		started: time.Now(), state: StateRunning,
-		wake: make(chan struct{}, 1), settled: map[string]error{},
+		decided: make(chan struct{}), settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
 	}
 	for _, t := range in.Tools {
 		if r.browser == nil {
@@ -127,24 +127,59 @@ func (r *run) waiting() bool {
 	return r.state == StateWaiting
 }
 
-// needsApproval is the run's Config.NeedsApproval: a call of a browser
-// tool waits for its result; another call needs approval when the agent's
-// own NeedsApproval says so. It notes the calls it picks, so that the
-// pause of their turn lists them all. The loop calls it on the run's
-// goroutine, before the call's EventToolCall.
-func (r *run) needsApproval(call *genai.FunctionCall) bool {
-	var kind PendingKind
+// waitsFor returns what call index of the n calls of a turn waits for:
+// a call of a browser tool waits for its result, a call the agent's own
+// Config.NeedsApproval picks for its approval, as the loop would decide
+// it (Steps.PlanCall: a call it cannot run, over the cap or of an unknown
+// tool, waits for nothing).
+func (r *run) waitsFor(index, n int, call *genai.FunctionCall) PendingKind {
 	if r.browser[call.Name] {
-		kind = WaitBrowser
-	} else if _, yes := r.l.agent.Steps().PlanCall(r.ctx, 0, 1, call); yes {
-		kind = WaitApproval
+		if index < r.l.agent.Steps().Limits().MaxCallsPerTurn {
+			return WaitBrowser
+		}
+		return ""
 	}
-	if kind == "" {
-		return false
+	if answer, yes := r.l.agent.Steps().PlanCall(r.ctx, index, n, call); answer == nil && yes {
+		return WaitApproval
 	}
-	r.picked = append(r.picked, pickedCall{call, kind})
-	return true
+	return ""
 }
+
+// intercept is the run's Config.Intercept. A call that waits (see
+// waitsFor) waits here, on its own goroutine, for its decision: the
+// loop meanwhile reports the results of the turn's other calls as they
+// complete, so that the pause comes after them. Other calls go to the
+// agent's own Interceptor, if any.
+func (r *run) intercept(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
+	r.mu.Lock()
+	c := r.waitOf[call]
+	r.mu.Unlock()
+	if c == nil {
+		if base := r.l.agent.Steps().Interceptor(); base != nil {
+			return base(ctx, call)
+		}
+		return nil
+	}
+	d, ok := r.await(ctx, c.ID)
+	switch {
+	case !ok:
+		return &toolset.Result{IsError: true, Err: context.Cause(ctx),
+			Output: "tool " + call.Name + " was not run: the run ended before anyone decided about it"}
+	case d.Expired:
+		return agent.NotApproved(call, d.Reason)
+	case c.Wait == WaitBrowser && d.Error != "":
+		return &toolset.Result{IsError: true, Output: d.Error, Err: errBrowserFailed}
+	case c.Wait == WaitBrowser:
+		return agent.Answer(d.Output)
+	case d.Approved:
+		return nil // the tool runs
+	}
+	return agent.Deny(cmpOr(d.Reason, "the user denied this call"))
+}
+
+// errBrowserFailed is the Err of a browser tool's call answered with an
+// error.
+var errBrowserFailed = errors.New("agentserver: the browser tool failed")
 
 // observeDone notes the agent's own end: its error, before the store's
 // is joined to it.
@@ -170,8 +205,12 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 	switch e.Kind {
 	case agent.EventModelRequest:
 		if e.Attempt == 1 {
-			r.picked, r.calls, r.waits = r.picked[:0], r.calls[:0], r.waits[:0]
+			r.calls, r.n, r.waits, r.answered, r.paused = r.calls[:0], 0, 0, 0, false
 			r.add(Record{Kind: KindStep, Turn: e.Turn})
+		}
+	case agent.EventModelResponse:
+		if c := e.Response.Candidates; len(c) > 0 && c[0].Content != nil {
+			r.n = len(agent.FunctionCalls(c[0].Content))
 		}
 	case agent.EventText:
 		r.add(Record{Kind: KindText, Turn: e.Turn, Text: e.Text})
@@ -181,21 +220,28 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 		r.add(Record{Kind: KindRetry, Turn: e.Turn, Retry: &Retry{Attempt: e.Attempt, Delay: e.Delay, Reason: retryReason(e.Err)}})
 	case agent.EventToolCall:
 		c := &Call{ID: r.callID(e.Turn, e.Index), Name: e.Call.Name, Args: argsJSON(e.Call.Args)}
-		for _, p := range r.picked {
-			if p.call == e.Call {
-				c.Wait = p.kind
-				r.waits = append(r.waits, c)
-			}
-		}
+		c.Wait = r.waitsFor(e.Index, max(r.n, e.Index+1), e.Call)
 		for len(r.calls) <= e.Index {
 			r.calls = append(r.calls, nil)
 		}
 		r.calls[e.Index] = c
-		r.add(Record{Kind: KindToolCall, Turn: e.Turn, Call: c})
-	case agent.EventApproval:
-		r.approve(ctx, e)
+		r.mu.Lock()
+		if c.Wait != "" {
+			r.waitOf[e.Call] = c
+			r.waits++
+		}
+		r.addLocked(Record{Kind: KindToolCall, Turn: e.Turn, Call: c})
+		r.mu.Unlock()
+		if e.Index == r.n-1 {
+			r.pauseIfDone(e.Turn)
+		}
 	case agent.EventToolResult:
-		r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: r.callAt(e), Result: r.result(e)})
+		c := r.callAt(e)
+		r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: c, Result: r.result(e)})
+		if c.Wait == "" {
+			r.answered++
+			r.pauseIfDone(e.Turn)
+		}
 	case agent.EventTurnEnd:
 		u := e.Usage
 		r.add(Record{Kind: KindStepEnd, Turn: e.Turn, Usage: &u})
@@ -223,7 +269,7 @@ func (r *run) result(e *agent.Event) *CallResult {
 			msg = msg[:maxErrorText] + "…"
 		}
 		cr.Error = msg
-		cr.Denied = errors.Is(res.Err, agent.ErrDenied) && !r.browsErr[r.callID(e.Turn, e.Index)]
+		cr.Denied = errors.Is(res.Err, agent.ErrDenied)
 		return cr
 	}
 	out, err := json.Marshal(res.Output)
@@ -246,49 +292,32 @@ func argsJSON(args map[string]any) json.RawMessage {
 	return b
 }
 
-// approve decides a call that waits: it publishes the turn's pause with
-// every call that waits, at the first of them, then waits for this call's
-// decision, from a request or the deadline. A run whose context ends
-// meanwhile leaves it undecided: the loop answers it as cancelled.
-func (r *run) approve(ctx context.Context, e *agent.Event) {
-	id := r.callID(e.Turn, e.Index)
-	r.mu.Lock()
-	if r.pausedAt != e.Turn+1 {
-		r.pausedAt = e.Turn + 1
-		deadline := time.Now().Add(r.l.approvalTimeout)
-		list := make([]Pending, 0, len(r.waits))
-		r.pending = make(map[string]*pendingCall, len(r.waits))
-		r.order = r.order[:0]
-		for _, c := range r.waits {
-			p := Pending{Call: *c, Kind: c.Wait, Deadline: deadline}
-			list = append(list, p)
-			r.pending[c.ID] = &pendingCall{Pending: p}
-			r.order = append(r.order, c.ID)
-		}
-		r.state = StateWaiting
-		r.addLocked(Record{Kind: KindPause, Turn: e.Turn, Pending: list})
-	}
-	r.mu.Unlock()
-	d, ok := r.await(ctx, id)
-	if !ok {
+// pauseIfDone publishes the turn's pause, once every call that does not
+// wait has its result (so that the clients have them all when the
+// response ends at the pause), if some calls wait.
+func (r *run) pauseIfDone(turn int) {
+	if r.paused || r.waits == 0 || r.answered < r.n-r.waits {
 		return
 	}
-	switch p := r.kindOf(e); {
-	case d.Expired:
-		e.Approval.Deny(d.Reason)
-	case p == WaitBrowser && d.Error != "":
-		if r.browsErr == nil {
-			r.browsErr = map[string]bool{}
+	r.paused = true
+	deadline := time.Now().Add(r.l.approvalTimeout)
+	list := make([]Pending, 0, r.waits)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.calls {
+		if c == nil || c.Wait == "" {
+			continue
 		}
-		r.browsErr[id] = true
-		e.Approval.Deny(d.Error)
-	case p == WaitBrowser:
-		e.Approval.Answer(d.Output)
-	case d.Approved:
-		e.Approval.Approve()
-	default:
-		e.Approval.Deny(cmpOr(d.Reason, "the user denied this call"))
+		p := Pending{Call: *c, Kind: c.Wait, Deadline: deadline}
+		list = append(list, p)
+		if r.pending == nil {
+			r.pending = map[string]*pendingCall{}
+		}
+		r.pending[c.ID] = &pendingCall{Pending: p}
+		r.order = append(r.order, c.ID)
 	}
+	r.state = StateWaiting
+	r.addLocked(Record{Kind: KindPause, Turn: turn, Pending: list})
 }
 
 func cmpOr(s, def string) string {
@@ -298,16 +327,9 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// kindOf returns what the event's call waits for.
-func (r *run) kindOf(e *agent.Event) PendingKind {
-	if e.Index < len(r.calls) && r.calls[e.Index] != nil {
-		return r.calls[e.Index].Wait
-	}
-	return WaitApproval
-}
-
-// await waits for the decision about call id, denying every call of the
-// pause whose deadline passes. It returns false when ctx is done first.
+// await waits for the decision about call id, from a request or its
+// deadline, and for those of the other calls of its pause: a pause is
+// resolved whole. It returns false when ctx is done first.
 func (r *run) await(ctx context.Context, id string) (Decision, bool) {
 	var timer *time.Timer
 	defer func() {
@@ -319,11 +341,21 @@ func (r *run) await(ctx context.Context, id string) (Decision, bool) {
 		r.mu.Lock()
 		p := r.pending[id]
 		if p == nil {
+			// Not paused yet: the turn's other calls are running.
+			decided := r.decided
 			r.mu.Unlock()
-			return Decision{}, false // not reached: every call that waits is in the pause
+			select {
+			case <-decided:
+			case <-ctx.Done():
+				return Decision{}, false
+			}
+			continue
 		}
-		if p.decided {
+		if p.decided && r.undecidedLocked() == 0 {
+			// The pause is resolved: every call of it goes on at once, so
+			// that a pause is the last record of a run that waits.
 			delete(r.pending, id)
+			r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == id })
 			r.mu.Unlock()
 			return p.decision, true
 		}
@@ -333,7 +365,7 @@ func (r *run) await(ctx context.Context, id string) (Decision, bool) {
 			r.mu.Unlock()
 			continue
 		}
-		wait := p.Deadline.Sub(now)
+		wait, decided := p.Deadline.Sub(now), r.decided
 		r.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(wait)
@@ -341,12 +373,18 @@ func (r *run) await(ctx context.Context, id string) (Decision, bool) {
 			timer.Reset(wait)
 		}
 		select {
-		case <-r.wake:
+		case <-decided:
 		case <-timer.C:
 		case <-ctx.Done():
 			return Decision{}, false
 		}
 	}
+}
+
+// wakeLocked wakes every call that waits, to look for its decision.
+func (r *run) wakeLocked() {
+	close(r.decided)
+	r.decided = make(chan struct{})
 }
 
 // expireLocked denies the pending calls whose deadline passed.
@@ -365,6 +403,7 @@ func (r *run) expireLocked(now time.Time) {
 	if r.undecidedLocked() == 0 {
 		r.state = StateRunning
 	}
+	r.wakeLocked()
 }
 
 func (r *run) undecidedLocked() int {
@@ -430,14 +469,11 @@ func (r *run) decide(ds []Decision) (int64, error) {
 				list = append(list, p.Pending)
 			}
 		}
-		r.addLocked(Record{Kind: KindPause, Turn: r.pausedAt - 1, Pending: list})
+		r.addLocked(Record{Kind: KindPause, Turn: r.records[len(r.records)-1].Turn, Pending: list})
 	} else {
 		r.state = StateRunning
 	}
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	r.wakeLocked()
 	return offset, nil
 }
 

@@ -1,0 +1,27 @@
+package agui_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/agentserver/internal/servertest"
+	"github.com/toolnexus/toolnexus-go/internal/jstest"
+)
+
+// @ag-ui/client's HttpAgent, which applies its schemas and verifier to
+// every event, against the handler: a run, an approval round trip (and a
+// denial) through interrupts and resume, a frontend tool round trip, a
+// reconnect with connectAgent, a failure, a refused tool.
+func TestOfficialClient(t *testing.T) {
+	node := jstest.Node(t)
+	e := newEnv(t, servertest.NeedsOslo, func(c *agentserver.Config) { c.MaxMessages, c.MaxParts = 0, 0 }) // the defaults
+	e.Model.SetReplyFunc(servertest.Scripted)
+	out := node.Run(t, 2*time.Minute, "agui.mjs", "AGUI_URL="+e.HTTP.URL+"/agui")
+	for _, s := range []string{"run", "approval", "frontendTool", "connect", "failure", "badTool"} {
+		if !strings.Contains(out, "ok "+s+"\n") {
+			t.Errorf("scenario %s did not pass:\n%s", s, out)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+// Package servertest sets up what the protocol packages' tests share: a
+// Server on the fake model, with a get_weather tool that can be held,
+// served over HTTP by a protocol's handler, and the model the JavaScript
+// clients' scenarios talk to.
+package servertest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// Model is the fake's model: a Gemini 3 model, whose calls have ids and
+// thought signatures.
+const Model = "gemini-3-flash-preview"
+
+// Env is a Server on the fake model, served over HTTP.
+type Env struct {
+	Model *fake.Server
+	Srv   *agentserver.Server
+	HTTP  *httptest.Server
+	// Gate holds calls of get_weather for the city "Gate" until it is
+	// closed; Started gets the city of each call of get_weather as it
+	// starts.
+	Gate    chan struct{}
+	Started chan string
+}
+
+// Options change the Env's agent and server.
+type Options struct {
+	Agent  func(*agent.Config)
+	Config func(*agentserver.Config)
+}
+
+type cityIn struct {
+	City string `json:"city"`
+}
+
+// New starts an Env whose routes mount maps to the handler it makes of
+// the Server, closed when the test ends, which fails the test if the fake
+// refused a request.
+func New(t *testing.T, o Options, mount func(*agentserver.Server, *http.ServeMux)) *Env {
+	t.Helper()
+	e := &Env{Model: fake.NewServer(), Gate: make(chan struct{}), Started: make(chan string, 100)}
+	weather := toolset.MustFunc("get_weather", "Current weather for a city", func(ctx context.Context, in cityIn) (map[string]any, error) {
+		e.Started <- in.City
+		if in.City == "Gate" {
+			select {
+			case <-e.Gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return map[string]any{"city": in.City, "sky": "sunny"}, nil
+	})
+	cfg := agent.Config{Models: e.Model.Client().Models, Model: Model, Tools: toolset.MustNew(weather)}
+	if o.Agent != nil {
+		o.Agent(&cfg)
+	}
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg := agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler)}
+	if o.Config != nil {
+		o.Config(&scfg)
+	}
+	if e.Srv, err = agentserver.New(scfg); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mount(e.Srv, mux)
+	e.HTTP = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.Srv.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		e.HTTP.Close()
+		e.Model.Close()
+		for _, rj := range e.Model.Rejections() {
+			t.Errorf("the fake rejected request #%d (rule %s): %s", rj.Seq, rj.Rule, rj.Err.Message)
+		}
+	})
+	return e
+}
+
+// Call is a call of get_weather for city.
+func Call(city string) *genai.FunctionCall {
+	return fake.Call("get_weather", map[string]any{"city": city})
+}
+
+// NeedsOslo makes the calls for Oslo need approval, as the JavaScript
+// scenarios expect.
+func NeedsOslo(c *agent.Config) {
+	c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Args["city"] == "Oslo" }
+}
+
+// Scripted plays the model for the JavaScript clients' scenarios: it
+// calls get_weather for each known city a question names (get_location,
+// a browser tool, when it asks "where I am"), fails on "fail", and turns
+// results into lines such as "Paris: sunny" or "get_weather denied: …".
+func Scripted(req *fake.Request) *fake.Reply {
+	last := req.Contents[len(req.Contents)-1]
+	var responses []*genai.FunctionResponse
+	var question strings.Builder
+	for _, p := range last.Parts {
+		if p.FunctionResponse != nil {
+			responses = append(responses, p.FunctionResponse)
+		}
+		question.WriteString(p.Text)
+	}
+	if len(responses) > 0 {
+		var lines []string
+		for _, r := range responses {
+			if msg, ok := r.Response["error"]; ok {
+				lines = append(lines, fmt.Sprintf("%s denied: %v", r.Name, msg))
+				continue
+			}
+			out, _ := r.Response["result"].(map[string]any)
+			if r.Name == "get_location" {
+				return fake.Calls(Call(fmt.Sprint(out["city"])))
+			}
+			lines = append(lines, fmt.Sprintf("%v: %v", out["city"], out["sky"]))
+		}
+		return fake.Text(strings.Join(lines, "\n")).WithTextChunk(7)
+	}
+	q := question.String()
+	switch {
+	case strings.Contains(q, "fail"):
+		return fake.Error(403, "API key AIzaSECRET not valid")
+	case strings.Contains(q, "where I am"):
+		return fake.Calls(fake.Call("get_location", nil))
+	}
+	var calls []*genai.FunctionCall
+	for _, city := range []string{"Paris", "Tokyo", "Oslo", "Lyon"} {
+		if strings.Contains(q, city) {
+			calls = append(calls, Call(city))
+		}
+	}
+	if len(calls) == 0 {
+		return fake.Text("Glad to help.")
+	}
+	return fake.Calls(calls...)
+}

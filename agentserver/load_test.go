@@ -1,0 +1,282 @@
+package agentserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/agentserver/agui"
+	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"go.uber.org/goleak"
+	"google.golang.org/genai"
+)
+
+// loadRuns is how many runs the load test serves at once: half over
+// AG-UI, half over the AI SDK's protocol.
+const loadRuns = 1000
+
+// The load test: loadRuns streams open at once on one server (a fifth of
+// them under the race detector, or with -short), against the fake model, each run with two tool calls and an approval across two
+// requests. Every run is saved exactly once and whole, no stream carries
+// another run's events, and nothing is left running.
+func TestLoad(t *testing.T) {
+	n := loadRuns
+	if testing.Short() || raceEnabled {
+		n = loadRuns / 5
+	}
+	leaks := goleak.IgnoreCurrent()
+	fakeModel := fake.NewServer()
+	fakeModel.SetReplyFunc(func(req *fake.Request) *fake.Reply {
+		last := req.Contents[len(req.Contents)-1]
+		if r := last.Parts[0].FunctionResponse; r != nil {
+			return fake.Text(fmt.Sprintf("%v is sunny.", r.Response["result"])).WithTextChunk(5)
+		}
+		city := strings.TrimSuffix(strings.TrimPrefix(last.Parts[0].Text, "Weather in "), "?")
+		return fake.Calls(fake.Call("get_weather", map[string]any{"city": city}), fake.Call("hold", map[string]any{"city": city}))
+	})
+	// hold returns once every run has its stream open: n streams at once.
+	var holding sync.WaitGroup
+	holding.Add(n)
+	allIn := make(chan struct{})
+	go func() { holding.Wait(); close(allIn) }()
+	hold := toolset.MustFunc("hold", "Waits for the others", func(ctx context.Context, in cityIn) (string, error) {
+		holding.Done()
+		select {
+		case <-allIn:
+			return "held " + in.City, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	weather := toolset.MustFunc("get_weather", "Weather", func(ctx context.Context, in cityIn) (string, error) {
+		return in.City, nil
+	})
+	// The model's transport must hold n requests at once.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = n
+	cc := fakeModel.ClientConfig()
+	cc.HTTPClient = &http.Client{Transport: tr}
+	client, err := genai.NewClient(context.Background(), cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(weather, hold),
+		NeedsApproval: func(c *genai.FunctionCall) bool { return c.Name == "get_weather" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{Store: session.NewMemory()}
+	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/agui", agui.Handler(srv))
+	mux.Handle("/api/chat", aisdk.Handler(srv))
+	hs := httptest.NewServer(mux)
+	ctr := http.DefaultTransport.(*http.Transport).Clone()
+	ctr.MaxIdleConnsPerHost = n
+	hc := &http.Client{Transport: ctr}
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			var err error
+			if i%2 == 0 {
+				err = loadAGUI(hc, hs.URL, i)
+			} else {
+				err = loadAISDK(hc, hs.URL, i)
+			}
+			if err != nil && failed.Add(1) <= 5 {
+				errs <- fmt.Errorf("run %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	elapsed := time.Since(start)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	hs.Close()
+	hc.CloseIdleConnections()
+	tr.CloseIdleConnections()
+	fakeModel.Close()
+	for _, rj := range fakeModel.Rejections() {
+		t.Errorf("the fake rejected request #%d: %s", rj.Seq, rj.Err.Message)
+	}
+	store.mu.Lock()
+	if len(store.appends) != n {
+		t.Errorf("%d threads saved, want %d", len(store.appends), n)
+	}
+	for id, k := range store.appends {
+		if k != 1 {
+			t.Errorf("%s saved %d times, want once", id, k)
+		}
+	}
+	store.mu.Unlock()
+	for i := range n {
+		h, err := srv.History(context.Background(), "local", loadThread(i))
+		if err != nil || len(h) != 4 || !strings.Contains(h[3].Parts[0].Text, loadCity(i)) {
+			t.Errorf("thread %d stored %d contents (%v)", i, len(h), err)
+			break
+		}
+	}
+	t.Logf("%d runs, two requests each, in %v (GOMAXPROCS %d)", n, elapsed.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	goleak.VerifyNone(t, leaks)
+}
+
+func loadCity(i int) string   { return fmt.Sprintf("C%04d", i) }
+func loadThread(i int) string { return fmt.Sprintf("load-%d", i) }
+
+// sse posts body and returns the stream's events, each decoded.
+func sse(hc *http.Client, url string, body any) ([]map[string]any, []string, error) {
+	b, _ := json.Marshal(body)
+	resp, err := hc.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	var events []map[string]any
+	var raw []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		raw = append(raw, data)
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			return nil, nil, err
+		}
+		events = append(events, ev)
+	}
+	return events, raw, sc.Err()
+}
+
+// unmixed checks that a stream carries only its own run's calls, and no
+// other run's city.
+func unmixed(raw []string, runPrefix, city string) error {
+	for _, r := range raw {
+		if strings.Contains(r, "run_") && !strings.Contains(r, runPrefix) {
+			return fmt.Errorf("an event of another run: %s", r)
+		}
+		for _, word := range strings.FieldsFunc(r, func(c rune) bool { return c == '"' || c == ' ' || c == '.' || c == ':' }) {
+			if len(word) == 5 && word[0] == 'C' && strings.Trim(word[1:], "0123456789") == "" && word != city {
+				return fmt.Errorf("another run's city %s in %s", word, r)
+			}
+		}
+	}
+	return nil
+}
+
+func loadAGUI(hc *http.Client, base string, i int) error {
+	city, thread := loadCity(i), loadThread(i)
+	msgs := []any{map[string]any{"id": "u", "role": "user", "content": "Weather in " + city + "?"}}
+	events, raw, err := sse(hc, base+"/agui", map[string]any{"threadId": thread, "runId": "r1", "messages": msgs})
+	if err != nil {
+		return err
+	}
+	last := events[len(events)-1]
+	outcome, _ := last["outcome"].(map[string]any)
+	if last["type"] != "RUN_FINISHED" || outcome["type"] != "interrupt" {
+		return fmt.Errorf("the first stream ended with %v", last)
+	}
+	interrupt := outcome["interrupts"].([]any)[0].(map[string]any)
+	id := interrupt["id"].(string)
+	run := id[:strings.Index(id, "-c")]
+	if err := unmixed(raw, run, city); err != nil {
+		return err
+	}
+	// The client's messages now end with the assistant's calls.
+	msgs = append(msgs, map[string]any{"id": "a", "role": "assistant", "toolCalls": []any{map[string]any{"id": id, "type": "function",
+		"function": map[string]any{"name": "get_weather", "arguments": `{"city":"` + city + `"}`}}}})
+	events, raw, err = sse(hc, base+"/agui", map[string]any{"threadId": thread, "runId": "r2", "messages": msgs,
+		"resume": []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"approved": true}}}})
+	if err != nil {
+		return err
+	}
+	if err := unmixed(raw, run, city); err != nil {
+		return err
+	}
+	var text strings.Builder
+	for _, ev := range events {
+		if ev["type"] == "TEXT_MESSAGE_CONTENT" {
+			text.WriteString(ev["delta"].(string))
+		}
+	}
+	if !strings.Contains(text.String(), city) || events[len(events)-1]["type"] != "RUN_FINISHED" {
+		return fmt.Errorf("the second stream: %q, ended with %v", text.String(), events[len(events)-1])
+	}
+	return nil
+}
+
+func loadAISDK(hc *http.Client, base string, i int) error {
+	city, thread := loadCity(i), loadThread(i)
+	msgs := []any{map[string]any{"id": "u", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "Weather in " + city + "?"}}}}
+	events, raw, err := sse(hc, base+"/api/chat", map[string]any{"id": thread, "messages": msgs})
+	if err != nil {
+		return err
+	}
+	var id string
+	for _, ev := range events {
+		if ev["type"] == "tool-approval-request" {
+			id = ev["approvalId"].(string)
+		}
+	}
+	if id == "" || events[len(events)-1]["finishReason"] != "tool-calls" {
+		return fmt.Errorf("the first stream asked for no approval: %v", raw)
+	}
+	run := id[:strings.Index(id, "-c")]
+	if err := unmixed(raw, run, city); err != nil {
+		return err
+	}
+	msgs = append(msgs, map[string]any{"id": "a", "role": "assistant", "parts": []any{map[string]any{"type": "tool-get_weather", "toolCallId": id,
+		"state": "approval-responded", "input": map[string]any{"city": city}, "approval": map[string]any{"id": id, "approved": true}}}})
+	events, raw, err = sse(hc, base+"/api/chat", map[string]any{"id": thread, "messages": msgs})
+	if err != nil {
+		return err
+	}
+	if err := unmixed(raw, run, city); err != nil {
+		return err
+	}
+	var text strings.Builder
+	for _, ev := range events {
+		if ev["type"] == "text-delta" {
+			text.WriteString(ev["delta"].(string))
+		}
+	}
+	if !strings.Contains(text.String(), city) || events[len(events)-1]["finishReason"] != "stop" {
+		return fmt.Errorf("the second stream: %q, ended with %v", text.String(), events[len(events)-1])
+	}
+	return nil
+}

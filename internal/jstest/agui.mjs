@@ -1,0 +1,175 @@
+// @ag-ui/client's HttpAgent against our agui handler: runAgent applies the
+// client's schemas, verifier and reducer to every event, and rejects on a
+// violation. AGUI_URL is the handler's URL. The Go test (agentserver/agui)
+// scripts the model as for the AI SDK: get_weather answers for a city,
+// needs approval for Oslo, get_location is a frontend tool, and "fail"
+// makes the model fail.
+import assert from 'node:assert/strict';
+import { HttpAgent } from '@ag-ui/client';
+
+const url = process.env.AGUI_URL;
+if (!url) throw new Error('AGUI_URL is not set');
+
+let seq = 0;
+const id = () => `id-${++seq}`;
+
+// run runs the agent once and returns the events it saw, in order.
+async function run(agent, params = {}) {
+  const events = [];
+  const result = await agent.runAgent({ runId: id(), ...params }, { onEvent: ({ event }) => { events.push(event); } });
+  return { result, events };
+}
+
+function ask(agent, content) { agent.addMessage({ id: id(), role: 'user', content }); }
+
+const lastOf = (events) => events.at(-1);
+const toolMessages = (agent) => agent.messages.filter((m) => m.role === 'tool');
+const answer = (agent) => agent.messages.filter((m) => m.role === 'assistant' && m.content).map((m) => m.content).join('\n');
+const toolCalls = (agent) => agent.messages.flatMap((m) => m.toolCalls ?? []);
+
+// A HttpAgent that reconnects: HttpAgent has no connect of its own.
+class ConnectingAgent extends HttpAgent {
+  connect(input) { return this.run(input); }
+}
+
+const scenarios = {
+  // Text and two parallel tool calls.
+  async run() {
+    const agent = new HttpAgent({ url, threadId: 'ag-run' });
+    ask(agent, 'What is the weather in Paris and Tokyo?');
+    const { events } = await run(agent);
+    assert.equal(events[0].type, 'RUN_STARTED');
+    const fin = lastOf(events);
+    assert.equal(fin.type, 'RUN_FINISHED');
+    assert.equal(fin.outcome?.type ?? 'success', 'success');
+    assert.ok(fin.usage[0].totalTokens > 0, JSON.stringify(fin));
+    assert.ok(events.some((e) => e.type === 'STEP_STARTED'));
+    assert.equal(toolCalls(agent).length, 2);
+    assert.equal(toolMessages(agent).length, 2);
+    assert.deepEqual(toolCalls(agent).map((c) => JSON.parse(c.function.arguments).city).sort(), ['Paris', 'Tokyo']);
+    assert.match(answer(agent), /Paris: sunny/);
+    // The thread goes on: the server sends the model its own history.
+    ask(agent, 'Thanks, that is all');
+    const second = await run(agent);
+    assert.equal(lastOf(second.events).type, 'RUN_FINISHED');
+    assert.match(answer(agent), /Glad to help/);
+  },
+
+  // An approval round trip through interrupts and resume.
+  async approval() {
+    const agent = new HttpAgent({ url, threadId: 'ag-approval' });
+    ask(agent, 'What is the weather in Oslo and Paris?');
+    const { events } = await run(agent);
+    const fin = lastOf(events);
+    assert.equal(fin.type, 'RUN_FINISHED');
+    assert.equal(fin.outcome.type, 'interrupt');
+    assert.equal(agent.pendingInterrupts.length, 1);
+    const [interrupt] = agent.pendingInterrupts;
+    assert.equal(interrupt.reason, 'tool_call');
+    assert.ok(new Date(interrupt.expiresAt) > new Date());
+    const oslo = toolCalls(agent).find((c) => JSON.parse(c.function.arguments).city === 'Oslo');
+    assert.equal(interrupt.toolCallId, oslo.id);
+    // Paris needs no approval: its result came before the interrupt.
+    assert.equal(toolMessages(agent).length, 1);
+    // The client itself refuses to go on without answering the interrupt.
+    await assert.rejects(agent.runAgent({ runId: id() }), /pending interrupt/);
+
+    const resumed = await run(agent, { resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    assert.equal(lastOf(resumed.events).type, 'RUN_FINISHED');
+    assert.equal(agent.pendingInterrupts.length, 0);
+    assert.equal(toolMessages(agent).length, 2);
+    assert.match(answer(agent), /Oslo: sunny/);
+
+    // A denial: the model reads the reason.
+    ask(agent, 'Now only Oslo');
+    await run(agent);
+    const [again] = agent.pendingInterrupts;
+    await run(agent, { resume: [{ interruptId: again.id, status: 'resolved', payload: { approved: false, reason: 'not today' } }] });
+    assert.match(answer(agent), /denied: not today/);
+  },
+
+  // A frontend tool: the run ends with its call pending; the tool
+  // message of the next run answers it.
+  async frontendTool() {
+    const tools = [{ name: 'get_location', description: 'Where the user is', parameters: { type: 'object', properties: {} } }];
+    const agent = new HttpAgent({ url, threadId: 'ag-browser' });
+    ask(agent, 'What is the weather where I am?');
+    const { events } = await run(agent, { tools });
+    const fin = lastOf(events);
+    assert.equal(fin.type, 'RUN_FINISHED');
+    assert.equal(fin.outcome.type, 'success');
+    const call = toolCalls(agent).find((c) => c.function.name === 'get_location');
+    assert.deepEqual(fin.outcome.pendingToolCallIds, [call.id]);
+    agent.addMessage({ id: id(), role: 'tool', toolCallId: call.id, content: JSON.stringify({ city: 'Lyon' }) });
+    const second = await run(agent, { tools });
+    assert.equal(lastOf(second.events).type, 'RUN_FINISHED');
+    assert.match(answer(agent), /Lyon: sunny/);
+  },
+
+  // Reconnect to a run that waits: connectAgent replays it from its
+  // start, through the same verifier; then another agent resumes it.
+  async connect() {
+    const first = new HttpAgent({ url, threadId: 'ag-connect' });
+    ask(first, 'What is the weather in Oslo?');
+    await run(first);
+    assert.equal(first.pendingInterrupts.length, 1);
+
+    const reloaded = new ConnectingAgent({ url: `${url}/connect`, threadId: 'ag-connect', initialMessages: [first.messages[0]] });
+    const events = [];
+    await reloaded.connectAgent({ runId: id() }, { onEvent: ({ event }) => { events.push(event); } });
+    assert.equal(lastOf(events).type, 'RUN_FINISHED');
+    assert.equal(lastOf(events).outcome.type, 'interrupt');
+    assert.equal(reloaded.pendingInterrupts[0].id, first.pendingInterrupts[0].id);
+    assert.equal(toolCalls(reloaded)[0].id, toolCalls(first)[0].id);
+
+    const resumer = new HttpAgent({ url, threadId: 'ag-connect', initialMessages: reloaded.messages });
+    await run(resumer, { resume: [{ interruptId: reloaded.pendingInterrupts[0].id, status: 'resolved', payload: { approved: true } }] });
+    assert.match(answer(resumer), /Oslo: sunny/);
+
+    // Nothing runs any more: connect is an empty run.
+    const idle = new ConnectingAgent({ url: `${url}/connect`, threadId: 'ag-connect' });
+    const none = [];
+    await idle.connectAgent({ runId: id() }, { onEvent: ({ event }) => { none.push(event); } });
+    assert.deepEqual(none.map((e) => e.type), ['RUN_STARTED', 'RUN_FINISHED']);
+  },
+
+  // A failure ends the run with RUN_ERROR and the server's safe message.
+  async failure() {
+    const agent = new HttpAgent({ url, threadId: 'ag-fail' });
+    ask(agent, 'please fail');
+    const events = [];
+    let failed;
+    try {
+      await agent.runAgent({ runId: id() }, { onEvent: ({ event }) => { events.push(event); } });
+    } catch (err) {
+      failed = err;
+    }
+    const last = lastOf(events);
+    assert.equal(last.type, 'RUN_ERROR', JSON.stringify(events));
+    assert.equal(last.message, 'the server could not authenticate with the model');
+    assert.equal(last.code, 'model_unauthorized');
+    assert.ok(!JSON.stringify(events).includes('SECRET'));
+    void failed; // runAgent may or may not reject on RUN_ERROR; the events say what happened
+  },
+
+  // Bad input is refused before anything runs: the client reports the
+  // server's 400.
+  async badTool() {
+    const agent = new HttpAgent({ url, threadId: 'ag-bad' });
+    ask(agent, 'hi');
+    const tools = [{ name: 'bad name', description: 'x', parameters: { type: 'object' } }];
+    await assert.rejects(agent.runAgent({ runId: id(), tools }), /HTTP 400.*bad_tool/);
+  },
+};
+
+let failed = 0;
+for (const [name, fn] of Object.entries(scenarios)) {
+  try {
+    await fn();
+    console.log(`ok ${name}`);
+  } catch (err) {
+    failed++;
+    console.log(`FAIL ${name}: ${err.stack ?? err}`);
+  }
+}
+if (failed) process.exit(1);
