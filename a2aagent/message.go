@@ -79,16 +79,12 @@ func filePart(p a2a.FilePart) (*genai.Part, error) {
 		if err != nil {
 			return nil, errorString("the file's bytes are not valid base64")
 		}
-		part := genai.NewPartFromBytes(b, f.MimeType)
-		part.InlineData.DisplayName = f.Name
-		return part, nil
+		return genai.NewPartFromBytes(b, f.MimeType), nil
 	case a2a.FileURI:
 		if f.MimeType == "" {
 			return nil, errorString("a file needs its mimeType")
 		}
-		part := genai.NewPartFromURI(f.URI, f.MimeType)
-		part.FileData.DisplayName = f.Name
-		return part, nil
+		return genai.NewPartFromURI(f.URI, f.MimeType), nil
 	}
 	return nil, errorString("a file needs bytes or a uri")
 }
