@@ -301,19 +301,14 @@ func (ra *remoteAgent) result(conv *conversation, out *outcome) (any, error) {
 	case a2a.TaskStateInputRequired:
 		w := out.waiting()
 		conv.waiting = w
-		res := map[string]any{"state": "input-required", "question": out.statusText()}
-		next := "To answer, call " + ra.name + " again: request holds the answer."
-		if len(w.calls) > 0 {
-			var calls []map[string]any
-			for _, c := range w.calls {
-				calls = append(calls, map[string]any{"call": c.call, "args": c.args, "needs_approval": c.confirmation})
-			}
-			res["waiting_for"] = calls
-			if w.confirmations() > 0 {
-				next += " approve: true runs the calls that need approval, false refuses them."
-			}
+		res := &inputRequired{State: "input-required", Question: out.statusText(),
+			Next: "To answer, call " + ra.name + " again: request holds the answer."}
+		for _, c := range w.calls {
+			res.WaitingFor = append(res.WaitingFor, waitingFor{Call: c.call, Args: c.args, NeedsApproval: c.confirmation})
 		}
-		res["next"] = next
+		if w.confirmations() > 0 {
+			res.Next += " approve: true runs the calls that need approval, false refuses them."
+		}
 		return res, nil
 	case a2a.TaskStateAuthRequired:
 		return nil, fmt.Errorf("%s needs authentication it was not given: %s", ra.name, first(out.statusText(), "it said no more"))
@@ -325,6 +320,21 @@ func (ra *remoteAgent) result(conv *conversation, out *outcome) (any, error) {
 		return nil, fmt.Errorf("%s failed: %s", ra.name, first(out.statusText(), "it gave no reason"))
 	}
 	return nil, fmt.Errorf("%s ended its answer in the state %q, which A2A does not end a task in", ra.name, out.state)
+}
+
+// inputRequired is the result of a call the remote agent answered with a
+// question: what the model reads.
+type inputRequired struct {
+	State      string       `json:"state"`
+	Question   string       `json:"question"`
+	WaitingFor []waitingFor `json:"waiting_for,omitempty"`
+	Next       string       `json:"next"`
+}
+
+type waitingFor struct {
+	Call          string `json:"call"`
+	Args          any    `json:"args"`
+	NeedsApproval bool   `json:"needs_approval"`
 }
 
 // stopped is the error of a call whose context ended.

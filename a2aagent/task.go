@@ -136,7 +136,8 @@ func resultPart(c *agentserver.Call, r *agentserver.CallResult) a2a.DataPart {
 }
 
 // inputRequired is the final status of a task whose run waits: a message
-// saying what it waits for, in words, then one long-running function call
+// saying what it waits for, in a sentence for a person, then, for a
+// client to answer, one long-running function call
 // per pending call: for a call that needs approval ADK's confirmation call
 // (adk_request_confirmation, whose args hold the original call), for a
 // call of a browser tool the call itself. Each has the pending call's id,
@@ -150,13 +151,11 @@ func (t *translator) inputRequired(rec *agentserver.Record) *a2a.TaskStatusUpdat
 		}
 		c := p.Call
 		if p.Kind == agentserver.WaitBrowser {
-			fmt.Fprintf(&b, "Call %s waits for the result of %s %s: answer with a function_response of id %q whose response is the result.",
-				c.ID, c.Name, c.Args, c.ID)
+			fmt.Fprintf(&b, "%s %s waits for its result.", c.Name, c.Args)
 			parts = append(parts, callPart(&c))
 			continue
 		}
-		fmt.Fprintf(&b, "%s %s needs approval: answer with a function_response of id %q and name %s whose response is {\"confirmed\": true} to run it, or {\"confirmed\": false, \"reason\": \"…\"} to refuse it (it is refused at %s).",
-			c.Name, c.Args, c.ID, confirmationName, p.Deadline.UTC().Format(time.RFC3339))
+		fmt.Fprintf(&b, "%s %s needs approval; it is refused if nobody decides by %s.", c.Name, c.Args, p.Deadline.UTC().Format(time.RFC3339))
 		parts = append(parts, a2a.DataPart{
 			Data: map[string]any{"id": c.ID, "name": confirmationName, "args": map[string]any{
 				"originalFunctionCall": map[string]any{"id": c.ID, "name": c.Name, "args": c.Args},

@@ -48,6 +48,8 @@ type options struct {
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
 	// whose tools are added.
 	mcp, mcpHTTP []string
+	// a2a are the -a2a values: remote A2A agents, each a tool.
+	a2a []string
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
@@ -127,6 +129,9 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer closeMCP()
+	if tools, err = withA2A(ctx, opts.a2a, tools, sources, out); err != nil {
+		return err
+	}
 
 	cfg := agent.Config{
 		Models: models,

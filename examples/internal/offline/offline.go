@@ -56,6 +56,9 @@ func Model(req *fake.Request) *fake.Reply {
 		return offlineText(summarize(results))
 	}
 	question := TextOf(last)
+	if call := delegate(req, question); call != nil {
+		return fake.Calls(call)
+	}
 	calls := bind(plan(question), declared(req))
 	if len(calls) == 0 {
 		return offlineText("I am the offline demo model, so I only understand a few things: the weather in a city " +
@@ -297,7 +300,22 @@ func summarize(results []*genai.FunctionResponse) string {
 		case "calculate":
 			lines = append(lines, fmt.Sprintf("%v = %v", out["expression"], out["result"]))
 		default:
-			lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, r.Response["result"]))
+			switch res := r.Response["result"].(type) {
+			case string: // an agent's answer
+				lines = append(lines, fmt.Sprintf("%s says: %s", r.Name, res))
+			case map[string]any:
+				if res["state"] == "input-required" {
+					q := fmt.Sprint(res["question"])
+					if res["waiting_for"] != nil {
+						q += " Answer yes or no."
+					}
+					lines = append(lines, fmt.Sprintf("%s asks: %s", r.Name, q))
+					continue
+				}
+				lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, res))
+			default:
+				lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, res))
+			}
 		}
 	}
 	answer := strings.Join(lines, "\n")
@@ -330,4 +348,60 @@ func TextOf(c *genai.Content) string {
 		}
 	}
 	return b.String()
+}
+
+// delegate returns the call that hands the question to an agent: a
+// declared tool that takes a "request" (agent.AsTool's and
+// a2aagent.RemoteTool's do) and that the question names, its
+// underscores read as spaces ("Ask the demo agent: …" names demo_agent);
+// or, when the question is a yes or a no and the last thing an agent
+// answered was a question of its own (A2A's input-required), the call
+// that answers it.
+func delegate(req *fake.Request, question string) *genai.FunctionCall {
+	if name, yes, ok := pendingQuestion(req, question); ok {
+		return fake.Call(name, map[string]any{"request": question, "approve": yes})
+	}
+	q := strings.ToLower(question)
+	for _, t := range req.Tools {
+		for _, d := range t.FunctionDeclarations {
+			if takesRequest(d) && strings.Contains(q, strings.ReplaceAll(strings.ToLower(d.Name), "_", " ")) {
+				return fake.Call(d.Name, map[string]any{"request": question})
+			}
+		}
+	}
+	return nil
+}
+
+func takesRequest(d *genai.FunctionDeclaration) bool {
+	if d.Parameters != nil {
+		return d.Parameters.Properties["request"] != nil
+	}
+	m, _ := d.ParametersJsonSchema.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	return props["request"] != nil
+}
+
+var yesRE, noRE = regexp.MustCompile(`(?i)^\s*(y|yes|ok|sure|approve)\b`), regexp.MustCompile(`(?i)^\s*(n|no|deny|refuse)\b`)
+
+// pendingQuestion reports whether question answers an agent's question:
+// the last function response of the conversation is an agent's
+// input-required, and question is a yes or a no.
+func pendingQuestion(req *fake.Request, question string) (name string, yes, ok bool) {
+	yes = yesRE.MatchString(question)
+	if !yes && !noRE.MatchString(question) {
+		return "", false, false
+	}
+	for i := len(req.Contents) - 2; i >= 0; i-- {
+		rs := FunctionResponses(req.Contents[i])
+		if len(rs) == 0 {
+			continue
+		}
+		for _, r := range rs {
+			if res, _ := r.Response["result"].(map[string]any); res["state"] == "input-required" {
+				return r.Name, yes, true
+			}
+		}
+		return "", false, false
+	}
+	return "", false, false
 }
