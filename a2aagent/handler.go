@@ -60,7 +60,12 @@ type Options struct {
 //	http.Handle(a2aagent.CardPath, h)
 //	http.Handle(a2aagent.DefaultPath, h)
 //
-// It panics when opts.URL is not a URL.
+// Under a prefix, the card is wherever its path ends with CardPath, and
+// Options.URL says the whole path of the endpoint:
+//
+//	http.Handle("/travel/", a2aagent.Handler(srv, &a2aagent.Options{URL: "/travel/a2a"}))
+//
+// It panics when opts.URL is neither an absolute URL nor a path.
 func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	if opts == nil {
 		opts = &Options{}

@@ -1,6 +1,7 @@
 package a2aagent
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -101,6 +102,7 @@ type encoder struct {
 	id      json.RawMessage
 	tr      *translator
 	opening []a2a.Event
+	frames  map[textKey]*textFrame
 }
 
 // Open implements agentserver.Encoder.
@@ -112,9 +114,50 @@ func (e *encoder) Open(w *agentserver.EventWriter) {
 
 // Record implements agentserver.Encoder.
 func (e *encoder) Record(w *agentserver.EventWriter, rec *agentserver.Record, last bool) {
+	if rec.Kind == agentserver.KindText {
+		e.text(w, rec)
+		return
+	}
 	for _, ev := range e.tr.events(rec, last) {
 		e.write(w, ev, nil)
 	}
+}
+
+// A text piece is most of a stream's events: its event is the JSON
+// a2a-go's types make of the first piece of its artifact (or of the next
+// ones, which append), with the text in place of a mark.
+type textFrame struct{ before, after []byte }
+
+type textKey struct {
+	turn   int
+	append bool
+}
+
+// textMark is a text whose JSON is found once in its event's.
+const textMark, textMarkJSON = "\x00", `"\u0000"`
+
+func (e *encoder) text(w *agentserver.EventWriter, rec *agentserver.Record) {
+	k := textKey{rec.Turn, e.tr.started[rec.Turn]}
+	f := e.frames[k]
+	if f == nil {
+		b, err := appendResponse(nil, e.id, e.tr.events(&agentserver.Record{Kind: agentserver.KindText, Turn: rec.Turn, Text: textMark}, false)[0], nil)
+		i := bytes.Index(b, []byte(textMarkJSON))
+		if err != nil || i < 0 || bytes.Count(b, []byte(textMarkJSON)) != 1 {
+			e.tr.started[rec.Turn] = k.append // not reached: the mark is the only such text
+			e.write(w, e.tr.events(rec, false)[0], nil)
+			return
+		}
+		f = &textFrame{b[:i], b[i+len(textMarkJSON):]}
+		if e.frames == nil {
+			e.frames = map[textKey]*textFrame{}
+		}
+		e.frames[k] = f
+	}
+	e.tr.started[rec.Turn] = true
+	text, _ := json.Marshal(rec.Text) // a string always encodes
+	b := append(w.Begin(), f.before...)
+	b = append(b, text...)
+	w.End(append(b, f.after...))
 }
 
 // Abort implements agentserver.Encoder: the stream is cut short (the
