@@ -10,7 +10,8 @@
 //
 // # The card
 //
-// GET CardPath serves the card: the agent's name (Config.Name), a
+// GET CardPath serves the card, to anyone (it says how to speak to the
+// agent, not what it did): the agent's name (Config.Name), a
 // description and skills derived from the agent and its tools (one skill
 // for the agent, one per tool), version, protocolVersion 0.3.0,
 // preferredTransport JSONRPC, capabilities.streaming, and the url of the
@@ -51,7 +52,8 @@
 // that are over (agentserver.Config.KeepFinished). tasks/resubscribe
 // streams the task as it stands, then the rest of the run: a client that
 // dropped its stream picks it up. tasks/cancel stops the run and its
-// tools, and answers the task once it is canceled.
+// tools, and answers the task once it is canceled. Tasks carry no
+// history: the conversation is the thread's, on the server.
 //
 // # Input required
 //

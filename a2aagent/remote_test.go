@@ -275,6 +275,30 @@ func TestRemoteToolHangs(t *testing.T) {
 	})
 }
 
+// A cancelled calling run cancels the remote task, whose run stops its
+// tool, in the other process.
+func TestRemoteToolCancelReachesRemoteRun(t *testing.T) {
+	srv := startServer(t)
+	read := &afterFirstEvent{base: bearer{"alice", http.DefaultTransport}, waiting: make(chan struct{})}
+	c := newCaller(t, srv.URL, &a2aagent.RemoteOptions{HTTPClient: &http.Client{Transport: read}}, 0)
+	c.model.Enqueue(fake.Calls(fake.Call(c.tool.Name, map[string]any{"request": "hold x1"})))
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := c.agent.Run(agent.WithConversation(runCtx, "x"), genai.Text("go"))
+		done <- err
+	}()
+	<-read.waiting
+	srv.next("started x1")
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("the run: %v", err)
+	}
+	if line := srv.next("stopped x1"); !strings.Contains(line, "context canceled") {
+		t.Errorf("the remote tool: %q", line)
+	}
+}
+
 // afterFirstEvent closes waiting when the reader of a stream asks for
 // more after its first event: the reader has taken that event.
 type afterFirstEvent struct {
