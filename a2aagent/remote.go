@@ -280,6 +280,9 @@ func (ra *remoteAgent) call(ctx context.Context, args map[string]any) (any, erro
 		return nil, ra.stopped(ctx)
 	}
 	if streamErr != nil {
+		if msg.TaskID != "" && isA2AError(streamErr) {
+			conv.waiting = nil // the agent refused the task: the next call starts another
+		}
 		return nil, ra.failed(streamErr, info)
 	}
 	if !out.final {

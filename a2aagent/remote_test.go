@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,6 +202,46 @@ func TestRemoteToolFailures(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a refused answer", func(t *testing.T) {
+		// The agent asks, then refuses the answer (its task expired, say):
+		// the next call starts a new task.
+		var mu sync.Mutex
+		var taskIDs []string
+		fs := fakeAgent(t, "", func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Params struct{ Message struct{ TaskID string } }
+			}
+			json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			taskIDs = append(taskIDs, req.Params.Message.TaskID)
+			n := len(taskIDs)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/event-stream")
+			switch n {
+			case 1:
+				io.WriteString(w, task("a")+status("a", "input-required", "which city?"))
+			case 2:
+				io.WriteString(w, `data: {"jsonrpc":"2.0","id":"x","error":{"code":-32004,"message":"task a is canceled"}}`+"\n\n")
+			default:
+				io.WriteString(w, task("b")+status("b", "completed", "fine"))
+			}
+		})
+		c := newCaller(t, fs.URL, nil, 0)
+		if got, _ := c.ask(ctx, "r", map[string]any{"request": "weather?"}); !strings.Contains(jsonOf(got), "which city?") {
+			t.Errorf("the question: %s", jsonOf(got))
+		}
+		if _, e := c.ask(ctx, "r", map[string]any{"request": "Paris"}); !strings.Contains(e, "refused the request") {
+			t.Errorf("the refused answer: %q", e)
+		}
+		if got, _ := c.ask(ctx, "r", map[string]any{"request": "weather in Paris?"}); got != "fine" {
+			t.Errorf("the next call: %v", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Join(taskIDs, ",") != ",a," {
+			t.Errorf("the messages named the tasks %q", taskIDs)
+		}
+	})
 	t.Run("dies mid-stream", func(t *testing.T) {
 		dying := startServer(t)
 		c := newCaller(t, dying.URL, &a2aagent.RemoteOptions{HTTPClient: httpClient("alice")}, 0)
