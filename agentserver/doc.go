@@ -41,27 +41,38 @@
 // pauses and decisions, and the end. Records are protocol-neutral values
 // that serialize as JSON, numbered from 0 by their Offset. A response is a
 // [Cursor] on the log: it reads at its own pace, and a browser that stops
-// reading holds nothing but its cursor, never the run. [Server.ServeEvents]
-// streams a cursor as server-sent events through a protocol's [Encoder]:
-// LF-framed, flushed per record, a keep-alive comment when idle, a write
-// deadline that drops a client that reads nothing.
+// reading holds nothing but its cursor, never the run. [Server.Stream]
+// answers a protocol's request (its deep work on a goroutine of its own,
+// so that an open stream keeps a small stack: about 22 KiB per stream,
+// its connection's buffers included) and [Server.ServeEvents] streams a
+// cursor as server-sent events through a protocol's [Encoder]: LF-framed,
+// flushed per record, a keep-alive comment when idle, a write deadline
+// that drops a client that reads nothing.
 //
 // # Approvals and browser tools
 //
 // A call the agent's Config.NeedsApproval picks, and a call of a browser
 // tool (one a request declared: it joins the agent's tools for that run,
-// validated and converted as the agent's own are), make the run wait: at
-// the first such call of a turn the log gets a KindPause record listing
-// every call of the turn that waits, the response ends with the
-// protocol's request for decisions, and the run waits. The next request
+// validated and converted as the agent's own are), wait for a decision.
+// The turn's other calls run meanwhile, and once their results are in the
+// log it gets a KindPause record listing every call of the turn that
+// waits; the response ends there with the protocol's request for
+// decisions (clients such as the AI SDK's decide only once every other
+// call of the step has its result), and the run waits. The next request
 // that carries decisions (Request.Decisions, Request.Results) continues
 // the same run: its response reads the log from the decisions on. A
 // decision is taken once, for a call the server holds pending: one for an
 // unknown, decided or expired call fails the whole request and changes
-// nothing. A call nobody decides within Config.ApprovalTimeout is denied,
+// nothing. A pause is resolved whole: its calls go on once all of them are
+// decided. A call nobody decides within Config.ApprovalTimeout is denied,
 // and the model is told why. The loop runs no browser tool: their calls
-// are answered by the result the browser sends (agent.Approval.Answer), or
-// its error.
+// are answered by the result the browser sends, or its error.
+//
+// The server decides those calls in the Interceptor of each run (see
+// agent.Interceptor), where each waits on its own goroutine; the agent's
+// own Interceptor still decides the other calls. So a served run reports
+// no EventApproval to its observers: the log's pauses and decisions say
+// what was decided, and when.
 //
 // # Errors
 //
@@ -77,10 +88,14 @@
 // see every event, with contexts that [RunID], [RunUser] and
 // agent.Conversation read the run, its user and the thread from (so do
 // the tools the run calls), and otelagent records the thread as
-// gen_ai.conversation.id. [Server.Run] describes a run by id,
-// [Server.Attach] reads its log, [Server.Cancel] stops it,
-// [Server.Threads] and [Server.History] list a user's threads and read
-// one: the Go API a development UI or another protocol builds on.
+// gen_ai.conversation.id. [Server.Run] describes a run by id (its state,
+// the calls it waits for, how it ended: text, typed answer, usage),
+// [Server.Current] a thread's run in progress, [Server.Attach] reads a
+// run's log from an offset, [Server.Cancel] stops it, [Server.Threads]
+// and [Server.History] list a user's threads and read one: the Go API a
+// development UI or another protocol builds on. Threads lists the store's
+// conversations and keeps the user's: a store with very many
+// conversations makes it slow.
 //
 // # Runners
 //
@@ -89,20 +104,22 @@
 // where any server instance reattaches to any run and approvals wait for
 // days), if it guarantees what the in-process one does:
 //
-//   - One run per thread: Start fails with ErrBusy while the thread has a
-//     run that is not over, and a run's thread is free again once the run
+//   - One run per thread: Start fails with ErrBusy while the thread's
+//     latest run is not over, and a run's thread is free again once the run
 //     is saved, before its last record is readable, so a client that read
-//     the end may start the next run at once.
+//     the end may start the next run at once. Latest describes the
+//     thread's latest run, over or not, for as long as runs are kept.
 //   - Each run is saved exactly once, when it ends however it ends, as far
 //     as it went (session.Stream's save), before its KindDone record.
 //   - The log is ordered and append-only: offsets start at 0, every
 //     reader sees the same records at the same offsets, Attach at any
 //     offset up to the log's length works while the run is known, the
 //     first record is KindStart and the last KindDone.
-//   - A pause is the last record while the run waits; decisions are
-//     appended after it (KindDecision), then, if calls still wait, a new
-//     pause listing them. Cursor.Buffered counts the records already in
-//     the log, so a reader knows whether the pause it reads was resolved.
+//   - A pause comes once the turn's other calls have their results, and
+//     is the last record while the run waits; decisions are appended after
+//     it (KindDecision), then, if calls still wait, a new pause listing
+//     them. Cursor.Buffered counts the records already in the log, so a
+//     reader knows whether the pause it reads was resolved.
 //   - Decisions are validated against the run's own pending calls, all or
 //     none, and each call is decided once: by the first request that
 //     decides it, or by its deadline, which denies it and tells the model.

@@ -228,16 +228,7 @@ func loadAGUI(hc *http.Client, base string, i int) error {
 	if err := unmixed(raw, run, city); err != nil {
 		return err
 	}
-	var text strings.Builder
-	for _, ev := range events {
-		if ev["type"] == "TEXT_MESSAGE_CONTENT" {
-			text.WriteString(ev["delta"].(string))
-		}
-	}
-	if !strings.Contains(text.String(), city) || events[len(events)-1]["type"] != "RUN_FINISHED" {
-		return fmt.Errorf("the second stream: %q, ended with %v", text.String(), events[len(events)-1])
-	}
-	return nil
+	return answered(events, "TEXT_MESSAGE_CONTENT", city, func(last map[string]any) bool { return last["type"] == "RUN_FINISHED" })
 }
 
 func loadAISDK(hc *http.Client, base string, i int) error {
@@ -269,14 +260,20 @@ func loadAISDK(hc *http.Client, base string, i int) error {
 	if err := unmixed(raw, run, city); err != nil {
 		return err
 	}
+	return answered(events, "text-delta", city, func(last map[string]any) bool { return last["finishReason"] == "stop" })
+}
+
+// answered checks that a stream's text (its events of type delta) names
+// city, and that its last event ends the run.
+func answered(events []map[string]any, delta, city string, ends func(map[string]any) bool) error {
 	var text strings.Builder
 	for _, ev := range events {
-		if ev["type"] == "text-delta" {
+		if ev["type"] == delta {
 			text.WriteString(ev["delta"].(string))
 		}
 	}
-	if !strings.Contains(text.String(), city) || events[len(events)-1]["finishReason"] != "stop" {
-		return fmt.Errorf("the second stream: %q, ended with %v", text.String(), events[len(events)-1])
+	if last := events[len(events)-1]; !strings.Contains(text.String(), city) || !ends(last) {
+		return fmt.Errorf("the second stream: %q, ended with %v", text.String(), last)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -34,7 +35,25 @@ type EventWriter struct {
 
 // Begin starts an event: it returns the buffer to append the event's data
 // to (one line: JSON holds no raw newline), to be handed to End.
-func (w *EventWriter) Begin() []byte { return append(w.buf, "data: "...) }
+func (w *EventWriter) Begin() []byte {
+	if w.buf == nil {
+		w.buf = (*bufs.Get().(*[]byte))[:0]
+	}
+	return append(w.buf, "data: "...)
+}
+
+// bufs holds the buffers of streams between their flushes: a stream that
+// waits holds none.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// release returns the writer's buffer to the pool, unless it grew large.
+func (w *EventWriter) release() {
+	if w.buf != nil && cap(w.buf) <= 4*flushAt {
+		b := w.buf[:0]
+		bufs.Put(&b)
+	}
+	w.buf = nil
+}
 
 // End ends the event begun with Begin, whose data b now holds.
 func (w *EventWriter) End(b []byte) { w.buf = append(b, '\n', '\n') }
@@ -44,6 +63,9 @@ func (w *EventWriter) Data(p []byte) { w.End(append(w.Begin(), p...)) }
 
 // Comment writes a comment line, which clients ignore.
 func (w *EventWriter) Comment(s string) {
+	if w.buf == nil {
+		w.buf = (*bufs.Get().(*[]byte))[:0]
+	}
 	w.buf = append(w.buf, ':', ' ')
 	w.buf = append(w.buf, s...)
 	w.buf = append(w.buf, '\n', '\n')
@@ -51,6 +73,44 @@ func (w *EventWriter) Comment(s string) {
 
 // Len returns the number of bytes written since the last flush.
 func (w *EventWriter) Len() int { return len(w.buf) }
+
+// Stream answers a protocol's request with a stream: start reads the
+// request and applies it (authenticates, decodes, submits or looks the
+// run up, attaches a cursor), and returns the cursor and the encoder
+// that streams it, which Stream hands to [Server.ServeEvents]; an error
+// from start is answered with [Server.WriteError] instead.
+//
+// start runs on a goroutine of its own, which Stream waits for: decoding
+// a request and starting a run take a deep stack, which the handler's
+// goroutine would otherwise keep for as long as the stream is open (a
+// goroutine's stack does not shrink while it is in use). A stream then
+// costs its connection's buffers and little else. A panic in start is
+// raised again on the handler's goroutine. start may set response
+// headers: the handler's goroutine waits for it.
+func (s *Server) Stream(w http.ResponseWriter, r *http.Request, start func() (Cursor, Encoder, error)) {
+	var (
+		cur      Cursor
+		enc      Encoder
+		err      error
+		panicked any
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { panicked = recover() }()
+		cur, enc, err = start()
+	}()
+	<-done
+	if panicked != nil {
+		panic(panicked)
+	}
+	switch {
+	case err != nil:
+		s.WriteError(w, r, err)
+	case cur != nil:
+		s.ServeEvents(w, r, cur, enc)
+	}
+}
 
 // flushAt is the size past which a stream is flushed even though more
 // records are ready: a client that lags behind gets its events in pieces
@@ -84,17 +144,16 @@ func (s *Server) ServeEvents(w http.ResponseWriter, r *http.Request, cur Cursor,
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	ew := &EventWriter{buf: make([]byte, 0, 1024)}
+	ew := &EventWriter{}
+	defer ew.release()
 	flush := func() bool {
 		if len(ew.buf) == 0 {
 			return true
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		if _, err := w.Write(ew.buf); err != nil {
-			return false
-		}
-		ew.buf = ew.buf[:0]
-		return rc.Flush() == nil
+		_, err := w.Write(ew.buf)
+		ew.release()
+		return err == nil && rc.Flush() == nil
 	}
 	enc.Open(ew)
 	if !flush() {

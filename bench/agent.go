@@ -41,13 +41,7 @@ func setupAgent(stream bool, observe observerFor) func(url string, sc scenario) 
 		if observe != nil {
 			obs, cleanup = observe(client)
 		}
-		a, err := agent.New(agent.Config{
-			Models:   client.Models,
-			Model:    benchModel,
-			Tools:    set,
-			MaxTurns: sc.requests(),
-			Observer: obs,
-		})
+		a, err := newBenchAgent(client, set, sc, obs)
 		if err != nil {
 			if cleanup != nil {
 				cleanup()
@@ -76,4 +70,16 @@ func setupAgent(stream bool, observe observerFor) func(url string, sc scenario) 
 			return errors.New("agent-stream: the stream ended without EventDone")
 		}, cleanup, nil
 	}
+}
+
+// newBenchAgent returns the agent of the agent contestants: tools on
+// client's models, with the scenario's turn limit.
+func newBenchAgent(client *genai.Client, tools *toolset.Set, sc scenario, obs agent.Observer) (*agent.Agent, error) {
+	return agent.New(agent.Config{
+		Models:   client.Models,
+		Model:    benchModel,
+		Tools:    tools,
+		MaxTurns: sc.requests(),
+		Observer: obs,
+	})
 }

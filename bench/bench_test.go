@@ -421,3 +421,16 @@ func TestFanoutAndLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// runServeLatency measures every chunk through each consumer.
+func TestServeLatency(t *testing.T) {
+	var out bytes.Buffer
+	if err := runServeLatency(&out, 20, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Agent.Stream's consumer", "AI SDK client over HTTP", "AG-UI client over HTTP"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -18,6 +18,8 @@
 //	go run . [-loops 300] [-rounds 5] [-scenario all|two-call,...] [-only raw,genkit,...]
 //	go run . -only raw -scenario long20 -cpuprofile cpu.prof -memprofile mem.prof
 //	go run . -fanout -load 1000
+//	go run . -scenario two-call -only raw,agent-stream,session-stream,served-aisdk,served-agui
+//	go run . -serve-load 1000 -serve-latency 3000
 //
 // Every request is checked by the server; a contestant that sends a
 // malformed conversation fails the run instead of being measured.
@@ -54,6 +56,10 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (combine with -only and -scenario)")
 	fanout := flag.Bool("fanout", false, "measure the fan-out of 8 sleeping tool calls instead of the scenarios")
 	load := flag.Int("load", 0, "start `n` agent.Run conversations at once and report throughput, heap and goroutines, instead of the scenarios")
+	serveLoad := flag.Int("serve-load", 0, "hold `n` served runs in flight, without then with a stream open each, and report the memory of each (instead of the scenarios)")
+	serveLatency := flag.Int("serve-latency", 0, "stream `n` chunks of text and report the latency the serving layer adds to each (instead of the scenarios)")
+	serveClient := flag.String("serve-client", "", "internal: the client process of -serve-load, streaming from `url`")
+	serveClientN := flag.Int("serve-client-n", 0, "internal: the streams -serve-client opens")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) to `file` at the end; this slows the run, so its timings are not comparable")
 	flag.Parse()
 
@@ -86,7 +92,26 @@ func main() {
 		}()
 	}
 
+	if *serveClient != "" {
+		if err := runServeClient(*serveClient, *serveClientN); err != nil {
+			fatalf("serve client: %v", err)
+		}
+		return
+	}
 	printMachine(os.Stdout)
+	if *serveLoad > 0 || *serveLatency > 0 {
+		if *serveLoad > 0 {
+			if err := runServeLoad(os.Stdout, *serveLoad); err != nil {
+				fatalf("serve load: %v", err)
+			}
+		}
+		if *serveLatency > 0 {
+			if err := runServeLatency(os.Stdout, *serveLatency, time.Millisecond); err != nil {
+				fatalf("serve latency: %v", err)
+			}
+		}
+		return
+	}
 	if *fanout || *load > 0 {
 		if *fanout {
 			if err := runFanout(os.Stdout, o.rounds); err != nil {

@@ -31,17 +31,8 @@ type env struct {
 // on messages and parts unless configs say otherwise.
 func newEnv(t *testing.T, edit func(*agent.Config), configs ...func(*agentserver.Config)) *env {
 	t.Helper()
-	opts := servertest.Options{Agent: edit, Config: func(c *agentserver.Config) {
-		c.MaxMessages, c.MaxParts = 5, 3
-		for _, f := range configs {
-			f(c)
-		}
-	}}
-	return &env{t: t, Env: servertest.New(t, opts, func(s *agentserver.Server, mux *http.ServeMux) {
-		h := agui.Handler(s)
-		mux.Handle("/agui", h)
-		mux.Handle("/agui/", h)
-	})}
+	configs = append([]func(*agentserver.Config){servertest.Limits(5, 3)}, configs...)
+	return &env{t: t, Env: servertest.Serve(t, agui.Handler, "/agui", edit, configs...)}
 }
 
 type reply struct {
@@ -58,11 +49,7 @@ func (r *reply) types() []string {
 	return out
 }
 
-func (r *reply) code() string {
-	var e struct{ Error struct{ Code string } }
-	json.Unmarshal([]byte(r.body), &e)
-	return e.Error.Code
-}
+func (r *reply) code() string { return servertest.ErrorCode(r.body) }
 
 func (r *reply) last() map[string]any { return r.events[len(r.events)-1] }
 
@@ -450,5 +437,35 @@ func TestRunError(t *testing.T) {
 	last := r.last()
 	if last["type"] != "RUN_ERROR" || last["code"] != "model_unauthorized" || strings.Contains(fmt.Sprint(r.events), "SECRET") {
 		t.Errorf("events %v", r.events)
+	}
+}
+
+// Retries are CUSTOM events named retry; a typed answer is the
+// RUN_FINISHED's result.
+func TestRetriesAndTypedAnswers(t *testing.T) {
+	e := newEnv(t, func(c *agent.Config) {
+		c.Retry = agent.RetryPolicy{InitialDelay: time.Millisecond, MaxDelay: time.Millisecond, Jitter: -1}
+	}, func(c *agentserver.Config) {
+		typed, err := agent.Typed[struct {
+			City string `json:"city"`
+		}](c.Agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Agent = typed
+	})
+	e.Model.Enqueue(fake.Error(503, "overloaded"), fake.Text(`{"city":"Paris"}`))
+	r := e.post("/agui", input("t1", "r1", user("u1", "Which city?")))
+	var custom map[string]any
+	for _, ev := range r.events {
+		if ev["type"] == "CUSTOM" {
+			custom = ev
+		}
+	}
+	if custom == nil || custom["name"] != "retry" || custom["value"].(map[string]any)["reason"] != "the model's service is unavailable" {
+		t.Errorf("CUSTOM %v (%v)", custom, r.types())
+	}
+	if fin := r.last(); fin["type"] != "RUN_FINISHED" || fmt.Sprint(fin["result"]) != "map[city:Paris]" {
+		t.Errorf("RUN_FINISHED %v", fin)
 	}
 }

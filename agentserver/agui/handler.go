@@ -31,20 +31,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST"))
 		return
 	}
+	h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) { return h.start(r) })
+}
+
+// start reads and applies the request, and attaches to its run.
+func (h *handler) start(r *http.Request) (agentserver.Cursor, agentserver.Encoder, error) {
 	user, err := h.s.User(r)
 	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	in, req, err := read(h.s, r)
 	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	enc := &encoder{thread: in.ThreadID, runID: in.RunID, model: h.model}
 	if strings.HasSuffix(r.URL.Path, "/connect") {
-		h.connect(w, r, user, enc)
-		return
+		return h.connect(r, user, enc)
 	}
 	if req.Message == nil && len(req.Decisions) == 0 {
 		// Nothing to start, nothing strict to decide: if no run waits for
@@ -52,48 +54,31 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// tool result of the past), the answer is an empty run, so that
 		// the client's state moves on.
 		if _, err := h.s.Current(r.Context(), user, in.ThreadID); errors.Is(err, agentserver.ErrNotFound) && len(req.Results) > 0 {
-			h.empty(w, r, enc)
-			return
+			return &nothing{}, enc, nil
 		}
 	}
 	att, err := h.s.Submit(r.Context(), user, req)
 	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	enc.run = att.Run.ID
 	cur, err := h.s.Attach(r.Context(), user, att.Run.ID, att.Offset)
-	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
-	}
-	h.s.ServeEvents(w, r, cur, enc)
+	return cur, enc, err
 }
 
-// connect streams the thread's run in progress from its start, as one
-// AG-UI run; an empty run when nothing runs.
-func (h *handler) connect(w http.ResponseWriter, r *http.Request, user string, enc *encoder) {
+// connect attaches to the thread's run in progress from its start, to be
+// streamed as one AG-UI run; to an empty run when nothing runs.
+func (h *handler) connect(r *http.Request, user string, enc *encoder) (agentserver.Cursor, agentserver.Encoder, error) {
 	info, err := h.s.Current(r.Context(), user, enc.thread)
 	if errors.Is(err, agentserver.ErrNotFound) {
-		h.empty(w, r, enc)
-		return
+		return &nothing{}, enc, nil
 	}
 	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	enc.run = info.ID
 	cur, err := h.s.Attach(r.Context(), user, info.ID, 0)
-	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
-	}
-	h.s.ServeEvents(w, r, cur, enc)
-}
-
-// empty answers with a run that does nothing.
-func (h *handler) empty(w http.ResponseWriter, r *http.Request, enc *encoder) {
-	h.s.ServeEvents(w, r, &nothing{}, enc)
+	return cur, enc, err
 }
 
 // nothing is the log of a run that does nothing: its end.

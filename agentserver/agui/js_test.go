@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/internal/servertest"
 	"github.com/toolnexus/toolnexus-go/internal/jstest"
 )
@@ -16,7 +15,7 @@ import (
 // reconnect with connectAgent, a failure, a refused tool.
 func TestOfficialClient(t *testing.T) {
 	node := jstest.Node(t)
-	e := newEnv(t, servertest.NeedsOslo, func(c *agentserver.Config) { c.MaxMessages, c.MaxParts = 0, 0 }) // the defaults
+	e := newEnv(t, servertest.NeedsOslo, servertest.Limits(0, 0)) // the defaults
 	e.Model.SetReplyFunc(servertest.Scripted)
 	out := node.Run(t, 2*time.Minute, "agui.mjs", "AGUI_URL="+e.HTTP.URL+"/agui")
 	for _, s := range []string{"run", "approval", "frontendTool", "connect", "failure", "badTool"} {

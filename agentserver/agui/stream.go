@@ -233,8 +233,7 @@ func (e *encoder) done(w *agentserver.EventWriter, d *agentserver.Done) {
 // totals, reasoning and cached tokens among them.
 func (e *encoder) usage(b []byte, d *agentserver.Done) []byte {
 	u := d.Usage
-	in := int64(u.PromptTokens + u.ToolUsePromptTokens)
-	out := int64(u.CandidatesTokens + u.ThoughtsTokens)
+	in, out := wire.Tokens(u)
 	b = append(b, `,"usage":[{"provider":"gemini"`...)
 	if e.model != "" {
 		b = wire.StringField(b, "model", e.model)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -30,17 +31,8 @@ type env struct {
 // on messages and parts unless configs say otherwise.
 func newEnv(t *testing.T, edit func(*agent.Config), configs ...func(*agentserver.Config)) *env {
 	t.Helper()
-	opts := servertest.Options{Agent: edit, Config: func(c *agentserver.Config) {
-		c.MaxMessages, c.MaxParts = 5, 4
-		for _, f := range configs {
-			f(c)
-		}
-	}}
-	return &env{t: t, Env: servertest.New(t, opts, func(s *agentserver.Server, mux *http.ServeMux) {
-		h := aisdk.Handler(s)
-		mux.Handle("/api/chat", h)
-		mux.Handle("/api/chat/", h)
-	})}
+	configs = append([]func(*agentserver.Config){servertest.Limits(5, 4)}, configs...)
+	return &env{t: t, Env: servertest.Serve(t, aisdk.Handler, "/api/chat", edit, configs...)}
 }
 
 // reply is a response: its status, its headers, and its chunks (or its
@@ -61,11 +53,7 @@ func (r *reply) types() []string {
 	return out
 }
 
-func (r *reply) code() string {
-	var e struct{ Error struct{ Code string } }
-	json.Unmarshal([]byte(r.body), &e)
-	return e.Error.Code
-}
+func (r *reply) code() string { return servertest.ErrorCode(r.body) }
 
 func (e *env) do(method, path, body string) *reply {
 	e.t.Helper()
@@ -407,5 +395,39 @@ func TestFilePart(t *testing.T) {
 	p := e.Model.Requests()[0].Contents[0].Parts[1]
 	if p.InlineData == nil || p.InlineData.MIMEType != "image/png" || string(p.InlineData.Data) != "\x89PNG\r\n\x1a\n" {
 		t.Errorf("the model got %+v", p)
+	}
+}
+
+// Thoughts are reasoning parts, retries data-retry parts, a typed answer
+// a data-output part.
+func TestReasoningRetriesAndTypedAnswers(t *testing.T) {
+	e := newEnv(t, func(c *agent.Config) {
+		c.Retry = agent.RetryPolicy{InitialDelay: time.Millisecond, MaxDelay: time.Millisecond, Jitter: -1}
+	}, func(c *agentserver.Config) {
+		typed, err := agent.Typed[struct {
+			City string `json:"city"`
+		}](c.Agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Agent = typed
+	})
+	e.Model.Enqueue(fake.RateLimited(time.Millisecond),
+		fake.Parts(&genai.Part{Text: "Thinking about it.", Thought: true}, genai.NewPartFromText(`{"city":"Paris"}`)))
+	r := e.chat(map[string]any{"id": "c1", "messages": []any{userMessage("u1", "Which city?")}})
+	want := []string{"start", "start-step", "data-retry", "reasoning-start", "reasoning-delta", "reasoning-end",
+		"text-start", "text-delta", "text-end", "finish-step", "data-output", "finish"}
+	if diff := cmp.Diff(want, r.types()); diff != "" {
+		t.Fatalf("chunks (-want +got):\n%s", diff)
+	}
+	retry := r.chunks[2]["data"].(map[string]any)
+	if retry["attempt"] != 1.0 || retry["reason"] != "rate limited" {
+		t.Errorf("data-retry %v", r.chunks[2])
+	}
+	if r.chunks[4]["delta"] != "Thinking about it." {
+		t.Errorf("reasoning %v", r.chunks[4])
+	}
+	if fmt.Sprint(r.chunks[10]["data"]) != "map[city:Paris]" {
+		t.Errorf("data-output %v", r.chunks[10])
 	}
 }

@@ -24,66 +24,63 @@ type handler struct{ s *agentserver.Server }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/stream"); ok && r.Method == http.MethodGet {
-		id, err := url.PathUnescape(rest[strings.LastIndexByte(rest, '/')+1:])
-		if err != nil {
-			h.s.WriteError(w, r, agentserver.BadRequest(0, "bad_thread", "the chat id in the path is not escaped right"))
-			return
-		}
-		h.resume(w, r, id)
+		h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
+			id, err := url.PathUnescape(rest[strings.LastIndexByte(rest, '/')+1:])
+			if err != nil {
+				return nil, nil, agentserver.BadRequest(0, "bad_thread", "the chat id in the path is not escaped right")
+			}
+			return h.resume(w, r, id)
+		})
 		return
 	}
 	if r.Method != http.MethodPost {
 		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST, or GET …/{id}/stream"))
 		return
 	}
-	user, err := h.s.User(r)
-	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
-	}
-	req, err := read(h.s, r)
-	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
-	}
-	att, err := h.s.Submit(r.Context(), user, req)
-	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
-	}
-	h.serve(w, r, user, att.Run, att.Offset)
+	h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
+		user, err := h.s.User(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		req, err := read(h.s, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		att, err := h.s.Submit(r.Context(), user, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return h.attach(w, r, user, att.Run, att.Offset)
+	})
 }
 
-// resume streams the thread's run in progress from its start, or answers
-// 204 when none is.
-func (h *handler) resume(w http.ResponseWriter, r *http.Request, thread string) {
+// resume attaches to the thread's run in progress, from its start, or
+// answers 204 when none is.
+func (h *handler) resume(w http.ResponseWriter, r *http.Request, thread string) (agentserver.Cursor, agentserver.Encoder, error) {
 	user, err := h.s.User(r)
 	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	if err := agentserver.CheckThreadID(thread); err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	info, err := h.s.Current(r.Context(), user, thread)
 	if errors.Is(err, agentserver.ErrNotFound) {
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil, nil, nil
 	}
 	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
-	h.serve(w, r, user, info, 0)
+	return h.attach(w, r, user, info, 0)
 }
 
-func (h *handler) serve(w http.ResponseWriter, r *http.Request, user string, run agentserver.RunInfo, offset int64) {
+// attach returns the cursor and encoder of run from offset.
+func (h *handler) attach(w http.ResponseWriter, r *http.Request, user string, run agentserver.RunInfo, offset int64) (agentserver.Cursor, agentserver.Encoder, error) {
 	cur, err := h.s.Attach(r.Context(), user, run.ID, offset)
 	if err != nil {
-		h.s.WriteError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	w.Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
-	h.s.ServeEvents(w, r, cur, &encoder{run: run})
+	return cur, &encoder{run: run}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/internal/servertest"
 	"github.com/toolnexus/toolnexus-go/internal/jstest"
 )
@@ -16,7 +15,7 @@ import (
 // round trip, a resume after a reload, a failure, a refused regenerate.
 func TestOfficialClient(t *testing.T) {
 	node := jstest.Node(t)
-	e := newEnv(t, servertest.NeedsOslo, func(c *agentserver.Config) { c.MaxMessages, c.MaxParts = 0, 0 }) // the defaults
+	e := newEnv(t, servertest.NeedsOslo, servertest.Limits(0, 0)) // the defaults
 	e.Model.SetReplyFunc(servertest.Scripted)
 	out := node.Run(t, 2*time.Minute, "aisdk.mjs", "CHAT_URL="+e.HTTP.URL+"/api/chat")
 	for _, s := range []string{"run", "raw", "approval", "browserTool", "resume", "failure", "regenerate"} {

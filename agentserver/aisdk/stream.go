@@ -205,8 +205,7 @@ func (e *encoder) done(w *agentserver.EventWriter, d *agentserver.Done) {
 // input.
 func appendUsage(b []byte, d *agentserver.Done) []byte {
 	u := d.Usage
-	in := int64(u.PromptTokens + u.ToolUsePromptTokens)
-	out := int64(u.CandidatesTokens + u.ThoughtsTokens)
+	in, out := wire.Tokens(u)
 	b = append(b, '{')
 	b = wire.IntField(b, "inputTokens", in)
 	b = wire.IntField(b, "outputTokens", out)

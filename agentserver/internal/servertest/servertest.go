@@ -6,6 +6,7 @@ package servertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -37,20 +38,14 @@ type Env struct {
 	Started chan string
 }
 
-// Options change the Env's agent and server.
-type Options struct {
-	Agent  func(*agent.Config)
-	Config func(*agentserver.Config)
-}
-
 type cityIn struct {
 	City string `json:"city"`
 }
 
-// New starts an Env whose routes mount maps to the handler it makes of
-// the Server, closed when the test ends, which fails the test if the fake
-// refused a request.
-func New(t *testing.T, o Options, mount func(*agentserver.Server, *http.ServeMux)) *Env {
+// Serve starts an Env whose Server handler serves at route and under it,
+// closed when the test ends, which fails the test if the fake refused a
+// request. edit changes the agent's config, configs the server's.
+func Serve(t *testing.T, handler func(*agentserver.Server) http.Handler, route string, edit func(*agent.Config), configs ...func(*agentserver.Config)) *Env {
 	t.Helper()
 	e := &Env{Model: fake.NewServer(), Gate: make(chan struct{}), Started: make(chan string, 100)}
 	weather := toolset.MustFunc("get_weather", "Current weather for a city", func(ctx context.Context, in cityIn) (map[string]any, error) {
@@ -65,22 +60,24 @@ func New(t *testing.T, o Options, mount func(*agentserver.Server, *http.ServeMux
 		return map[string]any{"city": in.City, "sky": "sunny"}, nil
 	})
 	cfg := agent.Config{Models: e.Model.Client().Models, Model: Model, Tools: toolset.MustNew(weather)}
-	if o.Agent != nil {
-		o.Agent(&cfg)
+	if edit != nil {
+		edit(&cfg)
 	}
 	a, err := agent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	scfg := agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler)}
-	if o.Config != nil {
-		o.Config(&scfg)
+	for _, c := range configs {
+		c(&scfg)
 	}
 	if e.Srv, err = agentserver.New(scfg); err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mount(e.Srv, mux)
+	h := handler(e.Srv)
+	mux.Handle(route, h)
+	mux.Handle(route+"/", h)
 	e.HTTP = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -95,6 +92,18 @@ func New(t *testing.T, o Options, mount func(*agentserver.Server, *http.ServeMux
 		}
 	})
 	return e
+}
+
+// Limits sets the server's limits on messages and parts.
+func Limits(messages, parts int) func(*agentserver.Config) {
+	return func(c *agentserver.Config) { c.MaxMessages, c.MaxParts = messages, parts }
+}
+
+// ErrorCode returns the code of a JSON error body.
+func ErrorCode(body string) string {
+	var e struct{ Error struct{ Code string } }
+	json.Unmarshal([]byte(body), &e)
+	return e.Error.Code
 }
 
 // Call is a call of get_weather for city.
