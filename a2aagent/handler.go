@@ -110,19 +110,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.writeResponse(w, r, nil, nil, e)
 			return
 		}
-		h.serveRPC(w, r)
+		h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
+			cur, enc := h.serveRPC(w, r)
+			return cur, enc, nil
+		})
 	default:
 		http.NotFound(w, r)
 	}
 }
 
 // serveRPC answers one JSON-RPC request, of the user the request comes
-// from.
-func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
+// from: it writes the answer, or returns the stream that answers it. It
+// runs on a goroutine of Server.Stream's, so that the stack that decoding
+// and starting a run grow is not kept while the stream is open.
+func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) (agentserver.Cursor, agentserver.Encoder) {
 	user, err := h.s.User(r)
 	if err != nil {
 		h.writeResponse(w, r, nil, nil, rpcErrorOf(err))
-		return
+		return nil, nil
 	}
 	req, e := decodeRequest(h.s, r)
 	if e != nil {
@@ -131,7 +136,7 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 			id = req.ID
 		}
 		h.writeResponse(w, r, id, nil, e)
-		return
+		return nil, nil
 	}
 	ctx := r.Context()
 	switch req.Method {
@@ -139,18 +144,16 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 		var p a2a.MessageSendParams
 		if err := decodeParams(req, &p); err != nil {
 			h.writeStreamError(w, r, req.ID, rpcErrorOf(err))
-			return
+			return nil, nil
 		}
-		h.stream(w, r, req.ID, user, &p)
-		return
+		return h.stream(w, r, req.ID, user, &p)
 	case "tasks/resubscribe":
 		var p a2a.TaskIDParams
 		if err := decodeParams(req, &p); err != nil {
 			h.writeStreamError(w, r, req.ID, rpcErrorOf(err))
-			return
+			return nil, nil
 		}
-		h.resubscribe(w, r, req.ID, user, p.ID)
-		return
+		return h.resubscribe(w, r, req.ID, user, p.ID)
 	}
 	var result any
 	switch req.Method {
@@ -179,9 +182,10 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.writeResponse(w, r, req.ID, nil, rpcErrorOf(err))
-		return
+		return nil, nil
 	}
 	h.writeResponse(w, r, req.ID, result, nil)
+	return nil, nil
 }
 
 // decodeParams reads a request's params into v.

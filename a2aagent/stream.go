@@ -12,15 +12,16 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver"
 )
 
-// stream answers message/stream: the task's events as server-sent events,
+// stream returns the stream that answers message/stream: the task's
+// events as server-sent events,
 // each a JSON-RPC response, from the message on, to the run's end or the
 // input it waits for. A task that starts opens with the Task, submitted;
 // one that goes on, with its status, working.
-func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams) {
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams) (agentserver.Cursor, agentserver.Encoder) {
 	att, err := h.submit(r.Context(), user, p.Message)
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(err))
-		return
+		return nil, nil
 	}
 	opening := func(tr *translator, _ *snapshot) []a2a.Event {
 		if att.Continued {
@@ -28,21 +29,22 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMess
 		}
 		return []a2a.Event{&a2a.Task{ID: tr.task, ContextID: tr.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}
 	}
-	h.serveTask(w, r, id, user, att.Run, att.Offset, opening)
+	return h.serveTask(w, r, id, user, att.Run, att.Offset, opening)
 }
 
-// resubscribe answers tasks/resubscribe: the task as it stands, then its
+// resubscribe returns the stream that answers tasks/resubscribe: the
+// task as it stands, then its
 // events from there on, to the run's end or the input it waits for; for a
 // run that is over, the task and its last status.
-func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, task a2a.TaskID) {
+func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, task a2a.TaskID) (agentserver.Cursor, agentserver.Encoder) {
 	if task == "" {
 		h.writeStreamError(w, r, id, invalidParams("params.id is missing"))
-		return
+		return nil, nil
 	}
 	info, err := h.s.Run(r.Context(), user, string(task))
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
-		return
+		return nil, nil
 	}
 	// The task as it stands opens the stream, unless the log ends with the
 	// run's end or the input it waits for: that record streams as an
@@ -50,7 +52,7 @@ func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.Ra
 	cur, err := h.s.Attach(r.Context(), user, info.ID, 0)
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
-		return
+		return nil, nil
 	}
 	var from int64
 	for {
@@ -68,18 +70,18 @@ func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.Ra
 		t := snap.task
 		return []a2a.Event{&t}
 	}
-	h.serveTask(w, r, id, user, info, from, opening)
+	return h.serveTask(w, r, id, user, info, from, opening)
 }
 
-// serveTask streams run's task from the record at offset: the records
-// before it make the translator's state and the task's snapshot, from
-// which opening makes the first events.
+// serveTask returns the stream of run's task from the record at offset:
+// the records before it make the translator's state and the task's
+// snapshot, from which opening makes the first events.
 func (h *handler) serveTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, run agentserver.RunInfo, offset int64,
-	opening func(*translator, *snapshot) []a2a.Event) {
+	opening func(*translator, *snapshot) []a2a.Event) (agentserver.Cursor, agentserver.Encoder) {
 	cur, err := h.s.Attach(r.Context(), user, run.ID, 0)
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(a2a.TaskID(run.ID), err)))
-		return
+		return nil, nil
 	}
 	tr := newTranslator(run)
 	snap := newSnapshot(tr)
@@ -92,8 +94,7 @@ func (h *handler) serveTask(w http.ResponseWriter, r *http.Request, id json.RawM
 			snap.apply(ev)
 		}
 	}
-	enc := &encoder{id: id, tr: tr, opening: opening(tr, snap)}
-	h.s.ServeEvents(w, r, cur, enc)
+	return cur, &encoder{id: id, tr: tr, opening: opening(tr, snap)}
 }
 
 // encoder writes a task's events as server-sent events, each one line of
