@@ -13,9 +13,8 @@ import (
 )
 
 // stream returns the stream that answers message/stream: the task's
-// events as server-sent events,
-// each a JSON-RPC response, from the message on, to the run's end or the
-// input it waits for. A task that starts opens with the Task, submitted;
+// events as server-sent events, each a JSON-RPC response, from the
+// message on, to the run's end or the input it waits for. A task that starts opens with the Task, submitted;
 // one that goes on, with its status, working.
 func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams) (agentserver.Cursor, agentserver.Encoder) {
 	att, err := h.submit(r.Context(), user, p.Message)
@@ -33,9 +32,9 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMess
 }
 
 // resubscribe returns the stream that answers tasks/resubscribe: the
-// task as it stands, then its
-// events from there on, to the run's end or the input it waits for; for a
-// run that is over, the task and its last status.
+// task as it stands, then its events from there on, to the run's end or
+// the input it waits for; for a run that is over, the task and its last
+// status.
 func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, task a2a.TaskID) (agentserver.Cursor, agentserver.Encoder) {
 	if task == "" {
 		h.writeStreamError(w, r, id, invalidParams("params.id is missing"))
