@@ -39,7 +39,8 @@ type localRunner struct {
 	finished []*run          // runs over, oldest first, until they are forgotten
 	inflight int
 	closing  bool
-	wg       sync.WaitGroup // the runs' goroutines
+	wg       sync.WaitGroup // the runs
+	workers  *workers       // the runs' goroutines
 }
 
 func newLocalRunner(cfg *Config) *localRunner {
@@ -49,6 +50,7 @@ func newLocalRunner(cfg *Config) *localRunner {
 		approvalTimeout: cfg.ApprovalTimeout, runTimeout: cfg.RunTimeout, keep: cfg.KeepFinished, maxRuns: cfg.MaxRuns,
 		ctx: ctx, stop: stop,
 		runs: map[string]*run{}, threads: map[string]*run{},
+		workers: newWorkers(),
 	}
 }
 
@@ -82,7 +84,7 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, error) {
 
 	r.add(Record{Kind: KindStart})
 	info := r.info()
-	go l.execute(runCtx, r, in, tools)
+	l.workers.Go(func() { l.execute(runCtx, r, in, tools) })
 	return info, nil
 }
 
@@ -205,6 +207,7 @@ func (l *localRunner) Close(ctx context.Context) error {
 		<-done // cancelled runs end promptly, and are saved
 	}
 	l.stop(ErrClosed)
+	l.workers.close()
 	return err
 }
 

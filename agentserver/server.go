@@ -102,8 +102,9 @@ type Config struct {
 // browser tools decided across requests. Protocol packages (agui, aisdk)
 // make HTTP handlers of it. Its methods are safe for concurrent use.
 type Server struct {
-	cfg    Config
-	runner Runner
+	cfg     Config
+	runner  Runner
+	workers *workers // the goroutines that start requests (see Stream)
 
 	mu      sync.Mutex
 	streams int           // ServeEvents calls in flight
@@ -140,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
 	cfg.MaxParts = or(cfg.MaxParts, DefaultMaxParts)
 	cfg.MaxTools = or(cfg.MaxTools, DefaultMaxTools)
-	s := &Server{cfg: cfg, runner: cfg.Runner}
+	s := &Server{cfg: cfg, runner: cfg.Runner, workers: newWorkers()}
 	if s.runner == nil {
 		s.runner = newLocalRunner(&s.cfg)
 	}
@@ -184,6 +185,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.waitStreams(context.Background()) // each ends at once, or at its write deadline
 	}
 	s.stop()
+	s.workers.close()
 	return err
 }
 

@@ -80,11 +80,11 @@ func (w *EventWriter) Len() int { return len(w.buf) }
 // that streams it, which Stream hands to [Server.ServeEvents]; an error
 // from start is answered with [Server.WriteError] instead.
 //
-// start runs on a goroutine of its own, which Stream waits for: decoding
-// a request and starting a run take a deep stack, which the handler's
-// goroutine would otherwise keep for as long as the stream is open (a
-// goroutine's stack does not shrink while it is in use). A stream then
-// costs its connection's buffers and little else. A panic in start is
+// start runs on another goroutine (one kept for the purpose), which
+// Stream waits for: decoding a request and starting a run take a deep
+// stack, which the handler's goroutine would otherwise keep for as long
+// as the stream is open (a goroutine's stack does not shrink while it is
+// in use). A stream then costs its connection's buffers and little else. A panic in start is
 // raised again on the handler's goroutine. start may set response
 // headers: the handler's goroutine waits for it.
 func (s *Server) Stream(w http.ResponseWriter, r *http.Request, start func() (Cursor, Encoder, error)) {
@@ -95,11 +95,11 @@ func (s *Server) Stream(w http.ResponseWriter, r *http.Request, start func() (Cu
 		panicked any
 	)
 	done := make(chan struct{})
-	go func() {
+	s.workers.Go(func() {
 		defer close(done)
 		defer func() { panicked = recover() }()
 		cur, enc, err = start()
-	}()
+	})
 	<-done
 	if panicked != nil {
 		panic(panicked)

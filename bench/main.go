@@ -60,6 +60,8 @@ func main() {
 	serveLatency := flag.Int("serve-latency", 0, "stream `n` chunks of text and report the latency the serving layer adds to each (instead of the scenarios)")
 	serveClient := flag.String("serve-client", "", "internal: the client process of -serve-load, streaming from `url`")
 	serveClientN := flag.Int("serve-client-n", 0, "internal: the streams -serve-client opens")
+	serveClientSeq := flag.String("serve-client-seq", "", "internal: -serve-client holds its conversations one after the other over this `protocol`")
+	serveCPU := flag.String("serve-cpu", "", "serve over `protocol` (aisdk or agui) the -loops conversations a client in another process holds, one after the other (for callgrind: the server's instructions only)")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) to `file` at the end; this slows the run, so its timings are not comparable")
 	flag.Parse()
 
@@ -93,8 +95,14 @@ func main() {
 	}
 
 	if *serveClient != "" {
-		if err := runServeClient(*serveClient, *serveClientN); err != nil {
+		if err := runServeClient(*serveClient, *serveClientN, *serveClientSeq); err != nil {
 			fatalf("serve client: %v", err)
+		}
+		return
+	}
+	if *serveCPU != "" {
+		if err := runServeCPU(os.Stdout, *serveCPU, o.loops); err != nil {
+			fatalf("serve cpu: %v", err)
 		}
 		return
 	}

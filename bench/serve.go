@@ -298,13 +298,67 @@ func runServeLoad(w io.Writer, n int) error {
 	return nil
 }
 
-// runServeClient is the client process of runServeLoad: it opens n
-// streams at once, reads each to its end, and prints how many answers it
-// read.
-func runServeClient(url string, n int) error {
+// runServeCPU serves the agent over protocol in this process, and has a
+// client in another process hold loops conversations, one after the
+// other, on new threads. Under callgrind, which follows this process
+// only, the instructions counted are the server's: the fake model's, the
+// loop's and the serving layer's, as for the in-process contestants,
+// without a client's.
+func runServeCPU(w io.Writer, protocol string, loops int) error {
+	sc := scenarios[0] // two-call
+	fake := newServer(sc)
+	defer fake.Close()
+	client, err := newClient(fake.URL(), nil)
+	if err != nil {
+		return err
+	}
+	a, err := newBenchAgent(client, toolset.MustNew(toolsetTools(sc)...), sc, nil)
+	if err != nil {
+		return err
+	}
+	srv, hs, err := serveAgent(a)
+	if err != nil {
+		return err
+	}
+	defer hs.Close()
+	defer srv.Close(context.Background())
+	child := exec.Command(os.Args[0], "-serve-client", hs.URL, "-serve-client-n", strconv.Itoa(loops), "-serve-client-seq", protocol)
+	child.Stderr = os.Stderr
+	out, err := child.Output()
+	if err != nil {
+		return fmt.Errorf("the client process: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != strconv.Itoa(loops) {
+		return fmt.Errorf("the client process read %s answers, want %d", got, loops)
+	}
+	if got := fake.answers.Load(); got != int64(loops) {
+		return fmt.Errorf("%d answers served, want %d", got, loops)
+	}
+	fmt.Fprintf(w, "served %d conversations over %s\n", loops, protocol)
+	return fake.Err()
+}
+
+// runServeClient is the client process of runServeLoad and runServeCPU:
+// it holds n conversations, at once or, when seq names a protocol, one
+// after the other over it, reads each stream to its end, and prints how
+// many answers it read.
+func runServeClient(url string, n int, seq string) error {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = n
 	hc := &http.Client{Transport: tr}
+	if seq != "" {
+		for i := range n {
+			text, err := postQuestion(context.Background(), hc, url, seq, "q"+strconv.Itoa(i))
+			if err == nil {
+				err = checkAnswer(text)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		fmt.Println(n)
+		return nil
+	}
 	var wg sync.WaitGroup
 	var ok atomic.Int64
 	var firstErr atomic.Value
