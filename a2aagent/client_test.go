@@ -296,6 +296,17 @@ func TestA2AGoClientApproval(t *testing.T) {
 	if !strings.Contains(answerText, `send_email {"result":"sent to ann"}`) || !strings.Contains(answerText, "not bob") {
 		t.Errorf("answer %q: ann's email was sent, bob's refused with the reason", answerText)
 	}
+	// The task, looked up: the turn of the calls, whose parts three
+	// streams sent, and the answer.
+	got, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Artifacts) != 2 || len(dataParts([]a2a.Event{&a2a.TaskArtifactUpdateEvent{Artifact: got.Artifacts[0]}}, "function_call")) != 2 ||
+		len(dataParts([]a2a.Event{&a2a.TaskArtifactUpdateEvent{Artifact: got.Artifacts[0]}}, "function_response")) != 2 ||
+		got.Artifacts[1].Parts[0].(a2a.TextPart).Text != answerText {
+		t.Errorf("tasks/get after the decisions %s", jsonOf(got))
+	}
 	// The task is over: it takes no more messages.
 	if _, err := c.SendMessage(ctx, &a2a.MessageSendParams{Message: answer(ids[1], true, "")}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
 		t.Errorf("a message to a completed task: %v", err)
@@ -398,7 +409,8 @@ func TestA2AGoClientResubscribe(t *testing.T) {
 	}
 	// A run that is over: its task, then its end.
 	events = collect(t, c.ResubscribeToTask(context.Background(), &a2a.TaskIDParams{ID: task.ID}))
-	if _, ok := events[0].(*a2a.Task); !ok || finalStatus(t, events).Status.State != a2a.TaskStateCompleted {
+	if tk, ok := events[0].(*a2a.Task); !ok || len(events) != 2 || finalStatus(t, events).Status.State != a2a.TaskStateCompleted ||
+		len(tk.Artifacts) != 2 || len(tk.Artifacts[0].Parts) != 2 {
 		t.Errorf("resubscribing to a task that is over: %s", jsonOf(events))
 	}
 }

@@ -49,7 +49,11 @@
 // adk_error_code), its metadata holding the run's usage as Gemini counts
 // it (adk_usage_metadata). tasks/get folds the same events into one task,
 // streamed text joined; it answers for as long as the server keeps runs
-// that are over (agentserver.Config.KeepFinished). tasks/resubscribe
+// that are over (agentserver.Config.KeepFinished), whole: a task's run
+// keeps its log for that while (agentserver.Request.KeepLog, each turn's
+// text joined once the run is over), though its stream has read its end.
+// (The run of another protocol's request, whose log is cut once read, is
+// the task of its end: its answer's text and typed answer.) tasks/resubscribe
 // streams the task as it stands, then the rest of the run: a client that
 // dropped its stream picks it up. tasks/cancel stops the run and its
 // tools, and answers the task once it is canceled. Tasks carry no

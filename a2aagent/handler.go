@@ -201,7 +201,7 @@ func decodeParams(req *rpcRequest, v any) error {
 
 // submit applies a message to its thread: it starts a task, or answers
 // the task that waits for input (the message's taskId), and returns the
-// run and where in its log the response reads from.
+// run and the cursor its response reads (the caller reads or closes it).
 func (h *handler) submit(ctx context.Context, user string, m *a2a.Message) (agentserver.Attachment, error) {
 	_, maxParts := h.s.Limits()
 	if err := checkMessage(m, maxParts); err != nil {
@@ -216,7 +216,9 @@ func (h *handler) submit(ctx context.Context, user string, m *a2a.Message) (agen
 		if thread == "" {
 			thread = a2a.NewContextID()
 		}
-		att, err := h.s.Submit(ctx, user, agentserver.Request{Thread: thread, Message: c})
+		// A task is looked up after its end (tasks/get): its run keeps its
+		// log.
+		att, err := h.s.Submit(ctx, user, agentserver.Request{Thread: thread, Message: c, KeepLog: true})
 		if errors.Is(err, agentserver.ErrBusy) {
 			if cur, cerr := h.s.Current(ctx, user, thread); cerr == nil {
 				if cur.State == agentserver.StateWaiting {
@@ -293,6 +295,10 @@ func (h *handler) send(ctx context.Context, user string, p *a2a.MessageSendParam
 	if err != nil {
 		return nil, err
 	}
+	// The answer is the whole task, folded from the log's start: the
+	// cursor Submit attached (from the decisions, for a task that goes
+	// on) is closed once snapshot has its own.
+	defer att.Cursor.Close()
 	block := p.Config == nil || p.Config.Blocking == nil || *p.Config.Blocking
 	return h.snapshot(ctx, user, att.Run.ID, block)
 }
@@ -350,9 +356,7 @@ func (h *handler) snapshot(ctx context.Context, user, id string, wait bool) (*a2
 			continue
 		}
 		last := rec.Kind == agentserver.KindDone || rec.Kind == agentserver.KindPause && cur.Buffered() == 0
-		for _, ev := range tr.events(&rec, last) {
-			snap.apply(ev)
-		}
+		snap.fold(tr, &rec, last)
 		if last && wait {
 			return &snap.task, nil
 		}

@@ -2,9 +2,9 @@ package a2aagent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -14,21 +14,47 @@ import (
 
 // stream returns the stream that answers message/stream: the task's
 // events as server-sent events, each a JSON-RPC response, from the
-// message on, to the run's end or the input it waits for. A task that starts opens with the Task, submitted;
-// one that goes on, with its status, working.
+// message on, to the run's end or the input it waits for. A task that
+// starts opens with the Task, submitted; one that goes on, with its
+// status, working. The stream reads the cursor Submit attached before the
+// message took effect, so that it misses nothing of a fast run.
 func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams) (agentserver.Cursor, agentserver.Encoder) {
 	att, err := h.submit(r.Context(), user, p.Message)
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(err))
 		return nil, nil
 	}
-	opening := func(tr *translator, _ *snapshot) []a2a.Event {
-		if att.Continued {
-			return []a2a.Event{tr.status(a2a.TaskStateWorking, time.Now(), nil, false)}
-		}
-		return []a2a.Event{&a2a.Task{ID: tr.task, ContextID: tr.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}
+	tr := newTranslator(att.Run)
+	if !att.Continued {
+		return att.Cursor, &encoder{id: id, tr: tr, opening: []a2a.Event{
+			&a2a.Task{ID: tr.task, ContextID: tr.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}}
 	}
-	return h.serveTask(w, r, id, user, att.Run, att.Offset, opening)
+	// The records before the decisions (att.Run.Len of them) are what
+	// the task's streams sent already: which artifacts the next parts
+	// are appended to.
+	if err := h.fold(r.Context(), user, att.Run.ID, att.Run.Len, tr, nil); err != nil {
+		att.Cursor.Close()
+		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(a2a.TaskID(att.Run.ID), err)))
+		return nil, nil
+	}
+	return att.Cursor, &encoder{id: id, tr: tr, opening: []a2a.Event{tr.status(a2a.TaskStateWorking, time.Now(), nil, false)}}
+}
+
+// fold reads run id's log from its start, up to the record at offset
+// until, into tr's state and snap (when not nil).
+func (h *handler) fold(ctx context.Context, user, id string, until int64, tr *translator, snap *snapshot) error {
+	cur, err := h.s.Attach(ctx, user, id, 0)
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	for {
+		rec, ok, err := cur.Next(ctx, 0)
+		if err != nil || !ok || rec.Offset >= until {
+			return nil // the log holds the records before until: the run goes on from there
+		}
+		snap.fold(tr, &rec, false)
+	}
 }
 
 // resubscribe returns the stream that answers tasks/resubscribe: the
@@ -45,55 +71,50 @@ func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.Ra
 		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
 		return nil, nil
 	}
-	// The task as it stands opens the stream, unless the log ends with the
-	// run's end or the input it waits for: that record streams as an
-	// event, and ends the stream as it ended the first.
 	cur, err := h.s.Attach(r.Context(), user, info.ID, 0)
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
 		return nil, nil
 	}
-	var from int64
+	defer cur.Close()
+	// The task as it stands opens the stream, unless the log ends with the
+	// run's end or the input it waits for: that record streams as an
+	// event, and ends the stream as it ended the first. So each record is
+	// folded once the next one is read.
+	tr := newTranslator(info)
+	snap := newSnapshot(tr)
+	var (
+		held agentserver.Record // the last record read
+		have bool
+	)
 	for {
 		rec, ok, err := cur.Next(r.Context(), 0)
 		if err != nil || !ok {
 			break
 		}
-		from = rec.Offset + 1
-		if rec.Kind == agentserver.KindDone || rec.Kind == agentserver.KindPause && cur.Buffered() == 0 {
-			from = rec.Offset
+		if have {
+			snap.fold(tr, &held, false)
 		}
+		held, have = rec, true
 	}
-	cur.Close()
-	opening := func(_ *translator, snap *snapshot) []a2a.Event {
-		t := snap.task
-		return []a2a.Event{&t}
+	from := held.Offset + 1
+	switch {
+	case !have:
+		from = 0 // not reached: every log starts with KindStart
+	case held.Kind == agentserver.KindDone || held.Kind == agentserver.KindPause && cur.Buffered() == 0:
+		from = held.Offset
+	default:
+		snap.fold(tr, &held, false)
 	}
-	return h.serveTask(w, r, id, user, info, from, opening)
-}
-
-// serveTask returns the stream of run's task from the record at offset:
-// the records before it make the translator's state and the task's
-// snapshot, from which opening makes the first events.
-func (h *handler) serveTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, run agentserver.RunInfo, offset int64,
-	opening func(*translator, *snapshot) []a2a.Event) (agentserver.Cursor, agentserver.Encoder) {
-	cur, err := h.s.Attach(r.Context(), user, run.ID, 0)
+	// Attached before cur is closed: the log the stream reads is the one
+	// folded.
+	rest, err := h.s.Attach(r.Context(), user, info.ID, from)
 	if err != nil {
-		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(a2a.TaskID(run.ID), err)))
+		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
 		return nil, nil
 	}
-	tr := newTranslator(run)
-	snap := newSnapshot(tr)
-	for range offset {
-		rec, ok, err := cur.Next(r.Context(), 0)
-		if err != nil || !ok {
-			break // not reached: the log holds the records before offset
-		}
-		for _, ev := range tr.events(&rec, false) {
-			snap.apply(ev)
-		}
-	}
-	return cur, &encoder{id: id, tr: tr, opening: opening(tr, snap)}
+	t := snap.task
+	return rest, &encoder{id: id, tr: tr, opening: []a2a.Event{&t}}
 }
 
 // encoder writes a task's events as server-sent events, each one line of
@@ -160,12 +181,13 @@ func (e *encoder) text(w *agentserver.EventWriter, rec *agentserver.Record) {
 	w.End(append(b, f.after...))
 }
 
-// Abort implements agentserver.Encoder: the stream is cut short (the
-// server is shutting down); the run's end is the task's, for tasks/get.
+// Abort implements agentserver.Encoder: the stream is cut short, the
+// server shutting down or the task's log unreadable; tasks/get says where
+// the task stands.
 func (e *encoder) Abort(w *agentserver.EventWriter, err error) {
 	msg := "the stream was cut: the server is shutting down; the task goes on (tasks/get, tasks/resubscribe)"
-	if errors.Is(err, io.EOF) {
-		msg = "the stream was cut"
+	if !errors.Is(err, context.Canceled) {
+		msg = "the stream was cut: the task's log could not be read; tasks/get says where the task stands"
 	}
 	e.write(w, nil, &rpcError{Code: codeInternalError, Message: msg, Data: map[string]any{"error": msg}})
 }

@@ -52,6 +52,9 @@ type translator struct {
 	// started holds the turns whose artifact was sent: their next parts
 	// are appended to it.
 	started map[int]bool
+	// begun is set once the run's first record (KindStart) was read: a
+	// log read from its end was cut, and only the end says the answer.
+	begun bool
 }
 
 func newTranslator(run agentserver.RunInfo) *translator {
@@ -91,6 +94,7 @@ func (t *translator) message(id string, parts ...a2a.Part) *a2a.Message {
 func (t *translator) events(rec *agentserver.Record, last bool) []a2a.Event {
 	switch rec.Kind {
 	case agentserver.KindStart:
+		t.begun = true
 		return []a2a.Event{t.status(a2a.TaskStateWorking, rec.Time, nil, false)}
 	case agentserver.KindText:
 		return []a2a.Event{t.part(rec.Turn, a2a.TextPart{Text: rec.Text})}
@@ -170,10 +174,15 @@ func (t *translator) inputRequired(rec *agentserver.Record) *a2a.TaskStatusUpdat
 }
 
 // done is the end of the task: a typed answer's artifact, then the final
-// status, with the run's usage in its metadata.
+// status, with the run's usage in its metadata. Read alone, from a log
+// that was cut to its end (a run not started over A2A, whose log is not
+// kept), it first makes the answer's text the last turn's artifact.
 func (t *translator) done(rec *agentserver.Record) []a2a.Event {
 	d := rec.Done
 	var out []a2a.Event
+	if !t.begun && d.Text != "" {
+		out = append(out, t.part(rec.Turn, a2a.TextPart{Text: d.Text}))
+	}
 	if len(d.Output) > 0 {
 		out = append(out, &a2a.TaskArtifactUpdateEvent{TaskID: t.task, ContextID: t.context, LastChunk: true,
 			Artifact: &a2a.Artifact{ID: a2a.ArtifactID(string(t.task) + "-output"), Name: "output",
@@ -236,6 +245,16 @@ type snapshot struct{ task a2a.Task }
 
 func newSnapshot(t *translator) *snapshot {
 	return &snapshot{task: a2a.Task{ID: t.task, ContextID: t.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}
+}
+
+// fold folds rec's events into the task, and into tr's state; s may be
+// nil, to make tr's state only.
+func (s *snapshot) fold(tr *translator, rec *agentserver.Record, last bool) {
+	for _, ev := range tr.events(rec, last) {
+		if s != nil {
+			s.apply(ev)
+		}
+	}
 }
 
 // apply folds ev into the task: statuses replace one another, parts join

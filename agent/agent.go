@@ -32,12 +32,17 @@ const (
 	DefaultMaxParallel     = 8
 	DefaultMaxCallsPerTurn = 64
 	DefaultMaxOutputBytes  = 1 << 20
+	// DefaultMaxContinuations: 16 continuations of 65,536 output tokens
+	// each, Gemini's most per streamed request, more than fill the
+	// 1,048,576-token context window of the models that decode longest.
+	DefaultMaxContinuations = 16
 )
 
 // Config configures an [Agent]. Only Models and Model are required: every
 // other zero field takes the default its comment names.
 type Config struct {
-	// Models makes the model calls: client.Models of a *genai.Client.
+	// Models makes the model calls: client.Models of a *genai.Client, or,
+	// for Gemini's Interactions API, geminiinteractions.New(client, …).
 	Models Models
 
 	// Model names the model, e.g. "gemini-2.5-flash".
@@ -63,6 +68,16 @@ type Config struct {
 	// Tools are the tools the model may call. Nil or empty means none: the
 	// request then carries no tools and no tool config.
 	Tools *toolset.Set
+
+	// BuiltinTools are Gemini's built-in tools, which the API runs itself,
+	// beside the functions of Tools: genai.Tool values each setting one of
+	// GoogleSearch, CodeExecution, URLContext, FileSearch or GoogleMaps
+	// (or one of Vertex AI's own, such as EnterpriseWebSearch), and no
+	// FunctionDeclarations. The loop never runs them: it keeps what the
+	// model content says of them in the history, reports them as events,
+	// and puts the answer's grounding in the Result (see the package
+	// documentation, "Built-in tools").
+	BuiltinTools []*genai.Tool
 
 	// GenerateConfig is sent with every model call: system instruction,
 	// sampling, thinking, tool config… The loop adds the tools' declarations
@@ -97,6 +112,15 @@ type Config struct {
 
 	// Retry says how failed model calls are retried.
 	Retry RetryPolicy
+
+	// MaxContinuations bounds the continuation requests of one answer.
+	// When the API cuts an answer at its per-request output limit (finish
+	// reason CONTINUATION, with a continuation token), the loop sends the
+	// same request again with the token, and merges the answers (see the
+	// package documentation, "Long answers"). Zero means
+	// DefaultMaxContinuations (16); a negative value turns continuation
+	// off, and a cut answer then ends the run with ErrContinuation.
+	MaxContinuations int
 
 	// ForceEveryTurn keeps a forcing function calling config (mode ANY,
 	// with or without AllowedFunctionNames) on every model call of a run.
@@ -196,6 +220,13 @@ type Agent struct {
 	logger         *slog.Logger
 	unknownTool    string // the list of tools an unknown-tool error gives
 	err            error  // why With could not derive the agent: every run fails with it
+
+	// x is what built-in tools, continuation and service tiers need (see
+	// features.go).
+	x features
+	// mediaInResponses says whether the model takes tools' media in
+	// function responses (geminiadapter.MediaInResponses), decided once.
+	mediaInResponses bool
 }
 
 // New checks cfg and returns an Agent. The tools are converted to
@@ -233,6 +264,9 @@ func New(cfg Config) (*Agent, error) {
 		prepareHistory: cfg.PrepareHistory,
 		forceEveryTurn: cfg.ForceEveryTurn,
 		logger:         cfg.Logger,
+		x:              features{builtins: cfg.BuiltinTools, maxContinuations: cfg.MaxContinuations},
+
+		mediaInResponses: geminiadapter.MediaInResponses(cfg.Model),
 	}
 	if a.tools == nil {
 		a.tools = toolset.MustNew()
@@ -265,6 +299,9 @@ func (a *Agent) setObserver(o Observer) {
 func (a *Agent) prepare() error {
 	config, err := requestConfig(a.given, a.group)
 	if err != nil {
+		return err
+	}
+	if err := a.x.prepare(config, a.group, a.backend); err != nil {
 		return err
 	}
 	a.config, a.later = config, config

@@ -10,28 +10,35 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
-// The loop's main scenarios, run on both backends genai speaks to: the
-// Gemini API and Vertex AI. The fake serves each on its own routes with its
-// own rules (Vertex AI wants a bearer token, sends no function-call ids and
-// refuses them back, answers with its own fields), so a scenario that
-// passes here sends what each real backend accepts.
+// The loop's main scenarios, run on both backends genai speaks to, the
+// Gemini API and Vertex AI, and on both of Gemini's APIs, generateContent
+// and Interactions (through geminiinteractions), each through the real
+// genai client. The fake serves each on its own routes with its own rules
+// (Vertex AI wants a bearer token and answers with its own fields; the
+// Interactions API takes steps and keeps the conversation), so a scenario
+// that passes here sends what each real API accepts.
 
-// backend is one of the two APIs, with the client that talks to a fake
-// server as that API.
+// backend is one of the APIs, with the Models that talks to a fake server
+// as that API.
 type backend struct {
-	name   string
-	id     genai.Backend
-	client func(*fake.Server) *genai.Client
+	name         string
+	id           genai.Backend
+	models       func(*fake.Server) agent.Models
+	interactions bool // the Interactions API
 }
 
 var backends = []backend{
-	{"GeminiAPI", genai.BackendGeminiAPI, (*fake.Server).Client},
-	{"VertexAI", genai.BackendVertexAI, (*fake.Server).VertexClient},
+	{"GeminiAPI", genai.BackendGeminiAPI, func(s *fake.Server) agent.Models { return s.Client().Models }, false},
+	{"VertexAI", genai.BackendVertexAI, func(s *fake.Server) agent.Models { return s.VertexClient().Models }, false},
+	{"Interactions", genai.BackendGeminiAPI, func(s *fake.Server) agent.Models {
+		return geminiinteractions.New(s.Client(), geminiinteractions.Config{})
+	}, true},
 }
 
 // scenario is a test of the loop against srv, whose agents come from mk,
@@ -46,7 +53,7 @@ func onBackends(t *testing.T, s scenario) {
 		t.Run(b.name, func(t *testing.T) {
 			srv := newServer(t)
 			mk := func(tools *toolset.Set, edit ...func(*agent.Config)) *agent.Agent {
-				models := b.client(srv).Models
+				models := b.models(srv)
 				return newAgent(t, srv, tools, append([]func(*agent.Config){func(c *agent.Config) { c.Models = models }}, edit...)...)
 			}
 			s(t, b, srv, mk)
@@ -54,9 +61,27 @@ func onBackends(t *testing.T, s scenario) {
 				if r.Backend != b.id {
 					t.Errorf("request #%d went to %v; want %v", r.Seq, r.Backend, b.id)
 				}
+				if ix := r.Method == fake.MethodCreateInteraction; ix != b.interactions {
+					t.Errorf("request #%d called %s on %s", r.Seq, r.Method, b.name)
+				}
 			}
 		})
 	}
+}
+
+// signed reports whether a model turn of function calls kept its thought
+// signature where the API puts it: on the first call for generateContent,
+// on a thought before the calls for Interactions.
+func signed(b backend, c *genai.Content) bool {
+	for _, p := range c.Parts {
+		switch {
+		case b.interactions && p.Thought && len(p.ThoughtSignature) > 0:
+			return true
+		case p.FunctionCall != nil:
+			return len(p.ThoughtSignature) > 0
+		}
+	}
+	return false
 }
 
 func gemini3(c *agent.Config) { c.Model = model3 }
@@ -70,15 +95,16 @@ func TestBackendsParallelCalls(t *testing.T) {
 		if err != nil || res.Text != "Sunny in both." || w.calls.Load() != 2 {
 			t.Fatalf("Run() = %+v, %v after %d tool calls", res, err, w.calls.Load())
 		}
-		calls := res.History[1].Parts
-		if len(calls[0].ThoughtSignature) == 0 {
-			t.Error("the first call lost its thought signature")
+		if !signed(b, res.History[1]) {
+			t.Error("the turn lost its thought signature")
 		}
+		calls := agent.FunctionCalls(res.History[1])
 		answers := lastResponses(t, srv)
 		for i, r := range answers {
-			// Gemini 3 on the Gemini API sends ids, which go back; Vertex AI
-			// sends none, and none may go back.
-			if id := calls[i].FunctionCall.ID; r.ID != id || (b.id == genai.BackendVertexAI) != (id == "") {
+			// Gemini 3 sends ids on both backends (Vertex AI since
+			// mid-2026), the Interactions API always, and they go back
+			// as they came.
+			if id := calls[i].ID; r.ID != id || id == "" {
 				t.Errorf("answer %d id %q for call id %q on %s", i, r.ID, id, b.name)
 			}
 			if r.Response["result"] != "sunny in city-"+strconv.Itoa(i) {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -214,5 +216,40 @@ func TestPrepareHistoryError(t *testing.T) {
 	res, err := a.Run(context.Background(), user("hi"))
 	if !errors.Is(err, boom) || len(res.History) != 1 || len(srv.Requests()) != 0 {
 		t.Errorf("Run() = %v, %d contents, %d requests; want the hook's error, the input, no request", err, len(res.History), len(srv.Requests()))
+	}
+}
+
+// The context a plain run hands its tools and its model calls is the
+// caller's: its values, its deadline, and its cancellation with the cause.
+func TestStepsRunUnderTheCallersContext(t *testing.T) {
+	srv := newServer(t)
+	deadline := time.Now().Add(time.Hour)
+	ctx, cancel := context.WithDeadline(context.WithValue(context.Background(), scopeKey{}, "caller"), deadline)
+	defer cancel()
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	why := errors.New("the caller hung up")
+	var seen []string
+	probe := tool("probe", func(ctx context.Context, _ map[string]any) (any, error) {
+		d, ok := ctx.Deadline()
+		seen = append(seen, fmt.Sprintf("tool: %s %v", scopeOf(ctx), ok && d.Equal(deadline)))
+		cancelCause(why)
+		<-ctx.Done()
+		if !errors.Is(context.Cause(ctx), why) {
+			t.Errorf("the tool's context ended with cause %v, want %v", context.Cause(ctx), why)
+		}
+		return nil, ctx.Err()
+	})
+	models := &scopedModels{Models: srv.Client().Models}
+	a := newAgent(t, srv, toolset.MustNew(probe), func(c *agent.Config) { c.Models = models })
+	srv.Enqueue(fake.Calls(fake.Call("probe", nil)))
+	_, err := a.Run(ctx, user("go"))
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, why) {
+		t.Errorf("Run() = %v, want Canceled with the caller's cause", err)
+	}
+	if want := []string{"tool: caller true"}; !slices.Equal(seen, want) {
+		t.Errorf("the tool saw %q, want %q", seen, want)
+	}
+	if want := []string{"caller"}; !slices.Equal(models.scopes, want) {
+		t.Errorf("the model calls saw scopes %q, want %q", models.scopes, want)
 	}
 }

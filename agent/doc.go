@@ -63,10 +63,68 @@
 // name that does not exist, a refused TLS certificate, a malformed URL (see
 // [RetryPolicy] for the bounds and defaults). A reply with no candidate, or
 // no parts and a finish reason of STOP, OTHER or none, or one finished with
-// MALFORMED_FUNCTION_CALL, is asked again with the same history, a bounded
-// number of times; a reply that would fail the same way again (MAX_TOKENS,
-// LANGUAGE, TOO_MANY_TOOL_CALLS…) never is. With Stream, a turn whose text
-// has already been yielded is never replayed.
+// MALFORMED_FUNCTION_CALL, or UNEXPECTED_TOOL_CALL without the call, is
+// asked again with the same history, a bounded number of times; a reply
+// that would fail the same way again (MAX_TOKENS, LANGUAGE,
+// TOO_MANY_TOOL_CALLS…) never is. With Stream, a turn whose text has
+// already been yielded is never replayed. A request of the flex tier
+// (GenerateConfig.ServiceTier "flex") that the API sheds, 429 or 503, is
+// retried longer (RetryPolicy.FlexMaxAttempts, FlexMaxElapsed): flex
+// requests are served when the API can.
+//
+// # Long answers
+//
+// The API cuts an answer longer than it makes in one request (finish
+// reason CONTINUATION, with a continuation token). The loop continues it,
+// as it retries: it sends the same request again with the token, and
+// again, at most Config.MaxContinuations (16) times, and merges the hops
+// into the turn's response, as genai would (parts concatenated, usage
+// summed, grounding shifted; see [Hops]); genai's own automatic
+// continuation, unbounded, is turned off in the requests the loop sends.
+// Each hop is a model call with its events (EventModelRequest with its Hop
+// and the token in Config.ContinuationToken, then [EventHop]) and its
+// retries under the retry policy. Result.Usage counts every hop, each of
+// which the API bills, while the prompt size the next turn's
+// Config.PrepareHistory reads (HistoryInfo.PromptTokens) is the first
+// hop's: later hops re-read the answer so far, and a trimmer reading their
+// sum would trim far too early. A stream resumes from its newest
+// checkpoint (a chunk carrying a token) when it fails after one, as long
+// as nothing was yielded since, so that no text is shown twice.
+//
+// An answer the API cut and the loop did not continue (the API sent no
+// token, or one it had sent before, or MaxContinuations was reached, or
+// continuation is off) ends the run with [ErrContinuation]: it is never
+// taken for a whole one. A hop that fails for good ends it with a
+// [*ContinuationError], which, like the Result, keeps the hops made. A
+// caller who sets GenerateConfig.AutomaticContinuation gets what it asks:
+// true leaves continuation to genai (unbounded, as genai documents; the
+// loop still reads the first hop's prompt size from genai's
+// InitialPromptTokenCount), false turns it off.
+//
+// # Built-in tools
+//
+// Config.BuiltinTools (and [Overrides].BuiltinTools) give the model
+// Gemini's own tools, which the API runs during the model call: Google
+// Search, code execution, URL context, file search, Maps. They go in the
+// request before the functions of Config.Tools; beside them, on the Gemini
+// API, the request asks for the server-side invocations
+// (toolConfig.includeServerSideToolInvocations, which the API requires for
+// the mix; Vertex AI takes the mix without it and has no such field: set
+// Config.Backend). The model content then holds toolCall and toolResponse
+// parts (executableCode and codeExecutionResult for code), with their ids
+// and thought signatures, between and beside the function calls: they go
+// back exactly as received, are reported as [EventServerToolCall] and
+// [EventServerToolResult] events, and are never run by the loop. The
+// answer's grounding (the sources found, which text each supports) and
+// citations are in Result.Grounding and Result.Citations.
+//
+// A turn the API ends with UNEXPECTED_TOOL_CALL holding the call the model
+// tried (a function it was not given: Vertex AI sends it) is answered, not
+// asked again: the call is not run, and the model is told which tools it
+// may call ([UnexpectedCall]), which lets it correct itself on its next
+// turn. TOO_MANY_TOOL_CALLS (the model called the built-in tools too many
+// times in a row) ends the run with [ErrTooManyToolCalls], never asked
+// again.
 //
 // # What ends the run
 //
@@ -74,7 +132,11 @@
 //   - The answer was cut at the output token limit, or thinking used it all:
 //     a [*StopError] (errors.Is [ErrMaxTokens]), with the cut text in
 //     Result.Text and in the history, which can go on. A truncated answer
-//     is never mistaken for a whole one.
+//     is never mistaken for a whole one: nor is one the API cut and the
+//     loop did not continue ([ErrContinuation]), nor one the API stopped
+//     after too many built-in tool calls ([ErrTooManyToolCalls]).
+//   - A continuation hop fails for good: a [*ContinuationError], holding
+//     the hops made, which the Result keeps too.
 //   - Config.MaxTurns model turns were made and the model still calls tools:
 //     [ErrMaxTurns], wrapped. The last turn's calls have run and been
 //     answered, so the history can be continued.

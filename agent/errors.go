@@ -41,12 +41,31 @@ var (
 	// the thinking budget. A cut answer is in Result.History, so the
 	// conversation can go on ("continue").
 	ErrMaxTokens = errors.New("agent: model reached its output token limit")
+
+	// ErrContinuation: the API cut the answer at its per-request output
+	// limit (finish reason CONTINUATION) and it was not continued: the
+	// API sent no continuation token or one it had sent before, the
+	// answer reached Config.MaxContinuations, or continuation is off
+	// (GenerateConfig.AutomaticContinuation false, or a negative
+	// MaxContinuations). StopError.Message says which. The cut answer is
+	// in Result.Text and in the history, as for ErrMaxTokens; the last
+	// turn's Response holds the token, if any.
+	ErrContinuation = errors.New("agent: the answer was cut and not continued")
+
+	// ErrTooManyToolCalls: the model called the API's built-in tools too
+	// many times in a row and the API stopped it (finish reason
+	// TOO_MANY_TOOL_CALLS). It is never asked again: the same request
+	// would go the same way. What the model produced is in the history
+	// (its function calls, if any, answered, so that it can go on) and in
+	// Result.Text.
+	ErrTooManyToolCalls = errors.New("agent: the model called too many tools in a row")
 )
 
 // A StopError reports a model turn that ended without anything the loop can
 // use. Match its kind with errors.Is against [ErrPromptBlocked],
-// [ErrUnsafe], [ErrMalformedCall], [ErrEmptyReply] or [ErrMaxTokens], and
-// read the reason with errors.As.
+// [ErrUnsafe], [ErrMalformedCall], [ErrEmptyReply], [ErrMaxTokens],
+// [ErrContinuation] or [ErrTooManyToolCalls], and read the reason with
+// errors.As.
 type StopError struct {
 	Kind         error               // one of the Err* kinds above
 	Turn         int                 // the model turn, from 0

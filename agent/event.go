@@ -65,20 +65,50 @@ const (
 	// EventDone: the run is over (Result; Err when it failed, ErrStopped
 	// when a Stream consumer broke out of its loop). Always the last event.
 	EventDone
+
+	// The kinds below come after EventDone in number only, so that the
+	// numbers of the kinds above stay what they were; in a run they come
+	// where their comments say.
+
+	// EventHop: one request of an answer that took several is complete
+	// (Turn, Hop, Attempt, Response: that request's own response, Usage:
+	// its own usage, FinishReason: CONTINUATION but for the last hop,
+	// Duration: the hop's time). The API cut the answer at its per-request
+	// limit (finish reason CONTINUATION) and the loop continues it: each
+	// hop is a model call of its own, with an EventModelRequest (its Hop
+	// and Config.ContinuationToken set) and this event; the turn's
+	// EventModelResponse follows the last hop, with the hops merged. An
+	// answer made in one request has no EventHop. See Config.MaxContinuations.
+	EventHop
+
+	// EventServerToolCall: the API ran one of its built-in tools for the
+	// model (Turn, Part: the toolCall or executableCode part, as the model
+	// content holds it). The loop never runs it; see Config.BuiltinTools.
+	// With Stream, it comes as it arrives, among the turn's EventText;
+	// with Run, after the turn's EventModelResponse.
+	EventServerToolCall
+
+	// EventServerToolResult: what a built-in tool the API ran returned
+	// (Turn, Part: the toolResponse or codeExecutionResult part), after its
+	// EventServerToolCall.
+	EventServerToolResult
 )
 
 var eventKindNames = [...]string{
-	EventRunStart:      "RunStart",
-	EventModelRequest:  "ModelRequest",
-	EventRetry:         "Retry",
-	EventText:          "Text",
-	EventThought:       "Thought",
-	EventModelResponse: "ModelResponse",
-	EventToolCall:      "ToolCall",
-	EventApproval:      "Approval",
-	EventToolResult:    "ToolResult",
-	EventTurnEnd:       "TurnEnd",
-	EventDone:          "Done",
+	EventRunStart:         "RunStart",
+	EventModelRequest:     "ModelRequest",
+	EventRetry:            "Retry",
+	EventText:             "Text",
+	EventThought:          "Thought",
+	EventModelResponse:    "ModelResponse",
+	EventToolCall:         "ToolCall",
+	EventApproval:         "Approval",
+	EventToolResult:       "ToolResult",
+	EventTurnEnd:          "TurnEnd",
+	EventDone:             "Done",
+	EventHop:              "Hop",
+	EventServerToolCall:   "ServerToolCall",
+	EventServerToolResult: "ServerToolResult",
 }
 
 // String returns the kind's name without its Event prefix, e.g. "ToolCall".
@@ -112,15 +142,18 @@ type Event struct {
 	Config   *genai.GenerateContentConfig // EventModelRequest: the request config
 	Stream   bool                         // EventModelRequest: the call streams (Agent.Stream)
 
-	Attempt  int           // EventModelRequest, EventRetry: the model call of the turn, from 1
+	Attempt  int           // EventModelRequest, EventRetry, EventHop: the model call of the turn, from 1
+	Hop      int           // EventModelRequest, EventRetry, EventHop, EventModelResponse: the request of a continued answer, from 0 (see EventHop)
 	Delay    time.Duration // EventRetry: the wait before the next attempt
 	Err      error         // EventRetry: the failure; EventDone: the run's error, if any
 	Text     string        // EventText, EventThought: the new piece of text
 	Duration time.Duration // EventModelResponse: the turn's model time; EventToolResult: the call's
 
-	Response     *genai.GenerateContentResponse // EventModelResponse
-	Usage        Usage                          // EventModelResponse, EventTurnEnd: the turn's usage
-	FinishReason genai.FinishReason             // EventModelResponse, EventTurnEnd
+	Response     *genai.GenerateContentResponse // EventModelResponse; EventHop: the hop's own
+	Usage        Usage                          // EventModelResponse, EventTurnEnd: the turn's usage; EventHop: the hop's
+	FinishReason genai.FinishReason             // EventModelResponse, EventTurnEnd, EventHop
+
+	Part *genai.Part // EventServerToolCall, EventServerToolResult: the part, as the model content holds it
 
 	Index      int                 // EventToolCall, EventApproval, EventToolResult: the call's position in the turn
 	Call       *genai.FunctionCall // EventToolCall, EventApproval, EventToolResult
@@ -158,9 +191,11 @@ type Observer interface {
 //     (EventTurnEnd, EventDone).
 //   - EventModelRequest: one model call. The returned context is passed to
 //     Models, and Observe receives it with that call's events:
-//     EventModelRequest, EventText, EventThought, and EventModelResponse or
-//     EventRetry. A model call that fails for good is followed by no event
-//     of its own: the run's EventDone reports the failure.
+//     EventModelRequest, EventText, EventThought, EventServerToolCall and
+//     EventServerToolResult (Stream), and EventModelResponse, EventHop or
+//     EventRetry. Each hop of a continued answer is a model call of its own
+//     (see EventHop). A model call that fails for good is followed by no
+//     event of its own: the run's EventDone reports the failure.
 //   - EventToolCall: one tool call. The returned context is passed to the
 //     Interceptor and the tool, and Observe receives it with that call's
 //     EventToolCall, EventApproval and EventToolResult.
@@ -182,7 +217,8 @@ func (f ObserverFunc) Observe(ctx context.Context, e *Event) { f(ctx, e) }
 // turn. Nil observers are skipped; a panic in one does not keep the others
 // from seeing the event. When some of obs are [ContextObserver]s, so is the
 // result: each of them derives the step's context from the one the
-// previous returned, in order.
+// previous returned, in order. It is then a [Carrier] too, which carries
+// what those of obs that are Carriers carry.
 func Observers(obs ...Observer) Observer {
 	var list multiObserver
 	scoped := false

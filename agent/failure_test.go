@@ -269,7 +269,6 @@ func TestEmptyReplyReasks(t *testing.T) {
 		{genai.FinishReasonStop, 3},
 		{genai.FinishReasonOther, 3},
 		{genai.FinishReasonLanguage, 1},
-		{genai.FinishReasonTooManyToolCalls, 1},
 		{genai.FinishReasonNoImage, 1},
 	} {
 		t.Run(string(tc.reason), func(t *testing.T) {
@@ -458,17 +457,7 @@ func TestArgsNotAnObject(t *testing.T) {
 
 // runOrStream runs a with Run or Stream and returns the result and error.
 func runOrStream(a *agent.Agent, stream bool, contents []*genai.Content) (*agent.Result, error) {
-	if !stream {
-		return a.Run(context.Background(), contents)
-	}
-	var res *agent.Result
-	var err error
-	for ev, e := range a.Stream(context.Background(), contents) {
-		if ev != nil && ev.Kind == agent.EventDone {
-			res, err = ev.Result, e
-		}
-	}
-	return res, err
+	return runStreaming(a, stream, contents, nil)
 }
 
 // What no wait can mend fails at once, with one attempt: before, every

@@ -34,6 +34,9 @@ type HistoryInfo struct {
 	// previous model call of the run (usageMetadata.promptTokenCount), or 0
 	// before the first: the size, in the model's tokens, of what was sent
 	// then, which Contents extends by one model turn and its tool answers.
+	// For an answer continued over several requests, it is the first
+	// request's: each later one re-reads the answer so far, and their sum,
+	// which the API bills, is not the size of what was sent.
 	PromptTokens int
 
 	// Model is the model's name.

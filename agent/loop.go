@@ -39,6 +39,32 @@ type run struct {
 	// agents sums the usage of agents run as tools by this run's calls
 	// (see astool.go).
 	agents agentUsage
+	// rc is the run's context, when its tools may run agents (see
+	// runContext).
+	rc runContext
+}
+
+// runContext is the context a run hands its steps when it has tools: the
+// caller's, under which the agents the tools run ([AsTool]) find the run
+// (runKey). It is a field of the run, so that a run makes no context of
+// its own for it.
+type runContext struct {
+	context.Context
+	r *run
+}
+
+// Value returns the run for runKey, and ctx's value for any other key.
+func (c *runContext) Value(key any) any {
+	if _, ok := key.(runKey); ok {
+		return c.r
+	}
+	return c.Context.Value(key)
+}
+
+// setContext makes ctx, carrying the run under runKey, the run's context.
+func (r *run) setContext(ctx context.Context) {
+	r.rc = runContext{Context: ctx, r: r}
+	r.ctx = &r.rc
 }
 
 // ErrStopped is the error of a run whose Stream consumer broke out of its
@@ -59,7 +85,7 @@ func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield fun
 		typed:    typedRun{o: a.output},
 	}
 	if a.tools.Len() > 0 {
-		r.ctx = context.WithValue(ctx, runKey{}, r) // for the agents that tools run (AsTool)
+		r.setContext(ctx) // for the agents that tools run (AsTool)
 	}
 	if r.emitting {
 		start := &Event{Kind: EventRunStart, Model: a.model}
@@ -79,28 +105,35 @@ func (r *run) loop() error {
 		if r.stopped {
 			return ErrStopped
 		}
-		t, err := r.modelTurn(turn)
-		if t != nil {
-			r.result.Usage = r.result.Usage.plus(t.Usage)
-		}
+		var t Turn
+		err := r.modelTurn(turn, &t)
+		r.result.Usage = r.result.Usage.plus(t.Usage)
 		if err != nil {
-			if t != nil && t.Response != nil {
-				r.result.Turns = append(r.result.Turns, *t)
+			if t.Response != nil {
+				r.result.Turns = append(r.result.Turns, t)
 			}
 			return err
 		}
 		content := t.Response.Candidates[0].Content
 		r.add(content)
+		if r.emitting && r.yield == nil {
+			r.serverEvents(r.ctx, turn, content) // Stream reported them as they came
+		}
 		t.Calls = functionCalls(content)
 		if len(t.Calls) > 0 {
 			start := time.Now()
-			t.Results = r.runTools(turn, t.Calls)
+			if t.FinishReason == genai.FinishReasonUnexpectedToolCall {
+				t.Results = r.unexpectedCalls(turn, t.Calls, finishMessage(t.Response)) // builtin.go
+			} else {
+				t.Results = r.runTools(turn, t.Calls)
+			}
 			t.ToolTime = time.Since(start)
-			r.add(responseContent(t.Calls, mediaFor(r.a.model, t.Results)))
+			r.add(responseContent(t.Calls, mediaFor(r.a.mediaInResponses, t.Results)))
 		}
-		r.result.Turns = append(r.result.Turns, *t)
+		r.result.Turns = append(r.result.Turns, t)
+		kept := &r.result.Turns[len(r.result.Turns)-1] // the turn, as Result.Turns holds it
 		if r.emitting {
-			r.emit(r.ctx, &Event{Kind: EventTurnEnd, Turn: turn, TurnInfo: t,
+			r.emit(r.ctx, &Event{Kind: EventTurnEnd, Turn: turn, TurnInfo: kept,
 				Usage: t.Usage, FinishReason: t.FinishReason})
 		}
 		if r.stopped {
@@ -109,14 +142,14 @@ func (r *run) loop() error {
 		if err := r.ctx.Err(); err != nil {
 			return r.ctxError(turn)
 		}
-		if len(t.Calls) == 0 && t.FinishReason == genai.FinishReasonMaxTokens {
+		if stop := r.a.cutShort(turn, kept); stop != nil {
 			// The answer was cut: it is in the history and in
 			// Result.Text, but the run says it is incomplete.
-			return &StopError{Kind: ErrMaxTokens, Turn: turn, FinishReason: t.FinishReason, Attempts: t.Attempts}
+			return stop
 		}
 		if r.typed.o != nil {
 			// A typed run ends with a valid typed answer, not with text.
-			if done, err := r.typedTurnDone(turn, t); done {
+			if done, err := r.typedTurnDone(turn, kept); done {
 				return err
 			}
 			continue
@@ -169,15 +202,14 @@ func (r *run) finish(err error) *Event {
 	res := r.result
 	res.History = r.history
 	if n := len(res.Turns); n > 0 {
-		last := &res.Turns[n-1]
-		res.FinishReason = last.FinishReason
-		if len(last.Response.Candidates) > 0 {
-			res.Text = text(last.Response.Candidates[0].Content)
-		}
+		res.answer(&res.Turns[n-1])
 	}
 	r.foldAgents(res)
 	if err != nil {
 		r.a.logger.LogAttrs(r.ctx, slog.LevelDebug, "agent: run failed", slog.Int("turns", len(res.Turns)), slog.Any("error", err))
+	}
+	if !r.emitting {
+		return nil // nobody listens
 	}
 	done := &Event{Kind: EventDone, Turn: len(res.Turns) - 1, Result: res, Err: err}
 	r.mark(done)
@@ -245,9 +277,19 @@ func (r *run) startContext(ctx context.Context, e *Event) (scoped context.Contex
 	return scoped
 }
 
-// functionCalls returns the function calls of a model content, in order.
+// functionCalls returns the function calls of a model content, in order;
+// nil when it has none.
 func functionCalls(c *genai.Content) []*genai.FunctionCall {
-	var calls []*genai.FunctionCall
+	n := 0
+	for _, p := range c.Parts {
+		if p != nil && p.FunctionCall != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	calls := make([]*genai.FunctionCall, 0, n)
 	for _, p := range c.Parts {
 		if p != nil && p.FunctionCall != nil {
 			calls = append(calls, p.FunctionCall)

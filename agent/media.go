@@ -6,13 +6,14 @@ import (
 	"github.com/toolnexus/toolnexus-go/geminiadapter"
 )
 
-// mediaFor returns results as model can take them in function responses:
-// unchanged for a model that receives media from tools (Gemini 3 and
-// later), else with every result's media replaced by a short description
+// mediaFor returns results as a model can take them in function
+// responses: unchanged for a model that receives media from tools
+// (inResponses: Gemini 3 and later, see geminiadapter.MediaInResponses),
+// else with every result's media replaced by a short description
 // (geminiadapter.DescribeMedia), since older models answer media parts with
 // a 400. results is not modified: Turn.Results keep the media.
-func mediaFor(model string, results []ToolResult) []ToolResult {
-	if geminiadapter.MediaInResponses(model) {
+func mediaFor(inResponses bool, results []ToolResult) []ToolResult {
+	if inResponses {
 		return results
 	}
 	var out []ToolResult

@@ -25,7 +25,8 @@ import (
 //     inline data…) is kept whole, in order;
 //   - the finish reason and the usage are the last ones seen (each chunk
 //     carries the running usage totals); prompt feedback, model version and
-//     response id are the first ones seen.
+//     response id are the first ones seen; the continuation token is the
+//     last one seen, and none once a chunk ends the answer for good.
 //
 // Candidates are merged by their index, never by their position in a
 // chunk: with GenerateContentConfig.CandidateCount above 1, each chunk may
@@ -35,6 +36,7 @@ type merger struct {
 	resp   genai.GenerateContentResponse
 	first  candidateMerger    // index 0
 	others []*candidateMerger // other indexes, in the order they came
+	cp     checkpoint         // the newest checkpoint, if any (see checkpoint)
 }
 
 // A candidateMerger merges the chunks of one candidate.
@@ -45,10 +47,11 @@ type candidateMerger struct {
 	open  bool            // the last part is a text part still taking text
 }
 
-// add folds one chunk in. It hands each text part of the first candidate
-// that carries new text to onText, when set, in order; it stops and
-// returns false as soon as onText does.
-func (m *merger) add(chunk *genai.GenerateContentResponse, onText func(p *genai.Part) bool) bool {
+// add folds one chunk in. It hands each part of the first candidate that
+// carries new text, or that is a built-in tool's invocation or result, to
+// onPart, when set, in order; it stops and returns false as soon as onPart
+// does.
+func (m *merger) add(chunk *genai.GenerateContentResponse, onPart func(p *genai.Part) bool) bool {
 	if chunk == nil {
 		return true
 	}
@@ -73,8 +76,15 @@ func (m *merger) add(chunk *genai.GenerateContentResponse, onText func(p *genai.
 		}
 		cm := m.candidate(c.Index)
 		for _, p := range cm.addMeta(c) {
-			if cm.addPart(p) && p.Text != "" && cm == &m.first && onText != nil && !onText(p) {
-				return false
+			text := cm.addPart(p)
+			if cm != &m.first || onPart == nil {
+				continue
+			}
+			if text && p.Text != "" || !text && p != nil && (serverCall(p) || serverResult(p)) {
+				m.cp.passed = true
+				if !onPart(p) {
+					return false
+				}
 			}
 		}
 	}
@@ -115,6 +125,11 @@ func (cm *candidateMerger) addMeta(c *genai.Candidate) []*genai.Part {
 	}
 	if c.URLContextMetadata != nil {
 		cm.cand.URLContextMetadata = c.URLContextMetadata
+	}
+	if c.ContinuationToken != nil {
+		cm.cand.ContinuationToken = c.ContinuationToken
+	} else if !resumable(c.FinishReason) {
+		cm.cand.ContinuationToken = nil
 	}
 	if c.Content == nil {
 		return nil
@@ -219,4 +234,76 @@ func plainText(p *genai.Part) bool {
 	q := *p
 	q.Text, q.Thought, q.ThoughtSignature = "", false, nil
 	return reflect.ValueOf(q).IsZero()
+}
+
+// A checkpoint is where a stream can resume: a chunk of the first
+// candidate carried a continuation token (and no finish reason). It holds
+// what the merger had then, so that the answer can be taken back to it.
+type checkpoint struct {
+	token  []byte
+	parts  int             // parts of the first candidate
+	open   bool            // its last part was a text part taking text
+	sig    []byte          // its last part's signature
+	cand   genai.Candidate // its other fields
+	passed bool            // something reached the Stream consumer since
+}
+
+// checkpointToken returns the continuation token of a stream chunk that is
+// a checkpoint: one whose first candidate carries a token and no finish
+// reason (the chunk that ends an answer the API cut says CONTINUATION).
+func checkpointToken(chunk *genai.GenerateContentResponse) []byte {
+	if chunk == nil || len(chunk.Candidates) == 0 || chunk.Candidates[0] == nil {
+		return nil
+	}
+	c := chunk.Candidates[0]
+	if len(c.ContinuationToken) == 0 || (c.FinishReason != "" && c.FinishReason != genai.FinishReasonUnspecified) {
+		return nil
+	}
+	return c.ContinuationToken
+}
+
+// checkpoint records the checkpoint of token: where the merger is now.
+func (m *merger) checkpoint(token []byte) {
+	cm := &m.first
+	m.cp = checkpoint{token: token, parts: len(cm.parts), open: cm.open, cand: cm.cand}
+	if last := cm.last(); last != nil {
+		m.cp.sig = last.ThoughtSignature
+	}
+}
+
+// cutAt returns what a stream that failed with err returns: a
+// *checkpointCut when it can resume from the newest checkpoint (the loop
+// continues answers, and nothing reached the consumer since), else err
+// itself.
+func (m *merger) cutAt(hops int, streamed bool, err error) (*genai.GenerateContentResponse, bool, error) {
+	if hops == 0 || m.cp.token == nil || m.cp.passed {
+		return nil, streamed, err
+	}
+	return nil, streamed, &checkpointCut{resp: m.rewind(m.cp), err: err}
+}
+
+// rewind takes the first candidate back to cp, and returns the response
+// so far as the answer of a hop the API cut there: finish reason
+// CONTINUATION and cp's token. Nothing of the candidate's reached the
+// consumer since cp, so what came since is parts that are not text (a
+// function call), a signature on the open text part or one that closed
+// it, and other fields: all of it is dropped, the resumed request sending
+// it again.
+func (m *merger) rewind(cp checkpoint) *genai.GenerateContentResponse {
+	cm := &m.first
+	if cp.open && !cm.open {
+		last := cm.parts[cp.parts-1]
+		cm.text.Reset()
+		cm.text.WriteString(last.Text)
+		cm.open = true
+	}
+	cm.parts = cm.parts[:cp.parts]
+	if last := cm.last(); last != nil && plainText(last) {
+		last.ThoughtSignature = cp.sig
+	}
+	content := cm.cand.Content
+	cm.cand = cp.cand
+	cm.cand.Content = content
+	cm.cand.FinishReason, cm.cand.FinishMessage, cm.cand.ContinuationToken = genai.FinishReasonContinuation, "", cp.token
+	return m.response()
 }

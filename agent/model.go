@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"google.golang.org/genai"
@@ -16,13 +15,12 @@ import (
 var errStreamCut = errors.New("agent: stream ended before the model finished (no finish reason)")
 
 // modelTurn makes the model call of one turn, with its retries and re-asks,
-// and returns the turn holding the response. On failure the turn is
-// returned too, with the last response received, if any.
-func (r *run) modelTurn(turn int) (*Turn, error) {
-	t := &Turn{}
+// and fills in t with the response. On failure t holds the last response
+// received, if any.
+func (r *run) modelTurn(turn int, t *Turn) error {
 	contents, err := r.contents(turn)
 	if err != nil {
-		return t, err
+		return err
 	}
 	config := r.a.config
 	if turn > 0 {
@@ -32,7 +30,7 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 		config = r.typedConfig(turn, config)
 	}
 	start := time.Now()
-	rt := retrier{policy: &r.a.retry, start: start}
+	rt := retrier{policy: &r.a.retry, start: start, flex: r.a.x.flex}
 	reasks := 0
 	for attempt := 1; ; attempt++ {
 		t.Attempts = attempt
@@ -41,42 +39,43 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config, Stream: r.yield != nil}
 			ctx = r.startContext(r.ctx, req)
 			if !r.emit(ctx, req) {
-				return t, ErrStopped
+				return ErrStopped
 			}
 		}
-		var (
-			resp     *genai.GenerateContentResponse
-			err      error
-			streamed bool // content reached the Stream consumer: the turn cannot be replayed
-		)
-		if r.yield != nil {
-			resp, streamed, err = r.stream(ctx, turn, contents, config)
-		} else {
-			resp, err = r.a.models.GenerateContent(ctx, r.a.model, contents, config)
+		// streamed: content reached the Stream consumer, so the turn
+		// cannot be replayed.
+		resp, streamed, err := r.call(ctx, turn, contents, config)
+		if r.a.x.hops > 0 && r.continues(resp, err) {
+			// The API cut the answer: the loop continues it (continuation.go).
+			resp, ctx, err = r.continueAnswer(ctx, turn, t, contents, config, resp, err, start)
+			if err != nil {
+				t.Latency = time.Since(start)
+				return err
+			}
 		}
 		t.Latency = time.Since(start)
 		if r.stopped {
-			return t, ErrStopped
+			return ErrStopped
 		}
 		if err != nil {
 			if r.ctx.Err() != nil {
-				return t, r.ctxError(turn)
+				return r.ctxError(turn)
 			}
 			d, ok := rt.delay(err, attempt)
 			if !ok || streamed {
-				return t, &ModelError{Turn: turn, Attempts: attempt, Err: err}
+				return &ModelError{Turn: turn, Attempts: attempt, Err: err}
 			}
 			r.retrying(ctx, turn, attempt, err, d)
 			if !sleep(r.ctx, d) {
 				t.Latency = time.Since(start)
-				return t, r.ctxError(turn)
+				return r.ctxError(turn)
 			}
 			continue
 		}
 		t.Response = resp
-		t.Usage.add(resp.UsageMetadata)
+		t.Usage.addResponse(resp)
 		if m := resp.UsageMetadata; m != nil {
-			r.promptTokens = int(m.PromptTokenCount)
+			r.promptTokens = r.promptSize(t, m)
 		}
 		if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
 			t.FinishReason = resp.Candidates[0].FinishReason
@@ -85,53 +84,61 @@ func (r *run) modelTurn(turn int) (*Turn, error) {
 			stop.Turn, stop.Attempts = turn, attempt
 			if reask && reasks < r.a.retry.MaxReasks && !streamed {
 				reasks++
+				t.Continuations, t.hopPrompt = 0, 0
 				r.retrying(ctx, turn, attempt, stop, 0)
 				continue
 			}
-			return t, stop
+			return stop
 		}
 		if r.emitting {
-			r.emit(ctx, &Event{Kind: EventModelResponse, Turn: turn, Response: resp, Usage: t.Usage,
+			r.emit(ctx, &Event{Kind: EventModelResponse, Turn: turn, Hop: t.Continuations, Response: resp, Usage: t.Usage,
 				FinishReason: t.FinishReason, Duration: t.Latency})
 		}
-		return t, nil
+		return nil
 	}
 }
 
 // retrying reports a retry about to happen.
 func (r *run) retrying(ctx context.Context, turn, attempt int, err error, d time.Duration) {
-	r.a.logger.LogAttrs(r.ctx, slog.LevelWarn, "agent: retrying model call",
-		slog.Int("turn", turn), slog.Int("attempt", attempt), slog.Duration("delay", d), slog.Any("error", err))
-	if r.emitting {
-		r.emit(ctx, &Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Err: err, Delay: d})
-	}
+	r.retryingHop(ctx, turn, attempt, 0, err, d)
 }
 
 // stream makes one streaming model call, handing the first candidate's
 // text and thoughts to the consumer as they arrive, and returns the chunks
 // merged into one response. streamed reports whether any content reached
 // the consumer.
+//
+// A stream that fails, or ends without a finish reason, after a checkpoint
+// (a chunk carrying a continuation token) with nothing yielded since, ends
+// in a *checkpointCut holding the answer up to it, which the loop resumes
+// from (continuation.go).
 func (r *run) stream(ctx context.Context, turn int, contents []*genai.Content, config *genai.GenerateContentConfig) (resp *genai.GenerateContentResponse, streamed bool, err error) {
 	var m merger
-	onText := func(p *genai.Part) bool {
+	onPart := func(p *genai.Part) bool {
+		streamed = true
+		if e := serverEvent(turn, p); e != nil {
+			return r.emit(ctx, e)
+		}
 		kind := EventText
 		if p.Thought {
 			kind = EventThought
 		}
-		streamed = true
 		return r.emit(ctx, &Event{Kind: kind, Turn: turn, Text: p.Text})
 	}
 	for chunk, err := range r.a.models.GenerateContentStream(ctx, r.a.model, contents, config) {
 		if err != nil {
-			return nil, streamed, err
+			return m.cutAt(r.a.x.hops, streamed, err)
 		}
-		if !m.add(chunk, onText) {
+		if !m.add(chunk, onPart) {
 			return nil, streamed, ErrStopped
+		}
+		if token := checkpointToken(chunk); token != nil {
+			m.checkpoint(token)
 		}
 	}
 	resp = m.response()
 	if len(resp.Candidates) > 0 && resp.Candidates[0].FinishReason == "" {
-		return nil, streamed, errStreamCut
+		return m.cutAt(r.a.x.hops, streamed, errStreamCut)
 	}
 	return resp, streamed, nil
 }
@@ -175,7 +182,10 @@ func check(resp *genai.GenerateContentResponse) (stop *StopError, reask bool) {
 	switch {
 	case unsafeReasons[c.FinishReason]:
 		return &StopError{Kind: ErrUnsafe, FinishReason: c.FinishReason, Message: c.FinishMessage}, false
-	case c.FinishReason == genai.FinishReasonMalformedFunctionCall || c.FinishReason == genai.FinishReasonUnexpectedToolCall:
+	case c.FinishReason == genai.FinishReasonMalformedFunctionCall ||
+		c.FinishReason == genai.FinishReasonUnexpectedToolCall && (c.Content == nil || len(functionCalls(c.Content)) == 0):
+		// An unexpected call the API sends is answered (builtin.go); one
+		// it does not send can only be asked for again.
 		return &StopError{Kind: ErrMalformedCall, FinishReason: c.FinishReason, Message: c.FinishMessage}, true
 	case c.Content != nil && len(c.Content.Parts) > 0:
 		return nil, false
@@ -183,6 +193,10 @@ func check(resp *genai.GenerateContentResponse) (stop *StopError, reask bool) {
 		// Thinking used the whole output budget: asking again with the
 		// same budget bills as many tokens for the same nothing.
 		return &StopError{Kind: ErrMaxTokens, FinishReason: c.FinishReason, Message: c.FinishMessage}, false
+	case c.FinishReason == genai.FinishReasonTooManyToolCalls:
+		return &StopError{Kind: ErrTooManyToolCalls, FinishReason: c.FinishReason, Message: c.FinishMessage}, false
+	case c.FinishReason == genai.FinishReasonContinuation:
+		return &StopError{Kind: ErrContinuation, FinishReason: c.FinishReason, Message: "the API cut the answer before it had any content"}, false
 	}
 	return &StopError{Kind: ErrEmptyReply, FinishReason: c.FinishReason, Message: c.FinishMessage}, reaskReasons[c.FinishReason]
 }

@@ -47,6 +47,35 @@ type Result struct {
 	// a T, validated against T's schema. Nil for other runs and for a
 	// typed run that failed.
 	Output any
+
+	// Grounding is what grounds the last model turn's answer, when the API
+	// says: the sources a built-in tool found (Google Search's web pages,
+	// File Search's documents, Maps' places…), which parts of Text each
+	// supports, and the queries made (see Config.BuiltinTools). Nil when
+	// the answer is not grounded.
+	Grounding *genai.GroundingMetadata
+
+	// Citations are the sources the last model turn's answer recites, when
+	// the API names them (its citationMetadata). Nil when there are none.
+	Citations []*genai.Citation
+}
+
+// answer fills in what res says of the run's answer from its last turn:
+// Text, FinishReason, Grounding and Citations.
+func (res *Result) answer(last *Turn) {
+	res.FinishReason = last.FinishReason
+	if last.Response == nil || len(last.Response.Candidates) == 0 {
+		return
+	}
+	c := last.Response.Candidates[0]
+	if c == nil {
+		return
+	}
+	res.Text = text(c.Content)
+	res.Grounding = c.GroundingMetadata
+	if c.CitationMetadata != nil {
+		res.Citations = c.CitationMetadata.Citations
+	}
 }
 
 // Turn is one model turn of a run: the model's response and the tool calls
@@ -68,9 +97,15 @@ type Turn struct {
 	// FinishReason is the response's finish reason.
 	FinishReason genai.FinishReason
 
-	// Attempts counts the model calls made for this turn: 1, plus retries
-	// and re-asks.
+	// Attempts counts the model calls made for this turn: 1, plus retries,
+	// re-asks and continuation hops.
 	Attempts int
+
+	// Continuations counts the continuation requests the turn's answer
+	// took: 0 for an answer made in one request, more when the API cut it
+	// at its per-request output limit and the loop continued it (see
+	// Config.MaxContinuations); Response then holds the hops merged.
+	Continuations int
 
 	// Latency is the time spent in model calls for this turn, waits
 	// between retries included.
@@ -78,6 +113,10 @@ type Turn struct {
 
 	// ToolTime is the time spent running this turn's tool calls.
 	ToolTime time.Duration
+
+	// hopPrompt is the first hop's prompt token count, for a continued
+	// answer (see Run.promptSize).
+	hopPrompt int
 }
 
 // ToolResult is the outcome of one function call.
@@ -102,6 +141,48 @@ type Usage struct {
 	CachedTokens        int // tokens of the request served from a cache
 	ToolUsePromptTokens int // tokens of tool-use prompts
 	TotalTokens         int // all of the above as the API counts them
+
+	// ServiceTier is the tier that served the calls counted, when the API
+	// says: the Gemini API's x-gemini-service-tier header (standard when a
+	// priority request was served at the standard tier), Vertex AI's
+	// usageMetadata.trafficType. Over calls served by different tiers, the
+	// last one's. Request a tier with GenerateConfig.ServiceTier.
+	ServiceTier genai.ServiceTier
+}
+
+// serviceTierHeader is the header in which the Gemini API says which tier
+// served a request (ai.google.dev/gemini-api/docs/priority-inference; the
+// real traffic's responses all carry it, "standard", since mid-2026).
+const serviceTierHeader = "X-Gemini-Service-Tier"
+
+// addResponse adds a response's usage to u, with the tier that served it.
+func (u *Usage) addResponse(resp *genai.GenerateContentResponse) {
+	m := resp.UsageMetadata
+	u.add(m)
+	switch {
+	case m != nil && m.TrafficType != "":
+		if tier := trafficTier(m.TrafficType); tier != "" {
+			u.ServiceTier = tier
+		}
+	case resp.SDKHTTPResponse != nil && resp.SDKHTTPResponse.Headers != nil:
+		if tier := resp.SDKHTTPResponse.Headers.Get(serviceTierHeader); tier != "" {
+			u.ServiceTier = genai.ServiceTier(tier)
+		}
+	}
+}
+
+// trafficTier is the service tier of a Vertex AI traffic type, "" for one
+// that names none (provisioned throughput…).
+func trafficTier(t genai.TrafficType) genai.ServiceTier {
+	switch t {
+	case genai.TrafficTypeOnDemand:
+		return genai.ServiceTierStandard
+	case genai.TrafficTypeOnDemandFlex:
+		return genai.ServiceTierFlex
+	case genai.TrafficTypeOnDemandPriority:
+		return genai.ServiceTierPriority
+	}
+	return ""
 }
 
 // add adds a response's usage metadata to u.
@@ -117,8 +198,12 @@ func (u *Usage) add(m *genai.GenerateContentResponseUsageMetadata) {
 	u.TotalTokens += int(m.TotalTokenCount)
 }
 
-// plus returns the sum of u and v.
+// plus returns the sum of u and v; the tier is v's, if it names one.
 func (u Usage) plus(v Usage) Usage {
+	tier := u.ServiceTier
+	if v.ServiceTier != "" {
+		tier = v.ServiceTier
+	}
 	return Usage{
 		PromptTokens:        u.PromptTokens + v.PromptTokens,
 		CandidatesTokens:    u.CandidatesTokens + v.CandidatesTokens,
@@ -126,5 +211,6 @@ func (u Usage) plus(v Usage) Usage {
 		CachedTokens:        u.CachedTokens + v.CachedTokens,
 		ToolUsePromptTokens: u.ToolUsePromptTokens + v.ToolUsePromptTokens,
 		TotalTokens:         u.TotalTokens + v.TotalTokens,
+		ServiceTier:         tier,
 	}
 }

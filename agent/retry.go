@@ -57,9 +57,21 @@ type RetryPolicy struct {
 
 	// MaxReasks bounds how many times a turn is asked again after an empty
 	// reply (no candidate, or a candidate with no parts) or a
-	// MALFORMED_FUNCTION_CALL or UNEXPECTED_TOOL_CALL finish. Zero means 2;
-	// a negative value turns re-asking off.
+	// MALFORMED_FUNCTION_CALL finish, or an UNEXPECTED_TOOL_CALL one that
+	// holds no call. Zero means 2; a negative value turns re-asking off.
 	MaxReasks int
+
+	// FlexMaxAttempts and FlexMaxElapsed replace MaxAttempts and
+	// MaxElapsed for a request of the flex tier (GenerateConfig.ServiceTier
+	// "flex") that the API sheds: one answered 429 or 503. Flex requests
+	// cost half as much, in exchange for the API serving them when it can
+	// (its latency target is minutes), so that a shed one is worth waiting
+	// for longer than a standard one. Zero means 10 attempts and 15
+	// minutes; neither ever lowers MaxAttempts or MaxElapsed. That the API
+	// sheds flex requests with 429 RESOURCE_EXHAUSTED or 503 UNAVAILABLE is
+	// assumed: it documents no error of its own for them.
+	FlexMaxAttempts int
+	FlexMaxElapsed  time.Duration
 }
 
 // withDefaults returns p with every zero field set to its default.
@@ -93,6 +105,12 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	case p.MaxReasks < 0:
 		p.MaxReasks = 0
 	}
+	if p.FlexMaxAttempts <= 0 {
+		p.FlexMaxAttempts = 10
+	}
+	if p.FlexMaxElapsed == 0 {
+		p.FlexMaxElapsed = 15 * time.Minute
+	}
 	return p
 }
 
@@ -102,6 +120,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 type retrier struct {
 	policy  *RetryPolicy
 	start   time.Time
+	flex    bool // the requests ask for the flex tier
 	backoff *backoff.ExponentialBackOff
 }
 
@@ -109,7 +128,14 @@ type retrier struct {
 // err must not be retried (or the policy's time is up). attempt is the call
 // that failed, from 1.
 func (r *retrier) delay(err error, attempt int) (time.Duration, bool) {
-	if attempt >= r.policy.MaxAttempts || !transient(err) {
+	maxAttempts, maxElapsed := r.policy.MaxAttempts, r.policy.MaxElapsed
+	if r.flex && shed(err) {
+		maxAttempts = max(maxAttempts, r.policy.FlexMaxAttempts)
+		if maxElapsed > 0 {
+			maxElapsed = max(maxElapsed, r.policy.FlexMaxElapsed)
+		}
+	}
+	if attempt >= maxAttempts || !transient(err) {
 		return 0, false
 	}
 	if r.backoff == nil {
@@ -125,10 +151,17 @@ func (r *retrier) delay(err error, attempt int) (time.Duration, bool) {
 	if server, ok := retryDelay(err); ok && server > d {
 		d = server
 	}
-	if r.policy.MaxElapsed > 0 && time.Since(r.start)+d > r.policy.MaxElapsed {
+	if maxElapsed > 0 && time.Since(r.start)+d > maxElapsed {
 		return 0, false
 	}
 	return d, true
+}
+
+// shed reports whether err is how the API sheds a request it cannot serve
+// now: 429 or 503 (assumed for the flex tier; see RetryPolicy.FlexMaxAttempts).
+func shed(err error) bool {
+	var apiErr genai.APIError
+	return errors.As(err, &apiErr) && (apiErr.Code == 429 || apiErr.Code == 503)
 }
 
 // sleep waits for d or until ctx is done, and reports whether it waited the

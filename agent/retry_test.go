@@ -123,7 +123,8 @@ func TestRetrierDelay(t *testing.T) {
 
 func TestRetryPolicyDefaults(t *testing.T) {
 	got := RetryPolicy{}.withDefaults()
-	want := RetryPolicy{MaxAttempts: 4, InitialDelay: time.Second, MaxDelay: 30 * time.Second, Multiplier: 2, Jitter: 0.2, MaxElapsed: 2 * time.Minute, MaxReasks: 2}
+	want := RetryPolicy{MaxAttempts: 4, InitialDelay: time.Second, MaxDelay: 30 * time.Second, Multiplier: 2, Jitter: 0.2, MaxElapsed: 2 * time.Minute, MaxReasks: 2,
+		FlexMaxAttempts: 10, FlexMaxElapsed: 15 * time.Minute}
 	if got != want {
 		t.Errorf("defaults = %+v, want %+v", got, want)
 	}

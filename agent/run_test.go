@@ -516,3 +516,141 @@ func TestRunReportsResultsBeforeQueuedCallsStart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// With more calls than MaxParallel, queued calls start in call order, each
+// as a slot frees up, whichever call freed it: the slot freed by call 1
+// goes to call 2, the one freed by call 0 to call 3, and so on.
+func TestRunQueuedCallsStartInOrder(t *testing.T) {
+	for _, observed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("observed=%v", observed), func(t *testing.T) {
+			const n = 8
+			srv := newServer(t)
+			release := make([]chan struct{}, n)
+			for i := range release {
+				release[i] = make(chan struct{})
+			}
+			started := make(chan int, n)
+			gated := toolset.MustFunc("get_weather", "weather", func(ctx context.Context, in weatherIn) (string, error) {
+				var i int
+				fmt.Sscanf(in.City, "city-%d", &i)
+				started <- i
+				select {
+				case <-release[i]:
+					return "sunny in " + in.City, nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			})
+			a := newAgent(t, srv, toolset.MustNew(gated), func(c *agent.Config) {
+				c.MaxParallel = 2
+				if observed {
+					c.Observer = &eventLog{}
+				}
+			})
+			srv.Enqueue(fake.Calls(cities(n)...), fake.Text("done"))
+			errc := make(chan error, 1)
+			go func() {
+				_, err := a.Run(context.Background(), user("go"))
+				errc <- err
+			}()
+			wait := func() int {
+				t.Helper()
+				select {
+				case i := <-started:
+					return i
+				case <-time.After(10 * time.Second):
+					t.Fatal("no call started") // hang guard
+					return -1
+				}
+			}
+			if a, b := wait(), wait(); a+b != 1 {
+				t.Fatalf("the first calls to start were %d and %d, want 0 and 1", a, b)
+			}
+			// Free the slots in an order of their own: each must go to the
+			// next call in call order.
+			for next, free := 2, []int{1, 0, 3, 2, 5, 4}; next < n; next++ {
+				close(release[free[next-2]])
+				if got := wait(); got != next {
+					t.Fatalf("call %d started when call %d returned; want call %d, the next in call order", got, free[next-2], next)
+				}
+			}
+			close(release[6])
+			close(release[7])
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A run cancelled while calls wait for a slot returns at once: the queued
+// calls do not run their tool, even when the calls that hold the slots
+// ignore their context.
+func TestRunCancelledWithQueuedCalls(t *testing.T) {
+	for _, observed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("observed=%v", observed), func(t *testing.T) {
+			srv := newServer(t)
+			var ran atomic.Int32
+			started, release := make(chan struct{}, 8), make(chan struct{})
+			var returned sync.WaitGroup
+			stubborn := toolset.MustFunc("get_weather", "weather", func(ctx context.Context, in weatherIn) (string, error) {
+				returned.Add(1)
+				defer returned.Done()
+				ran.Add(1)
+				started <- struct{}{}
+				<-release // ignores its context
+				return "late", nil
+			})
+			log := &eventLog{}
+			a := newAgent(t, srv, toolset.MustNew(stubborn), func(c *agent.Config) {
+				c.MaxParallel = 1
+				if observed {
+					c.Observer = log
+				}
+			})
+			srv.Enqueue(fake.Calls(cities(5)...))
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				<-started
+				cancel()
+			}()
+			type outcome struct {
+				res *agent.Result
+				err error
+			}
+			out := make(chan outcome, 1)
+			go func() {
+				res, err := a.Run(ctx, user("go"))
+				out <- outcome{res, err}
+			}()
+			var o outcome
+			select {
+			case o = <-out:
+			case <-time.After(10 * time.Second):
+				close(release)
+				t.Fatal("the cancelled run did not return: it waits for its queued calls") // hang guard
+			}
+			if !errors.Is(o.err, context.Canceled) {
+				t.Errorf("Run() = %v, want Canceled", o.err)
+			}
+			if got := ran.Load(); got != 1 {
+				t.Errorf("%d calls ran their tool; want 1: the queued ones must not start once the run is cancelled", got)
+			}
+			if len(o.res.Turns) != 1 || len(o.res.Turns[0].Results) != 5 {
+				t.Fatalf("Turns = %+v, want one turn answering the 5 calls", o.res.Turns)
+			}
+			for i, r := range o.res.Turns[0].Results {
+				if !r.IsError || !errors.Is(r.Err, context.Canceled) {
+					t.Errorf("result %d = %+v, want a cancelled call", i, r.Result)
+				}
+			}
+			if observed {
+				if got := len(log.of(agent.EventToolResult)); got != 5 {
+					t.Errorf("%d EventToolResult events, want 5", got)
+				}
+			}
+			close(release)
+			returned.Wait()
+		})
+	}
+}

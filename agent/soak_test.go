@@ -247,6 +247,10 @@ type soakRun struct {
 	out       runOutcome
 	hung      bool
 	replayErr error
+
+	// lateHangup is set when a hangup call cancelled the run only after
+	// its own context had ended: where the run then stops is a race.
+	lateHangup bool
 }
 
 // callRef names a call of a run: its turn and its index in the turn.
@@ -969,6 +973,15 @@ func (s *soak) newTools() []*toolset.Tool {
 		r.mu.Unlock()
 		if cancel != nil {
 			cancel(errSoakHangup)
+			if errors.Is(context.Cause(ctx), agent.ErrToolTimeout) {
+				// The call's own context had ended first, its ToolTimeout
+				// run out before this goroutine got a CPU: Execute may
+				// have answered the call already, and the run gone on
+				// before the cancellation reached it.
+				r.mu.Lock()
+				r.lateHangup = true
+				r.mu.Unlock()
+			}
 		}
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -2079,6 +2092,12 @@ func (s *soak) check(r *soakRun, sum *soakSummary) []string {
 		if exs[i].seq <= exs[i-1].seq {
 			bad("requests #%d and #%d overlapped: a run's requests must be sequential", exs[i-1].seq, exs[i].seq)
 		}
+	}
+	if r.lateHangup {
+		// The cancellation reached the run at a point no script can
+		// know: the oracle has nothing to hold it to.
+		sum.results["late-hangup"]++
+		return v
 	}
 	vd := s.walk(r, bad, sum)
 	if vd == nil {

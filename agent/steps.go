@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -22,18 +24,26 @@ import (
 //
 //  1. The model call sends [Steps.PrepareHistory]'s contents with
 //     [Steps.RequestConfig]; a failure is retried after [Steps.RetryDelay]
-//     when that says so ([Steps.Retrying] reports it).
+//     when that says so ([Steps.Retrying] reports it). An answer the API
+//     cut ([ContinuationToken]) is continued: each hop sends the same
+//     contents with [ContinueConfig] and the token [Hops].Add returns, at
+//     most Limits.MaxContinuations times, and the turn's response is
+//     [Hops].Response.
 //  2. [CheckResponse] says whether the response can be used, or why not,
 //     and whether asking again may help.
 //  3. [FunctionCalls] lists the calls; [Steps.PlanCall] answers those that
-//     need no tool and picks those that need approval; [Steps.RunCall] runs
-//     each other call as Run does; [NotApproved] answers a call nobody
-//     approved.
+//     need no tool and picks those that need approval (in a turn the API
+//     ended with UNEXPECTED_TOOL_CALL, [UnexpectedCall] answers the others);
+//     [Steps.RunCall] runs each other call as Run does; [NotApproved]
+//     answers a call nobody approved.
 //  4. [ResponseContent] is the content that answers the calls.
+//  5. [Steps.Stopped] says whether the turn's answer, incomplete, ends the
+//     run.
 //
 // [NewResult] assembles the Result of a run from its history and turns.
 // [Steps.Observe] and [Steps.StartContext] hand events to the agent's
-// Observer as Run does. A Steps value is a small handle on its Agent: copy
+// Observer as Run does; [Steps.Carry] and [Steps.Resume] carry the
+// Observer's view of the run between the processes that run its steps. A Steps value is a small handle on its Agent: copy
 // it freely.
 type Steps struct{ a *Agent }
 
@@ -48,6 +58,11 @@ type Limits struct {
 	ToolTimeout     time.Duration // zero: no bound
 	MaxOutputBytes  int           // negative: no bound
 	Retry           RetryPolicy   // every field set
+
+	// MaxContinuations bounds the continuation hops of one answer; 0 when
+	// the loop continues no answer (continuation is off, or genai's own
+	// is on).
+	MaxContinuations int
 }
 
 // Err returns the error every run of the agent fails with, when
@@ -69,8 +84,19 @@ func (s Steps) Limits() Limits {
 		ToolTimeout:     s.a.toolTimeout,
 		MaxOutputBytes:  s.a.maxOutputBytes,
 		Retry:           s.a.retry,
+
+		MaxContinuations: s.a.x.hops,
 	}
 }
+
+// Stopped returns the error that ends a run after turn t, whose model
+// content is in the history and whose calls were answered, because its
+// answer is incomplete, as Run decides: cut at the output token limit
+// with no calls ([ErrMaxTokens]), stopped after too many built-in tool
+// calls ([ErrTooManyToolCalls]), or cut by the API and not continued
+// ([ErrContinuation]). It returns nil when the run goes on, or ends with
+// the answer.
+func (s Steps) Stopped(turn int, t *Turn) *StopError { return s.a.cutShort(turn, t) }
 
 // Tools returns the agent's tools.
 func (s Steps) Tools() *toolset.Set { return s.a.tools }
@@ -103,7 +129,7 @@ func (s Steps) PrepareHistory(ctx context.Context, contents []*genai.Content, tu
 // RetryPolicy.MaxElapsed. The wait grows with attempt, with jitter, and is
 // at least the delay the API asked for in a google.rpc.RetryInfo detail.
 func (s Steps) RetryDelay(err error, attempt int, start time.Time) (time.Duration, bool) {
-	rt := retrier{policy: &s.a.retry, start: start}
+	rt := retrier{policy: &s.a.retry, start: start, flex: s.a.x.flex}
 	var d time.Duration
 	for a := 1; a <= attempt; a++ {
 		var ok bool
@@ -157,7 +183,7 @@ func (s Steps) PlanCall(ctx context.Context, i, n int, call *genai.FunctionCall)
 // [NewResult].
 func (s Steps) RunCall(ctx context.Context, call *genai.FunctionCall, approved bool) (res ToolResult, agents map[string]Usage) {
 	r := s.run(ctx)
-	r.ctx = context.WithValue(ctx, runKey{}, r) // for the agents the tool runs (AsTool)
+	r.setContext(ctx) // for the agents the tool runs (AsTool)
 	p := &callPlan{ctx: r.ctx, decided: approved}
 	p.tool, p.answer = r.plan(0, 1, call)
 	res = r.runCall(p, call)
@@ -182,7 +208,7 @@ func NotApproved(call *genai.FunctionCall, why string) *toolset.Result {
 // that tools handed back go into the parts for a model that takes them,
 // and are described in words for one that does not, as in Run.
 func ResponseContent(model string, calls []*genai.FunctionCall, results []ToolResult) *genai.Content {
-	return responseContent(calls, mediaFor(model, results))
+	return responseContent(calls, mediaFor(geminiadapter.MediaInResponses(model), results))
 }
 
 // UsageOf returns the token counts of one response's usage metadata.
@@ -210,11 +236,7 @@ func (s Steps) NewResult(history []*genai.Content, turns []Turn, usage Usage, ag
 func NewResult(history []*genai.Content, turns []Turn, usage Usage, name string, agents map[string]Usage) *Result {
 	res := &Result{History: history, Turns: turns, Usage: usage}
 	if n := len(turns); n > 0 {
-		last := &turns[n-1]
-		res.FinishReason = last.FinishReason
-		if last.Response != nil && len(last.Response.Candidates) > 0 {
-			res.Text = text(last.Response.Candidates[0].Content)
-		}
+		res.answer(&turns[n-1])
 	}
 	if len(agents) > 0 {
 		fold(res, name, maps.Clone(agents))
@@ -240,6 +262,48 @@ func (s Steps) StartContext(ctx context.Context, e *Event) context.Context {
 		ctx = context.WithValue(ctx, callKey{}, e) // the Parent of a sub-agent's events (AsTool)
 	}
 	return ctx
+}
+
+// Carry returns what the agent's Observer, when it is a [Carrier], keeps
+// in ctx for the steps of the run that run in other processes: from the
+// context StartContext returned for the run's EventRunStart, the run; from
+// a caller's context, what the run should continue (the caller's span).
+// It returns nil when the Observer is no Carrier or carries nothing. A
+// panic in the Observer is recovered and logged, and nil returned.
+func (s Steps) Carry(ctx context.Context) (carried map[string]string) {
+	c, ok := s.a.observer.(Carrier)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.a.logger.LogAttrs(ctx, slog.LevelError, "agent: observer panicked", slog.Any("panic", v), slog.String("in", "Carry"))
+			carried = nil
+		}
+	}()
+	return c.Carry(ctx)
+}
+
+// Resume returns ctx with what Carry returned, in this process or another,
+// put back by the agent's Observer when it is a [Carrier]: the contexts
+// StartContext derives from it belong to the run carried. It returns ctx
+// when the Observer is no Carrier or carried is nil. A panic in the
+// Observer is recovered and logged, and ctx returned.
+func (s Steps) Resume(ctx context.Context, carried map[string]string) (resumed context.Context) {
+	c, ok := s.a.observer.(Carrier)
+	if !ok || carried == nil {
+		return ctx
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.a.logger.LogAttrs(ctx, slog.LevelError, "agent: observer panicked", slog.Any("panic", v), slog.String("in", "Resume"))
+			resumed = ctx
+		}
+	}()
+	if resumed = c.Resume(ctx, carried); resumed == nil {
+		resumed = ctx
+	}
+	return resumed
 }
 
 // Observe hands e to the agent's Observer, if any, with the context of e's

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/genai"
 )
 
@@ -67,40 +67,42 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 	if r.emitting {
 		done = make(chan int, n)
 	}
-	var wg sync.WaitGroup
 	run := func(i int) {
 		results[i] = r.runCall(&plans[i], calls[i])
 		if done != nil {
 			done <- i
 		}
 	}
-	// With more calls than MaxParallel, a dispatcher starts the queued
-	// calls in order, each as a slot frees up: the run's goroutine never
-	// waits for one.
-	var queue chan int
+	// The calls that run their tool run in an errgroup. When they may
+	// outnumber MaxParallel, the group is limited to it, and one dispatcher
+	// feeds it the calls in call order: the group's Go waits for a free
+	// slot, so queued calls start in order as slots free up, and the run's
+	// goroutine never waits for one. Below the limit, Go never waits, and
+	// the calls are handed to the group at once.
+	var (
+		g     errgroup.Group
+		queue chan int      // the dispatcher's
+		fed   chan struct{} // closed once the dispatcher has handed every call to g
+	)
 	if n > r.a.maxParallel {
-		queue = make(chan int, n)
-		slots := make(chan struct{}, r.a.maxParallel)
-		wg.Go(func() {
+		g.SetLimit(r.a.maxParallel)
+		queue, fed = make(chan int, n), make(chan struct{})
+		go func() {
+			defer close(fed)
 			for i := range queue {
-				select {
-				case slots <- struct{}{}:
-					wg.Go(func() {
-						defer func() { <-slots }()
-						run(i)
-					})
-				case <-plans[i].ctx.Done():
-					wg.Go(func() { run(i) }) // it returns at once: the run is over
-				}
+				g.Go(func() error { run(i); return nil })
 			}
-		})
+		}()
 	}
 	start := func(i int) {
-		if queue == nil || plans[i].answer != nil {
-			wg.Go(func() { run(i) })
-			return
+		switch {
+		case plans[i].answer != nil:
+			run(i) // nothing to run: answered at once, without a slot
+		case queue != nil:
+			queue <- i
+		default:
+			g.Go(func() error { run(i); return nil })
 		}
-		queue <- i
 	}
 	for i := range plans {
 		if !plans[i].approval {
@@ -124,7 +126,10 @@ func (r *run) runTools(turn int, calls []*genai.FunctionCall) []ToolResult {
 			r.toolDone(turn, i, &plans[i], &results[i])
 		}
 	}
-	wg.Wait()
+	if fed != nil {
+		<-fed // Wait must not begin before the last Go
+	}
+	g.Wait() // the calls return no error: their failures are results
 	return results
 }
 

@@ -25,6 +25,10 @@ type Overrides struct {
 	// declarations. A name the agent already has is an error.
 	Tools []*toolset.Tool
 
+	// BuiltinTools are added to the agent's built-in tools (see
+	// Config.BuiltinTools).
+	BuiltinTools []*genai.Tool
+
 	// Observer sees the runs' events too, after the agent's own observer.
 	Observer Observer
 
@@ -45,6 +49,10 @@ type Overrides struct {
 	MaxCallsPerTurn int
 	ToolTimeout     time.Duration
 	MaxOutputBytes  int
+
+	// MaxContinuations replaces Config.MaxContinuations when it is not
+	// zero; negative turns continuation off.
+	MaxContinuations int
 }
 
 // With returns an agent that runs like a, with the changes o makes: a
@@ -99,7 +107,14 @@ func (a *Agent) apply(o Overrides) error {
 	if o.Observer != nil {
 		a.setObserver(Observers(a.observer, o.Observer))
 	}
-	if o.GenerateConfig == nil && o.SystemInstruction == nil && len(o.Tools) == 0 {
+	if len(o.BuiltinTools) > 0 {
+		a.x.builtins = slices.Concat(a.x.builtins, o.BuiltinTools)
+	}
+	if o.MaxContinuations != 0 {
+		a.x.maxContinuations = o.MaxContinuations
+	}
+	if o.GenerateConfig == nil && o.SystemInstruction == nil && len(o.Tools) == 0 &&
+		len(o.BuiltinTools) == 0 && o.MaxContinuations == 0 {
 		return nil // the request configs are the agent's
 	}
 	if len(o.Tools) > 0 {

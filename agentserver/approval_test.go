@@ -157,6 +157,12 @@ func TestApprovalDeadline(t *testing.T) {
 	h.model.Enqueue(fake.Calls(call("Paris")), fake.Text("Done."))
 	first := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather?"})
 	paris := first.last().Pending[0].Call.ID
+	// A reader of the whole log, attached while the run goes on.
+	cur, err := h.srv.Attach(bg, "alice", first.run(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
 	done := h.awaitRun("alice", first.run(), over) // nobody decides
 	if done.State != agentserver.StateDone || done.Done.Text != "Done." {
 		t.Errorf("the run ended %+v", done.Done)
@@ -173,11 +179,6 @@ func TestApprovalDeadline(t *testing.T) {
 		t.Errorf("%d model requests, want 2: the late decision must run nothing", len(h.model.Requests()))
 	}
 	// The log says what happened: the pause, then the deadline's denial.
-	cur, err := h.srv.Attach(bg, "alice", first.run(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cur.Close()
 	var kinds []string
 	var decision *agentserver.Decision
 	for {

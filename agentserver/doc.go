@@ -43,11 +43,18 @@
 // [Cursor] on the log: it reads at its own pace, and a browser that stops
 // reading holds nothing but its cursor, never the run. [Server.Stream]
 // answers a protocol's request (its deep work on a goroutine of its own,
-// so that an open stream keeps a small stack: about 22 KiB per stream,
+// so that an open stream keeps a small stack: about 16 KiB per stream,
 // its connection's buffers included) and [Server.ServeEvents] streams a
 // cursor as server-sent events through a protocol's [Encoder]: LF-framed,
 // flushed per record, a keep-alive comment when idle, a write deadline
 // that drops a client that reads nothing.
+//
+// A run that is over can be looked up for Config.KeepFinished. Its log is
+// cut to its last record once a reader has read its end and nobody reads
+// it, so that the runs kept cost little; a run started with
+// Request.KeepLog, for a protocol whose clients ask for a run's whole
+// story after its end (A2A's tasks/get), keeps its log, each turn's text
+// joined into one record.
 //
 // # Approvals and browser tools
 //
@@ -113,13 +120,24 @@
 //     as it went (session.Stream's save), before its KindDone record.
 //   - The log is ordered and append-only: offsets start at 0, every
 //     reader sees the same records at the same offsets, Attach at any
-//     offset up to the log's length works while the run is known, the
-//     first record is KindStart and the last KindDone.
+//     offset up to the log's length works while the run goes on, the
+//     first record is KindStart and the last KindDone. The log of a run
+//     that is over may be cut to its last record (the in-process runner
+//     cuts it once a cursor has read its end and none reads it any more):
+//     a cursor on it reads the end. The log of a run started with
+//     Input.KeepLog is kept whole for as long as the run is, every record
+//     at its offset, except that the pieces of a turn's text (and of its
+//     thoughts) may be joined once the run is over: the joined record has
+//     its first piece's offset and the text of them all, and the offsets
+//     of the others are no record's.
 //   - A pause comes once the turn's other calls have their results, and
 //     is the last record while the run waits; decisions are appended after
 //     it (KindDecision), then, if calls still wait, a new pause listing
 //     them. Cursor.Buffered counts the records already in the log, so a
 //     reader knows whether the pause it reads was resolved.
+//   - Start and Decide return cursors attached before the records they
+//     cause, so that the response they serve misses none of them, however
+//     fast the run goes.
 //   - Decisions are validated against the run's own pending calls, all or
 //     none, and each call is decided once: by the first request that
 //     decides it, or by its deadline, which denies it and tells the model.

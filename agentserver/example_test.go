@@ -28,7 +28,7 @@ func ExampleServer_Submit() {
 		fmt.Println(err)
 		return
 	}
-	cur, _ := srv.Attach(ctx, "alice", att.Run.ID, att.Offset)
+	cur := att.Cursor // the run's log, from its start
 	defer cur.Close()
 	for {
 		rec, ok, err := cur.Next(ctx, time.Minute)

@@ -148,12 +148,7 @@ func handler(s *agentserver.Server) http.Handler {
 			s.WriteError(w, r, err)
 			return
 		}
-		cur, err := s.Attach(r.Context(), user, att.Run.ID, att.Offset)
-		if err != nil {
-			s.WriteError(w, r, err)
-			return
-		}
-		s.ServeEvents(w, r, cur, &recordEncoder{run: att.Run.ID})
+		s.ServeEvents(w, r, att.Cursor, &recordEncoder{run: att.Run.ID})
 	})
 	mux.HandleFunc("GET /replay", func(w http.ResponseWriter, r *http.Request) {
 		user, err := s.User(r)

@@ -55,23 +55,23 @@ func newLocalRunner(cfg *Config) *localRunner {
 }
 
 // Start implements [Runner].
-func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, error) {
+func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, Cursor, error) {
 	tools, err := browserTools(in.Tools)
 	if err != nil {
-		return RunInfo{}, err
+		return RunInfo{}, nil, err
 	}
 	l.mu.Lock()
 	l.forget(time.Now())
 	switch {
 	case l.closing:
 		l.mu.Unlock()
-		return RunInfo{}, newError(http.StatusServiceUnavailable, "closing", ErrClosed, "the server is shutting down")
+		return RunInfo{}, nil, newError(http.StatusServiceUnavailable, "closing", ErrClosed, "the server is shutting down")
 	case l.threads[in.Thread] != nil && !l.threads[in.Thread].over:
 		l.mu.Unlock()
-		return RunInfo{}, newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress", in.Conversation)
+		return RunInfo{}, nil, newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress", in.Conversation)
 	case l.maxRuns > 0 && l.inflight >= l.maxRuns:
 		l.mu.Unlock()
-		return RunInfo{}, newError(http.StatusServiceUnavailable, "too_many_runs", ErrTooManyRuns, "the server is busy; try again later")
+		return RunInfo{}, nil, newError(http.StatusServiceUnavailable, "too_many_runs", ErrTooManyRuns, "the server is busy; try again later")
 	}
 	r := newRun("run_"+rand.Text(), in, l)
 	runCtx, cancel := context.WithCancelCause(l.ctx)
@@ -84,8 +84,9 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, error) {
 
 	r.add(Record{Kind: KindStart})
 	info := r.info()
+	cur, _ := r.attach(0) // before the run begins: it misses nothing
 	l.workers.Go(func() { l.execute(runCtx, r, in, tools) })
-	return info, nil
+	return info, cur, nil
 }
 
 // forget drops the runs over for longer than keep. l.mu is held.
@@ -144,10 +145,10 @@ func (l *localRunner) Attach(ctx context.Context, runID string, offset int64) (C
 }
 
 // Decide implements [Runner].
-func (l *localRunner) Decide(ctx context.Context, runID string, decisions []Decision) (int64, error) {
+func (l *localRunner) Decide(ctx context.Context, runID string, decisions []Decision) (Cursor, error) {
 	r, err := l.lookup(runID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	return r.decide(decisions)
 }

@@ -1,6 +1,7 @@
 package agentserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,10 +29,18 @@ type run struct {
 	started                        time.Time
 
 	mu      sync.Mutex
-	records []Record
-	readers []chan struct{} // each cursor's wake-up, signalled at each record
-	state   State
-	done    *Done
+	records []Record // the log, in offset order, from offset base
+	// base is the offset of records[0]: 0, until the log of a run that
+	// is over is cut to its last record (see trimLocked).
+	base int64
+	// keepLog says to keep the log once the run is over (Input.KeepLog);
+	// joined is set once its text was joined, so that its offsets have
+	// gaps.
+	keepLog, joined bool
+	readers         []chan struct{} // each cursor's wake-up, signalled at each record
+	endRead         bool            // a cursor read the KindDone record
+	state           State
+	done            *Done
 	// ended and over are set by localRunner.ended, under its lock.
 	ended time.Time
 	over  bool
@@ -67,9 +77,10 @@ type pendingCall struct {
 
 func newRun(id string, in *Input, l *localRunner) *run {
 	r := &run{
-		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l,
+		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l, keepLog: in.KeepLog,
 		started: time.Now(), state: StateRunning,
 		decided: make(chan struct{}), settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
+		records: make([]Record, 0, 16),
 	}
 	for _, t := range in.Tools {
 		if r.browser == nil {
@@ -88,7 +99,7 @@ func (r *run) add(rec Record) {
 }
 
 func (r *run) addLocked(rec Record) {
-	rec.Offset = int64(len(r.records))
+	rec.Offset = r.lenLocked()
 	if rec.Time.IsZero() {
 		rec.Time = time.Now()
 	}
@@ -106,7 +117,7 @@ func (r *run) info() RunInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info := RunInfo{ID: r.id, Thread: r.conversation, User: r.user, State: r.state, Started: r.started,
-		Len: int64(len(r.records)), Done: r.done}
+		Len: r.lenLocked(), Done: r.done}
 	if r.done != nil {
 		info.Ended = r.records[len(r.records)-1].Time
 	}
@@ -416,8 +427,9 @@ func (r *run) undecidedLocked() int {
 	return n
 }
 
-// decide takes decisions from a request, all or none.
-func (r *run) decide(ds []Decision) (int64, error) {
+// decide takes decisions from a request, all or none, and returns a
+// cursor from the first record they add.
+func (r *run) decide(ds []Decision) (Cursor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := make(map[string]bool, len(ds))
@@ -426,30 +438,30 @@ func (r *run) decide(ds []Decision) (int64, error) {
 		p := r.pending[d.CallID]
 		switch {
 		case seen[d.CallID]:
-			return 0, BadRequest(0, "duplicate_decision", "two decisions for call %q", d.CallID)
+			return nil, BadRequest(0, "duplicate_decision", "two decisions for call %q", d.CallID)
 		case p == nil || p.decided:
 			if err := r.settled[d.CallID]; err != nil {
 				if errors.Is(err, ErrExpired) {
-					return 0, newError(http.StatusConflict, "expired", ErrExpired, "call %q was not decided in time; it was denied", d.CallID)
+					return nil, newError(http.StatusConflict, "expired", ErrExpired, "call %q was not decided in time; it was denied", d.CallID)
 				}
-				return 0, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
+				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
 			}
 			if p != nil {
-				return 0, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
+				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
 			}
-			return 0, newError(http.StatusConflict, "unknown_call", ErrUnknownCall, "no call %q waits for a decision", d.CallID)
+			return nil, newError(http.StatusConflict, "unknown_call", ErrUnknownCall, "no call %q waits for a decision", d.CallID)
 		case d.Expired:
-			return 0, BadRequest(0, "bad_decision", "a decision cannot be marked expired")
+			return nil, BadRequest(0, "bad_decision", "a decision cannot be marked expired")
 		case p.Kind == WaitApproval && (len(d.Output) > 0 || d.Error != ""):
-			return 0, BadRequest(0, "bad_decision", "call %q needs approval, not a result", d.CallID)
+			return nil, BadRequest(0, "bad_decision", "call %q needs approval, not a result", d.CallID)
 		case p.Kind == WaitBrowser && (len(d.Output) > 0) == (d.Error != ""):
-			return 0, BadRequest(0, "bad_decision", "call %q of browser tool %s needs its output or its error", d.CallID, p.Call.Name)
+			return nil, BadRequest(0, "bad_decision", "call %q of browser tool %s needs its output or its error", d.CallID, p.Call.Name)
 		case p.Kind == WaitBrowser && len(d.Output) > 0 && !json.Valid(d.Output):
-			return 0, BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
+			return nil, BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
 		}
 		seen[d.CallID] = true
 	}
-	offset := int64(len(r.records))
+	offset := r.lenLocked()
 	for _, d := range ds {
 		p := r.pending[d.CallID]
 		p.decided, p.decision = true, d
@@ -474,7 +486,7 @@ func (r *run) decide(ds []Decision) (int64, error) {
 		r.state = StateRunning
 	}
 	r.wakeLocked()
-	return offset, nil
+	return r.attachLocked(offset), nil
 }
 
 // finish ends the run with its last record, once it is saved.
@@ -508,7 +520,105 @@ func (r *run) finish(ctx context.Context, e *agent.Event) {
 	r.state, r.done = state, done
 	r.pending, r.order = nil, nil
 	r.addLocked(Record{Kind: KindDone, Time: now, Turn: r.lastTurnLocked(), Done: done})
+	r.trimLocked()
 	r.mu.Unlock()
+}
+
+// lenLocked returns the length of the log: the offset of the next record.
+func (r *run) lenLocked() int64 {
+	if n := len(r.records); n > 0 {
+		return r.records[n-1].Offset + 1
+	}
+	return r.base
+}
+
+// indexLocked returns the index in r.records of the first record at or
+// after offset pos (len(r.records) when there is none).
+func (r *run) indexLocked(pos int64) int {
+	switch {
+	case pos <= r.base:
+		return 0
+	case !r.joined:
+		return int(min(pos-r.base, int64(len(r.records))))
+	}
+	i, _ := slices.BinarySearchFunc(r.records, pos, func(rec Record, pos int64) int { return cmp.Compare(rec.Offset, pos) })
+	return i
+}
+
+// trimLocked cuts the log of a run that is over, and that nobody reads
+// any more, to its last record: a run is kept for a while after its end, to be
+// looked up and its late decisions answered, and its records would make
+// that costly. A reader that attaches later reads the end.
+//
+// A log is cut only once a reader has read its end: a request that
+// started or continued the run may attach after the run ended, and must
+// still read what the run did. The log of a run started with KeepLog is
+// not cut: its text is joined instead (see joinLocked).
+func (r *run) trimLocked() {
+	if r.done == nil || len(r.readers) > 0 {
+		return
+	}
+	if r.keepLog {
+		r.joinLocked()
+		return
+	}
+	if !r.endRead || len(r.records) <= 1 {
+		return
+	}
+	last := r.records[len(r.records)-1]
+	r.base = last.Offset
+	r.records = []Record{last}
+}
+
+// joinLocked joins the pieces of text of each turn that follow one
+// another in the log into one record, and the pieces of thoughts so too:
+// the record keeps its first piece's offset and time. A kept log then
+// holds each text once, as the thread does, and a record per call, result
+// and turn. Nobody reads the log (a reader's offset could fall among
+// the pieces), and the run is over: no record comes after.
+func (r *run) joinLocked() {
+	if r.joined {
+		return
+	}
+	r.joined = true
+	n := 0
+	for i := range r.records {
+		if i == 0 || !continues(&r.records[i-1], &r.records[i]) {
+			n++
+		}
+	}
+	if n == len(r.records) {
+		return
+	}
+	out := make([]Record, 0, n)
+	for i := 0; i < len(r.records); {
+		rec := r.records[i]
+		j := i + 1
+		for j < len(r.records) && continues(&r.records[j-1], &r.records[j]) {
+			j++
+		}
+		if j > i+1 {
+			var b strings.Builder
+			size := 0
+			for k := i; k < j; k++ {
+				size += len(r.records[k].Text)
+			}
+			b.Grow(size)
+			for k := i; k < j; k++ {
+				b.WriteString(r.records[k].Text)
+			}
+			rec.Text = b.String()
+		}
+		out = append(out, rec)
+		i = j
+	}
+	r.records = out
+}
+
+// continues reports whether rec is a piece of the same text as prev: of
+// the same turn, and both the answer's text or both thoughts.
+func continues(prev, rec *Record) bool {
+	return (rec.Kind == KindText || rec.Kind == KindThought) && rec.Kind == prev.Kind && rec.Turn == prev.Turn
 }
 
 func (r *run) lastTurnLocked() int {
@@ -524,12 +634,16 @@ func (r *run) lastTurnLocked() int {
 func (r *run) attach(offset int64) (Cursor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if offset < 0 || offset > int64(len(r.records)) {
-		return nil, BadRequest(0, "bad_offset", "offset %d is not in the run's log (%d records)", offset, len(r.records))
+	if offset < 0 || offset > r.lenLocked() {
+		return nil, BadRequest(0, "bad_offset", "offset %d is not in the run's log (%d records)", offset, r.lenLocked())
 	}
+	return r.attachLocked(offset), nil
+}
+
+func (r *run) attachLocked(offset int64) *cursor {
 	c := &cursor{r: r, pos: offset, wake: make(chan struct{}, 1)}
 	r.readers = append(r.readers, c.wake)
-	return c, nil
+	return c
 }
 
 // cursor is a reader of a run's log.
@@ -545,9 +659,14 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (Record, bool, er
 	for {
 		r := c.r
 		r.mu.Lock()
-		if c.pos < int64(len(r.records)) {
-			rec := r.records[c.pos]
-			c.pos++
+		// A log that was cut holds its end from base; one that was joined
+		// has gaps in its offsets: the cursor reads the next record there is.
+		if i := r.indexLocked(c.pos); i < len(r.records) {
+			rec := r.records[i]
+			c.pos = rec.Offset + 1
+			if rec.Kind == KindDone {
+				r.endRead = true
+			}
 			r.mu.Unlock()
 			return rec, true, nil
 		}
@@ -584,7 +703,7 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (Record, bool, er
 func (c *cursor) Buffered() int {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return len(c.r.records) - int(c.pos)
+	return len(c.r.records) - c.r.indexLocked(c.pos)
 }
 
 // Close implements [Cursor].
@@ -594,6 +713,7 @@ func (c *cursor) Close() {
 	if i := slices.Index(r.readers, c.wake); i >= 0 {
 		r.readers = slices.Delete(r.readers, i, i+1)
 	}
+	r.trimLocked()
 	r.mu.Unlock()
 	if c.timer != nil {
 		c.timer.Stop()

@@ -19,23 +19,29 @@ import (
 // approvals wait for days) if it keeps the guarantees of the package
 // documentation, section "Runners".
 type Runner interface {
-	// Start starts a run of the agent on in.Thread. It fails with an
-	// error matching ErrBusy when the thread has a run that is not over,
-	// and with ErrClosed once Close was called.
-	Start(ctx context.Context, in *Input) (RunInfo, error)
+	// Start starts a run of the agent on in.Thread, and returns a cursor
+	// on its log from its first record, attached before the run begins so
+	// that it misses nothing (the caller reads it or closes it). It fails
+	// with an error matching ErrBusy when the thread has a run that is not
+	// over, and with ErrClosed once Close was called.
+	Start(ctx context.Context, in *Input) (RunInfo, Cursor, error)
 
 	// Attach returns a cursor on the run's log, at offset (0 reads the
-	// whole log). An unknown run is ErrNotFound.
+	// whole log; a run that is over may have kept only its last record,
+	// which the cursor then reads, or, with Input.KeepLog, its text
+	// joined: the cursor reads from the first record at or after offset).
+	// An unknown run is ErrNotFound.
 	Attach(ctx context.Context, runID string, offset int64) (Cursor, error)
 
 	// Decide hands the run decisions about its pending calls, all or
 	// none: each must name a call the run holds pending and undecided,
 	// and suit it (an approval is approved or denied; a browser call gets
-	// an output or an error). It returns the offset of the first record
-	// the decisions added, where a response that continues the run reads
-	// from. A decision for a call that is not pending fails with an error
-	// matching ErrUnknownCall, ErrDecided or ErrExpired.
-	Decide(ctx context.Context, runID string, decisions []Decision) (offset int64, err error)
+	// an output or an error). It returns a cursor on the log from the
+	// first record the decisions added, attached with them, from which a
+	// response that continues the run reads (the caller reads it or
+	// closes it). A decision for a call that is not pending fails with an
+	// error matching ErrUnknownCall, ErrDecided or ErrExpired.
+	Decide(ctx context.Context, runID string, decisions []Decision) (Cursor, error)
 
 	// Cancel stops the run and its tools; it is saved as far as it went.
 	// A run that is over is left as it is.
@@ -71,6 +77,9 @@ type Input struct {
 	Message *genai.Content
 	// Tools are the browser tools the request declared, validated.
 	Tools []ToolDecl
+	// KeepLog says to keep the run's whole log once it is over, for as
+	// long as the run is kept (Request.KeepLog).
+	KeepLog bool
 }
 
 // A ToolDecl declares a tool that runs in the browser: the model may call

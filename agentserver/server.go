@@ -240,15 +240,26 @@ type Request struct {
 	// Tools are the browser tools the request declares; a run that
 	// starts gets them (a run that goes on keeps those it started with).
 	Tools []ToolDecl
+	// KeepLog keeps the whole log of the run that starts for as long as
+	// the server keeps the run (Config.KeepFinished), rather than letting
+	// it be cut to its last record once its end was read: for a protocol
+	// whose clients look a run's whole story up after they have read its
+	// end (A2A's tasks/get). Once the run is over and nobody reads it, the
+	// pieces of each turn's text and thoughts are joined into one record
+	// each, so that a kept log holds little more than what the run added
+	// to its thread. A run that goes on keeps the choice it started with.
+	KeepLog bool
 }
 
-// An Attachment is where a request's response reads the run from.
+// An Attachment is what a request did to its thread: the run, and the
+// response's cursor on its log.
 type Attachment struct {
 	Run RunInfo
-	// Offset is the first record of the run's log for this response: 0
-	// for a run that starts, the first record after the decisions for a
-	// run that goes on.
-	Offset int64
+	// Cursor reads the run's log from where the request's effect starts:
+	// the run's first record for a run that starts, the first decision
+	// for a run that goes on. It is attached before anything is added, so
+	// that the response misses nothing. Read it to its end, or close it.
+	Cursor Cursor
 	// Continued is set when the request decided calls of a run that was
 	// waiting, rather than starting one.
 	Continued bool
@@ -281,9 +292,11 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 		if len(req.Decisions) > 0 {
 			// Decisions for the calls of a run that is over: its
 			// answer says whether they were decided or expired.
-			if _, err := s.runner.Decide(ctx, cur.ID, req.Decisions); err != nil {
+			c, err := s.runner.Decide(ctx, cur.ID, req.Decisions)
+			if err != nil {
 				return Attachment{}, err
 			}
+			c.Close() // not reached: a run that is over takes no decision
 		}
 	case cur.State == StateWaiting:
 		ds := slices.Clone(req.Decisions)
@@ -301,12 +314,12 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 			return Attachment{}, newError(http.StatusConflict, "busy", ErrBusy,
 				"the thread's run waits for decisions about %s", callList(cur.Pending))
 		}
-		off, err := s.runner.Decide(ctx, cur.ID, ds)
+		c, err := s.runner.Decide(ctx, cur.ID, ds)
 		if err != nil {
 			return Attachment{}, err
 		}
 		cur.State, cur.Pending = StateRunning, nil
-		return Attachment{Run: cur, Offset: off, Continued: true}, nil
+		return Attachment{Run: cur, Cursor: c, Continued: true}, nil
 	default:
 		if len(req.Decisions) > 0 {
 			return Attachment{}, newError(http.StatusConflict, "busy", ErrBusy, "the thread's run is in progress and waits for no decision")
@@ -319,11 +332,11 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	if req.Message == nil || len(req.Message.Parts) == 0 {
 		return Attachment{}, BadRequest(0, "no_message", "the request has no new user message")
 	}
-	info, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: req.Message, Tools: req.Tools})
+	info, c, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: req.Message, Tools: req.Tools, KeepLog: req.KeepLog})
 	if err != nil {
 		return Attachment{}, err
 	}
-	return Attachment{Run: info, Offset: 0}, nil
+	return Attachment{Run: info, Cursor: c}, nil
 }
 
 func callList(ps []Pending) string {

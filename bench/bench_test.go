@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,8 +19,32 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if sc := os.Getenv(serveEnv); sc != "" {
+		// The fake server's process of a -load or -apis measurement (see child.go).
+		if err := serveChild(sc); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	installTracerProvider() // as main does, before any contestant
 	os.Exit(m.Run())
+}
+
+// TestLoad runs -load on a few conversations: both measurements complete,
+// every run gets its answer, the fake server in its own process finds
+// every request well formed, and no goroutine is left.
+func TestLoad(t *testing.T) {
+	var out strings.Builder
+	if err := runLoad(&out, 20); err != nil {
+		t.Fatalf("runLoad: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"| runs/s |", "| waiting for its first model answer, on its own connection |",
+		"| waiting in its 2 tool calls, no connection open |", "Agent.Stream", "raw genai streaming loop"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report has no %q:\n%s", want, out.String())
+		}
+	}
 }
 
 // TestContestants runs every contestant for a few loops of every scenario
@@ -432,5 +457,41 @@ func TestServeLatency(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestAPIs runs the API comparison once: every contestant's conversation
+// completes on the fake in its own process, which checks every request;
+// generateContent's bytes grow with the history, the Interactions API's
+// stay flat.
+func TestAPIs(t *testing.T) {
+	var out bytes.Buffer
+	if err := runAPIs(&out, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(out.String())
+	checked := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		fields := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| contestant") || len(fields) != 9 {
+			continue // not a row of the bytes table
+		}
+		name := strings.TrimSpace(fields[1])
+		var n [6]int
+		for i := range n {
+			fmt.Sscan(strings.TrimSpace(fields[i+2]), &n[i])
+		}
+		t1, t2, t30 := n[0], n[1], n[4]
+		switch {
+		case strings.Contains(name, "Trimmer"):
+		case strings.HasPrefix(name, "generateContent") && t30 < 20*t1:
+			t.Errorf("%s: turn 30 sent %d bytes, turn 1 %d; want growth with the history", name, t30, t1)
+		case strings.HasPrefix(name, "Interactions") && t30 > t2+t2/10:
+			t.Errorf("%s: turn 30 sent %d bytes, turn 2 %d; want them flat", name, t30, t2)
+		}
+		checked++
+	}
+	if checked != len(apiContestants) {
+		t.Errorf("read %d rows of the bytes table; want %d", checked, len(apiContestants))
 	}
 }

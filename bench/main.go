@@ -55,7 +55,7 @@ func main() {
 	only := flag.String("only", "", "contestants to run, comma-separated keys (default all: "+contestantKeys()+")")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (combine with -only and -scenario)")
 	fanout := flag.Bool("fanout", false, "measure the fan-out of 8 sleeping tool calls instead of the scenarios")
-	load := flag.Int("load", 0, "start `n` agent.Run conversations at once and report throughput, heap and goroutines, instead of the scenarios")
+	load := flag.Int("load", 0, "run `n` conversations at once, the fake server in a child process, and report throughput, heap (peak, and held per run) and goroutines, instead of the scenarios")
 	serveLoad := flag.Int("serve-load", 0, "hold `n` served runs in flight, without then with a stream open each, and report the memory of each (instead of the scenarios)")
 	serveLatency := flag.Int("serve-latency", 0, "stream `n` chunks of text and report the latency the serving layer adds to each (instead of the scenarios)")
 	serveClient := flag.String("serve-client", "", "internal: the client process of -serve-load, streaming from `url`")
@@ -63,7 +63,21 @@ func main() {
 	serveClientSeq := flag.String("serve-client-seq", "", "internal: -serve-client holds its conversations one after the other over this `protocol`")
 	serveCPU := flag.String("serve-cpu", "", "serve over `protocol` (aisdk or agui) the -loops conversations a client in another process holds, one after the other (for callgrind: the server's instructions only)")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) to `file` at the end; this slows the run, so its timings are not comparable")
+	apis := flag.Int("apis", 0, "instead of the scenarios, run `n` 30-turn conversations on generateContent and on the Interactions API and report the bytes each turn sends and the client's CPU per turn (-only takes gc-raw, gc-agent, ix-raw, ix-agent, gc-trim, ix-trim)")
 	flag.Parse()
+	if sc := os.Getenv(serveEnv); sc != "" {
+		if err := serveChild(sc); err != nil {
+			fatalf("%s: %v", serveEnv, err)
+		}
+		return
+	}
+	if *apis > 0 {
+		printMachine(os.Stdout)
+		if err := runAPIs(os.Stdout, *apis, *only); err != nil {
+			fatalf("apis: %v", err)
+		}
+		return
+	}
 
 	if o.loops < 1 || o.rounds < 1 || o.warmup < 0 {
 		fatalf("-loops and -rounds must be positive, -warmup not negative")

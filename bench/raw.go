@@ -29,11 +29,17 @@ func setupRaw(url string, sc scenario) (func(context.Context) error, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	decls, tools := rawDeclarations(sc)
+	_, tools := rawDeclarations(sc)
+	return rawLoop(client, sc, tools), nil, nil
+}
+
+// rawLoop returns the raw loop on client, running sc's calls with tools.
+func rawLoop(client *genai.Client, sc scenario, tools map[string]rawTool) func(context.Context) error {
+	decls, _ := rawDeclarations(sc)
 	config := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: decls}}}
 	maxRequests := sc.requests() // a cap, as every loop needs one
 
-	loop := func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		contents := make([]*genai.Content, 1, 1+2*sc.turns)
 		contents[0] = genai.NewContentFromText(prompt, genai.RoleUser)
 		for range maxRequests {
@@ -61,7 +67,6 @@ func setupRaw(url string, sc scenario) (func(context.Context) error, func(), err
 		}
 		return fmt.Errorf("raw: no answer after %d requests", maxRequests)
 	}
-	return loop, nil, nil
 }
 
 // A rawTool runs one call and returns its response object.

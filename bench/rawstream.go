@@ -25,11 +25,18 @@ func setupRawStream(url string, sc scenario) (func(context.Context) error, func(
 	if err != nil {
 		return nil, nil, err
 	}
-	decls, tools := rawDeclarations(sc)
+	_, tools := rawDeclarations(sc)
+	return rawStreamLoop(client, sc, tools), nil, nil
+}
+
+// rawStreamLoop returns the raw streaming loop on client, running sc's
+// calls with tools.
+func rawStreamLoop(client *genai.Client, sc scenario, tools map[string]rawTool) func(context.Context) error {
+	decls, _ := rawDeclarations(sc)
 	config := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: decls}}}
 	maxRequests := sc.requests()
 
-	loop := func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		contents := make([]*genai.Content, 1, 1+2*sc.turns)
 		contents[0] = genai.NewContentFromText(prompt, genai.RoleUser)
 		for range maxRequests {
@@ -63,5 +70,4 @@ func setupRawStream(url string, sc scenario) (func(context.Context) error, func(
 		}
 		return fmt.Errorf("raw-stream: no answer after %d requests", maxRequests)
 	}
-	return loop, nil, nil
 }

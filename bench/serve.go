@@ -130,10 +130,7 @@ func setupServedDirect(url string, sc scenario) (func(context.Context) error, fu
 		if err != nil {
 			return err
 		}
-		cur, err := srv.Attach(ctx, "bench", att.Run.ID, 0)
-		if err != nil {
-			return err
-		}
+		cur := att.Cursor
 		defer cur.Close()
 		for {
 			rec, ok, err := cur.Next(ctx, time.Minute)
@@ -228,8 +225,8 @@ func runServeLoad(w io.Writer, n int) error {
 		return err
 	}
 	defer tr.CloseIdleConnections()
-	held := &holder{}
-	a, err := newBenchAgent(client, held.tools(sc), sc, nil)
+	held := &gate{} // holds the runs in their tool calls while memory is read
+	a, err := newBenchAgent(client, held.toolset(sc), sc, nil)
 	if err != nil {
 		return err
 	}
@@ -241,7 +238,6 @@ func runServeLoad(w io.Writer, n int) error {
 	defer srv.Close(context.Background())
 
 	// Warm up: one run of each kind, so that pools and caches are made.
-	held.hold(0)
 	if _, err := postQuestion(context.Background(), http.DefaultClient, hs.URL, "aisdk", "warm"); err != nil {
 		return err
 	}
@@ -249,23 +245,24 @@ func runServeLoad(w io.Writer, n int) error {
 
 	base := liveMemory()
 	// n runs, no streams.
-	held.hold(n * sc.calls)
+	held.arm(n * sc.calls)
 	for i := range n {
-		_, err := srv.Submit(context.Background(), "bench", agentserver.Request{Thread: "r" + strconv.Itoa(i), Message: genai.NewContentFromText(prompt, genai.RoleUser)})
+		att, err := srv.Submit(context.Background(), "bench", agentserver.Request{Thread: "r" + strconv.Itoa(i), Message: genai.NewContentFromText(prompt, genai.RoleUser)})
 		if err != nil {
 			return err
 		}
+		att.Cursor.Close() // the runs are held in flight, unread
 	}
-	held.waitHeld()
+	<-held.all
 	runs := liveMemory()
-	held.release()
+	held.open()
 	if err := waitIdle(srv, "bench", n, "r"); err != nil {
 		return err
 	}
 
 	// n runs, each with its stream open to a client of another process.
 	base2 := liveMemory()
-	held.hold(n * sc.calls)
+	held.arm(n * sc.calls)
 	child := exec.Command(os.Args[0], "-serve-client", hs.URL, "-serve-client-n", strconv.Itoa(n))
 	child.Stderr = os.Stderr
 	var out bytes.Buffer
@@ -273,9 +270,9 @@ func runServeLoad(w io.Writer, n int) error {
 	if err := child.Start(); err != nil {
 		return err
 	}
-	held.waitHeld()
+	<-held.all
 	streams := liveMemory()
-	held.release()
+	held.open()
 	if err := child.Wait(); err != nil {
 		return fmt.Errorf("the client process: %v: %s", err, out.String())
 	}
@@ -416,63 +413,6 @@ func liveMemory() memory {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return memory{heap: float64(ms.HeapAlloc), stacks: float64(ms.StackInuse), goroutines: float64(runtime.NumGoroutine())}
-}
-
-// holder holds tool calls until released.
-type holder struct {
-	mu         sync.Mutex
-	want, held int
-	all        chan struct{} // closed when want calls are held
-	gate       chan struct{} // closed to release them
-}
-
-// hold makes the next calls calls wait until release; 0 lets calls run.
-func (h *holder) hold(calls int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.want, h.held = calls, 0
-	h.all, h.gate = make(chan struct{}), make(chan struct{})
-	if calls == 0 {
-		close(h.all)
-		close(h.gate)
-	}
-}
-
-// waitHeld waits until the calls hold asked for are all held.
-func (h *holder) waitHeld() {
-	h.mu.Lock()
-	all := h.all
-	h.mu.Unlock()
-	<-all
-}
-
-func (h *holder) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	close(h.gate)
-}
-
-// tools returns sc's tools, which wait as the holder says.
-func (h *holder) tools(sc scenario) *toolset.Set {
-	var tools []*toolset.Tool
-	for _, t := range sc.toolSpecs() {
-		tools = append(tools, toolset.MustFunc(t.Name, t.Description, func(ctx context.Context, in toolsetWeatherIn) (string, error) {
-			h.mu.Lock()
-			gate := h.gate
-			h.held++
-			if h.held == h.want {
-				close(h.all)
-			}
-			h.mu.Unlock()
-			select {
-			case <-gate:
-				return weather(in.City), nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		}))
-	}
-	return toolset.MustNew(tools...)
 }
 
 // stampModels is a model whose answer streams chunks pieces of text, one

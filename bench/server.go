@@ -83,6 +83,13 @@ var (
 
 // newServer starts a scripted server for sc.
 func newServer(sc scenario) *server {
+	s := newScripted(sc)
+	s.srv = httptest.NewServer(s)
+	return s
+}
+
+// newScripted returns a scripted server for sc, not yet started.
+func newScripted(sc scenario) *server {
 	s := &server{sc: sc}
 	for k := 0; k <= sc.turns; k++ {
 		s.replies = append(s.replies, s.buildReply(k))
@@ -95,7 +102,6 @@ func newServer(sc scenario) *server {
 		s.wantIDs, s.wantCities = append(s.wantIDs, ids), append(s.wantCities, cs)
 	}
 	s.states = make(chan *requestState, 4)
-	s.srv = httptest.NewServer(s)
 	return s
 }
 

@@ -3,6 +3,7 @@ package geminiadapter
 import (
 	"fmt"
 
+	"github.com/toolnexus/toolnexus-go/internal/toolwire"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -36,20 +37,15 @@ func Declaration(t *toolset.Tool) (*genai.FunctionDeclaration, error) {
 // Tools is [Tools] with these options.
 func (o Options) Tools(tools ...*toolset.Tool) ([]*genai.Tool, error) {
 	decls := make([]*genai.FunctionDeclaration, 0, len(tools))
-	seen := make(map[string]bool, len(tools))
-	for i, t := range tools {
-		if t == nil {
-			return nil, fmt.Errorf("geminiadapter: tool %d is nil", i)
-		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("geminiadapter: %w: %q is given twice", toolset.ErrDuplicateTool, t.Name)
-		}
-		seen[t.Name] = true
+	err := toolwire.EachTool("geminiadapter", tools, func(t *toolset.Tool) error {
 		d, err := o.Declaration(t)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			decls = append(decls, d)
 		}
-		decls = append(decls, d)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []*genai.Tool{{FunctionDeclarations: decls}}, nil
 }

@@ -1,10 +1,8 @@
 package geminiadapter
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/toolnexus/toolnexus-go/internal/modelname"
+	"github.com/toolnexus/toolnexus-go/internal/toolwire"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -29,33 +27,7 @@ func MediaInResponses(model string) bool {
 // next to any other output as {"output": output, "media": description}.
 // r is returned as it is when it has no media.
 func DescribeMedia(r toolset.Result) toolset.Result {
-	if len(r.Media) == 0 {
-		return r
-	}
-	var b strings.Builder
-	b.WriteString("[media not shown, this model cannot receive media from tools: ")
-	for i, m := range r.Media {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%s, %d bytes", m.MIMEType, len(m.Data))
-	}
-	b.WriteString("]")
-	desc := b.String()
-	switch out := r.Output.(type) {
-	case nil:
-		r.Output = desc
-	case string:
-		if out == "" {
-			r.Output = desc
-		} else {
-			r.Output = out + "\n" + desc
-		}
-	default:
-		r.Output = map[string]any{"output": out, "media": desc}
-	}
-	r.Media = nil
-	return r
+	return toolwire.Describe(r, nil, "this model cannot receive media from tools")
 }
 
 // mediaParts returns the function response parts carrying media, or nil.

@@ -35,10 +35,9 @@
 // FAILED_PRECONDITION "fake: no reply scripted for request #N", an error
 // genai does not retry, so that a runaway loop fails fast and readably.
 //
-// Models whose name starts with "gemini-3" behave like Gemini 3: on the
-// Gemini API the server gives function calls ids, gives the first call of
-// a turn a thought signature, and checks that the history sent back keeps
-// them.
+// Models whose name starts with "gemini-3" behave like Gemini 3: the
+// server gives function calls ids, gives the first call of a turn a thought
+// signature, and checks that the history sent back keeps them.
 //
 // # Checking what the app sent
 //
@@ -60,6 +59,55 @@
 // an event), WithStreamError sends an error event mid-stream, WithDelay and
 // EventDelay add latency, WithTextChunk streams text in pieces.
 //
+// # Recording real traffic once, replaying it offline
+//
+// A script says what the test's author expects; a recording says what
+// Gemini answered. [Replay] records a test's traffic with the real API
+// once, into a file of testdata, and replays it ever after, offline and
+// deterministically, through the real genai client:
+//
+//	func TestForecast(t *testing.T) {
+//		client := geminitest.Replay(t, "", nil).Client() // testdata/geminitest/TestForecast.json
+//		got, err := forecast(context.Background(), client, "Paris")
+//		…
+//	}
+//
+//	GEMINI_API_KEY=… go test -run TestForecast -geminitest.record  # records, once
+//	go test ./...                                                  # replays: no key, no network
+//
+// Replaying, each request takes the recorded response of an unused
+// exchange whose request matches it (method, URL, JSON body), in any
+// order, so that concurrent requests replay; a request that matches none
+// fails the test with a diff against the closest recorded one, and a test
+// that makes fewer requests than were recorded fails when it ends. The
+// file is JSON meant to be read and reviewed: request bodies indented,
+// response bodies byte for byte as the API sent them (a stream as its
+// events). No key, token or header is written, but the responses'
+// Content-Type; ReplayOptions.Scrub removes whatever else must not be.
+// Recording needs -geminitest.record, or GEMINITEST_RECORD=1 for go test
+// ./..., and refuses to run where CI is set.
+//
+// # Long answers and built-in tools
+//
+// [Hops] scripts an answer that the API cuts at its per-request output
+// limit (finish reason CONTINUATION and a continuation token) and the
+// client continues: each hop after the first must come with the token of
+// the hop before it and the same request, and its usage counts the answer
+// so far, as the API's does. WithCheckpoints makes a stream resumable: a
+// stream cut after a checkpoint (WithFault) resumes from it when the
+// client sends the checkpoint's token back.
+//
+// [GoogleSearch], [CodeExecution], [ServerToolCall] and
+// [ServerToolResponse] make the parts a model content holds when the API
+// runs its built-in tools (Google Search, code execution, URL context,
+// file search, Maps), and WithGrounding ([WebGrounding]) and WithCitations
+// what grounds the answer. The server refuses built-in tools beside
+// function declarations as each backend does: the Gemini API without
+// toolConfig.includeServerSideToolInvocations, Vertex AI for models before
+// Gemini 3. [UnexpectedCall] is the model calling a function it was not
+// given; [Overloaded] the 503 of a model that cannot serve the request
+// now.
+//
 // # Vertex AI
 //
 // [Server.VertexClient] is a genai client for Vertex AI: it sends the
@@ -68,11 +116,38 @@
 // /v1beta1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent
 // and :streamGenerateContent. The server checks Vertex AI's rules there: a
 // bearer token is required (401 UNAUTHENTICATED without one), fields only
-// the Gemini API has are unknown (function-call ids among them: Vertex AI
-// neither sends nor accepts them), an empty text part is refused; and it
-// answers as Vertex AI does (createTime, trafficType, no candidate index,
-// no function-call ids). One server serves both backends at once;
-// [Request].Backend says which one a request used.
+// the Gemini API has are unknown, an empty text part and a temperature
+// outside [0, 2.0001) are refused; and it answers as Vertex AI does
+// (createTime, trafficType, no candidate index, no finishMessage). One
+// server serves both backends at once; [Request].Backend says which one a
+// request used.
+//
+// # The Interactions API
+//
+// The server serves Gemini's Interactions API too, with the same script:
+// the Reply builders and faults above answer a create (POST
+// …/interactions) as they answer generateContent, made into the
+// interaction's steps, status and usage; a stream is the API's typed events
+// with their event ids, ending with the "[DONE]" sentinel, and a GET
+// resumes it from any event. genai's Interactions client (client.Interactions)
+// talks to it, and so does package geminiinteractions, which runs the
+// agent loop on it:
+//
+//	srv := geminitest.Start(t)
+//	srv.Enqueue(geminitest.Calls(geminitest.Call("get_weather", map[string]any{"city": "Paris"})),
+//		geminitest.Text("Sunny in Paris."))
+//	models := geminiinteractions.New(srv.Client(), geminiinteractions.Config{})
+//	res, err := agent.Run(ctx, agent.Config{Models: models, Model: "gemini-3-flash-preview", Tools: tools}, contents)
+//	…
+//	second := srv.Requests()[1] // PreviousInteractionID set, Input: the function results
+//
+// Interactions created with store are kept, each for the key that created
+// it, and checked as the API checks them: a previous_interaction_id must
+// name one ([Server.ExpireInteractions] forgets them, as the API's
+// retention does), function results must answer its pending calls by
+// call_id, a history sent without store must keep its thought signatures.
+// A Request of that API has the whole conversation in Contents, so that
+// the same assertions read both APIs; Input holds what it sent.
 //
 // # What the server adds
 //

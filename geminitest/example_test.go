@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/geminitest"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -177,4 +178,80 @@ func ExampleServer_Rejections() {
 	// Output:
 	// true 400 INVALID_ARGUMENT
 	// #1 thought-signature
+}
+
+// The same script serves the Interactions API: the agent runs on it through
+// geminiinteractions, and the server keeps the conversation, so that the
+// second request sends only the function results.
+func Example_interactions() {
+	srv := geminitest.NewServer() // in a test: srv := geminitest.Start(t)
+	defer srv.Close()
+	srv.Enqueue(
+		geminitest.Calls(
+			geminitest.Call("get_weather", map[string]any{"city": "Paris"}),
+			geminitest.Call("get_weather", map[string]any{"city": "Tokyo"})),
+		geminitest.Text("Sunny in Paris and in Tokyo."),
+	)
+	cfg := assistant{srv.Client()}.config()
+	cfg.Models = geminiinteractions.New(srv.Client(), geminiinteractions.Config{})
+	res, err := agent.Run(context.Background(), cfg, genai.Text("Weather in Paris and Tokyo?"))
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println(res.Text)
+
+	first, second := srv.Requests()[0], srv.Requests()[1]
+	fmt.Println(second.Method, "continues the first:", second.PreviousInteractionID == first.InteractionID)
+	fmt.Println("sent:", len(second.Input), "content, the conversation:", len(second.Contents), "contents")
+	for _, r := range second.LastFunctionResponses("get_weather") {
+		fmt.Printf("%s -> %v\n", r.Name, r.Response["result"])
+	}
+	// Output:
+	// Sunny in Paris and in Tokyo.
+	// interactions.create continues the first: true
+	// sent: 1 content, the conversation: 3 contents
+	// get_weather -> sunny in Paris
+	// get_weather -> sunny in Tokyo
+}
+
+// An answer longer than one request holds: the server cuts it twice, and
+// each continuation must come back with the token of the hop before it.
+// The assistant's agent continues it, and the answer is whole.
+func Example_longAnswer() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+	srv.Enqueue(geminitest.Hops(geminitest.Text("Rain in the morning, "), geminitest.Text("sun at noon, "), geminitest.Text("wind at night."))...)
+
+	answer, err := assistant{srv.Client()}.Ask(context.Background(), "The day's weather in Oslo, hour by hour?")
+	fmt.Println(answer, err)
+	reqs := srv.Requests()
+	fmt.Println("requests:", len(reqs), "the last continues with a token:", len(reqs[2].ContinuationToken) > 0)
+	// Output:
+	// Rain in the morning, sun at noon, wind at night. <nil>
+	// requests: 3 the last continues with a token: true
+}
+
+// A model that searches the web with Google Search, a tool the API runs
+// itself, beside the assistant's own: the search's parts come back in the
+// model's turn, and the server checks they go back as they came.
+func Example_googleSearch() {
+	srv := geminitest.NewServer()
+	defer srv.Close()
+	turn := append(geminitest.GoogleSearch("Oslo weather"), &genai.Part{FunctionCall: geminitest.Call("get_weather", map[string]any{"city": "Oslo"})})
+	srv.Enqueue(geminitest.Parts(turn...), geminitest.Text("Sunny in Oslo."))
+
+	cfg := assistant{srv.Client()}.config()
+	cfg.BuiltinTools = []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}}
+	a, err := agent.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	res, err := a.Run(context.Background(), genai.Text("Weather in Oslo?"))
+	fmt.Println(res.Text, err)
+	sent := srv.LastRequest().Contents[1].Parts
+	fmt.Println("sent back:", agent.ServerToolName(sent[0]), sent[0].ToolCall.ID == sent[1].ToolResponse.ID, "rejections:", len(srv.Rejections()))
+	// Output:
+	// Sunny in Oslo. <nil>
+	// sent back: google_search true rejections: 0
 }

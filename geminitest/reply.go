@@ -84,9 +84,8 @@ func Parts(parts ...*genai.Part) *Reply { return fake.Parts(parts...) }
 func Calls(calls ...*genai.FunctionCall) *Reply { return fake.Calls(calls...) }
 
 // Call returns a function call with this name and these arguments, and no
-// id: models whose name starts with "gemini-3" get one from the server on
-// the Gemini API, as the real ones do. Vertex AI sends no ids, and refuses
-// them back, so give none to calls scripted for it.
+// id: models whose name starts with "gemini-3" get one from the server, as
+// the real ones do on both backends; older models send none.
 func Call(name string, args map[string]any) *genai.FunctionCall { return fake.Call(name, args) }
 
 // Error returns a reply that answers with an API error of this HTTP code and
@@ -120,3 +119,59 @@ func Drop() *Reply { return fake.Drop() }
 
 // Malformed returns a reply that answers 200 with a body that is not JSON.
 func Malformed() *Reply { return fake.Malformed() }
+
+// Hops returns replies, each but the last made a hop of one long answer
+// that the API cut (finish reason CONTINUATION and a continuation token):
+// enqueued in order, they answer a request and the continuation requests
+// that follow it, each of which must send the token of the hop before it
+// with the same request, or the server refuses it (rule
+// "continuation-token"). On a Reply, WithContinuation makes one such hop,
+// WithContinuationToken one with a given token (a server that repeats
+// itself), WithCheckpoints makes a stream's events checkpoints that a
+// stream cut after one resumes from, and WithFinishReason ends it for any
+// reason.
+func Hops(replies ...*Reply) []*Reply { return fake.Hops(replies...) }
+
+// ServerToolCall returns a model part in which the API runs one of its
+// built-in tools (toolCall{toolType, args}), as the Gemini API sends it
+// with toolConfig.includeServerSideToolInvocations; the server gives it an
+// id, and gemini-3 models a thought signature.
+func ServerToolCall(toolType genai.ToolType, args map[string]any) *genai.Part {
+	return fake.ServerToolCall(toolType, args)
+}
+
+// ServerToolResponse returns the model part holding what a built-in tool
+// returned (toolResponse{toolType, response}); without an id, it takes the
+// id of its call.
+func ServerToolResponse(toolType genai.ToolType, response map[string]any) *genai.Part {
+	return fake.ServerToolResponse(toolType, response)
+}
+
+// GoogleSearch returns the two parts of a Google Search the API ran for
+// the model: the toolCall with the queries and the toolResponse with the
+// rendered search suggestions.
+func GoogleSearch(queries ...string) []*genai.Part { return fake.GoogleSearch(queries...) }
+
+// CodeExecution returns the two parts of code the API ran for the model:
+// executableCode and its codeExecutionResult.
+func CodeExecution(code, output string) []*genai.Part { return fake.CodeExecution(code, output) }
+
+// WebGrounding returns the grounding metadata of an answer that the web
+// pages at uris support, text being the answer's text: give it to a
+// Reply's WithGrounding. WithCitations adds the sources an answer recites.
+func WebGrounding(text string, uris ...string) *genai.GroundingMetadata {
+	return fake.WebGrounding(text, uris...)
+}
+
+// UnexpectedCall returns a reply in which the model calls a function it
+// was not given and the API stops it: the call, finish reason
+// UNEXPECTED_TOOL_CALL and the message Vertex AI sends.
+func UnexpectedCall(name string, args map[string]any) *Reply { return fake.UnexpectedCall(name, args) }
+
+// OverloadedMessage is the message of the 503 that [Overloaded] sends.
+const OverloadedMessage = fake.OverloadedMessage
+
+// Overloaded returns a reply that answers 503 UNAVAILABLE as the API does
+// when it cannot serve the request now (as it sheds flex requests,
+// assumed).
+func Overloaded() *Reply { return fake.Overloaded() }

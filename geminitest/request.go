@@ -7,15 +7,24 @@ import "github.com/toolnexus/toolnexus-go/internal/fake"
 // fields:
 //
 //   - Seq numbers requests from 1; Method is MethodGenerateContent or
-//     MethodStreamGenerateContent ("" for an unknown route).
+//     MethodStreamGenerateContent, or one of the Interactions API's
+//     (MethodCreateInteraction…) ("" for an unknown route).
 //   - Backend is genai.BackendGeminiAPI or genai.BackendVertexAI; Model,
 //     APIVersion, and for Vertex AI Project and Location, come from the
 //     path.
 //   - Header, Query, APIKey and Token (the bearer token) are what the
 //     client sent.
 //   - Contents, SystemInstruction, Tools, ToolConfig, GenerationConfig,
-//     SafetySettings, Labels and ServiceTier are the decoded body (nil
-//     when it could not be decoded); Body is the raw body.
+//     SafetySettings, Labels, ServiceTier and ContinuationToken are the
+//     decoded body (nil when it could not be decoded); Body is the raw
+//     body.
+//   - On the Interactions API, Contents, SystemInstruction, Tools,
+//     ToolConfig and GenerationConfig say the whole conversation as
+//     generateContent's request would (the previous interactions' steps
+//     and the input), so that a test reads both APIs alike; Input holds the
+//     contents the request itself sent; InteractionID is the interaction
+//     created (or read, deleted, cancelled); PreviousInteractionID, Store
+//     and Stream are the request's.
 //   - Rejection says which rule refused the request, and Unscripted that no
 //     reply was scripted for it.
 //
@@ -41,4 +50,13 @@ const (
 	MethodGenerateContent = fake.MethodGenerateContent
 	// MethodStreamGenerateContent is POST …/models/{model}:streamGenerateContent.
 	MethodStreamGenerateContent = fake.MethodStreamGenerateContent
+
+	// MethodCreateInteraction is POST …/interactions, unary or streamed.
+	MethodCreateInteraction = fake.MethodCreateInteraction
+	// MethodGetInteraction is GET …/interactions/{id}, or its stream.
+	MethodGetInteraction = fake.MethodGetInteraction
+	// MethodDeleteInteraction is DELETE …/interactions/{id}.
+	MethodDeleteInteraction = fake.MethodDeleteInteraction
+	// MethodCancelInteraction is POST …/interactions/{id}/cancel.
+	MethodCancelInteraction = fake.MethodCancelInteraction
 )

@@ -134,3 +134,23 @@ func (s *Server) Rejections() []*Rejection { return s.srv.Rejections() }
 // Unscripted returns how many requests found neither a queued reply nor a
 // reply function, and were answered with the "no reply scripted" error.
 func (s *Server) Unscripted() int { return s.srv.Unscripted() }
+
+// ExpireInteractions forgets the Interactions API's stored interactions
+// with these ids, or all of them when none is given, as the API's retention
+// does: a request that names one as its previous_interaction_id is then
+// answered 404 NOT_FOUND, as an unknown id is. A test proves with it that
+// code which continues interactions copes when the server no longer holds
+// them.
+func (s *Server) ExpireInteractions(ids ...string) { s.srv.ExpireInteractions(ids...) }
+
+// InteractionIDs returns the ids of the interactions the server keeps (those
+// created with store, the API's default, and not deleted or expired), in
+// the order they were created.
+func (s *Server) InteractionIDs() []string { return s.srv.InteractionIDs() }
+
+// SetInputTokenLimit makes the server refuse a request whose prompt is
+// larger than n tokens, counted as its usage would count it (about 4
+// bytes a token), with the API's 400 INVALID_ARGUMENT; 0, the default,
+// sets no limit. On the Interactions API the prompt is the whole
+// conversation, the previous interactions' included.
+func (s *Server) SetInputTokenLimit(n int) { s.srv.SetInputTokenLimit(n) }

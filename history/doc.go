@@ -64,6 +64,15 @@
 // tokens of growth. A Trimmer keeps no state, so a run that starts from a
 // stored conversation trims it afresh on its first call.
 //
+// On the Interactions API (package geminiinteractions), where the server
+// keeps the conversation and each call sends only what it lacks, a trim
+// changes what the model sees, which only a request with the whole,
+// trimmed, history can say: the call that trims sends it whole, and the
+// calls after it continue that interaction. A Trimmer keeps no state, so
+// once a stored conversation has outgrown MaxTokens, the first call of
+// every run trims it afresh and is sent whole (about TargetTokens), and
+// the run's later calls are not. BENCHMARKS.md measures it.
+//
 // A single run can outgrow the budget by itself: its steps are the current
 // exchange, which is never dropped, so only its older tool outputs shrink.
 // Agent's MaxTurns bounds that.

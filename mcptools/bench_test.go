@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -31,24 +32,13 @@ func reportCPU(b *testing.B, start time.Duration, ok bool) {
 func BenchmarkToolCall(b *testing.B) {
 	set := demoSet()
 	args := map[string]any{"city": "Paris"}
-	bench := func(b *testing.B, tool *toolset.Tool) {
-		ctx := context.Background()
-		b.ReportAllocs()
-		start, ok := cpuTime()
-		for b.Loop() {
-			if r := tool.Execute(ctx, args); r.IsError {
-				b.Fatal(r.Output)
-			}
-		}
-		reportCPU(b, start, ok)
-	}
 	b.Run("native", func(b *testing.B) {
 		tool, _ := set.Lookup("get_weather")
-		bench(b, tool)
+		benchCalls(b, tool)
 	})
 	b.Run("mcp-inmemory", func(b *testing.B) {
 		c := connect(b, mcptools.InMemory(mcptools.NewServer(set, nil)), nil)
-		bench(b, lookup(b, c.Tools(), "get_weather"))
+		benchCalls(b, lookup(b, c.Tools(), "get_weather"))
 	})
 	// go-sdk's own client calling the same server: the share of the cost
 	// that is the SDK's, without this package.
@@ -67,6 +57,45 @@ func BenchmarkToolCall(b *testing.B) {
 	})
 	b.Run("mcp-stdio", func(b *testing.B) {
 		c := connect(b, serverCommand(b, "toolset"), nil)
-		bench(b, lookup(b, c.Tools(), "get_weather"))
+		benchCalls(b, lookup(b, c.Tools(), "get_weather"))
 	})
+}
+
+// BenchmarkToolCallHTTP is the same call over streamable HTTP on
+// loopback: to an open server, and to a server that requires OAuth tokens
+// (HandlerOptions.Auth, verifying each request's token with the
+// authorization server's table) from a client logged in with a Login
+// (each request takes its token from the Login). The difference is what
+// OAuth costs per call once logged in.
+func BenchmarkToolCallHTTP(b *testing.B) {
+	b.Run("open", func(b *testing.B) {
+		ts := httptest.NewServer(mcptools.HTTPHandler(demoSet(), nil))
+		b.Cleanup(ts.Close)
+		c := connect(b, mcptools.HTTP(ts.URL, nil), nil)
+		benchCalls(b, lookup(b, c.Tools(), "get_weather"))
+	})
+	b.Run("oauth", func(b *testing.B) {
+		_, resource := oauthProtected(b, nil, demoSet(), nil)
+		login, err := mcptools.NewLogin(resource, &mcptools.LoginOptions{Open: (&browser{}).open})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := connect(b, mcptools.NewHTTP(resource, &mcptools.HTTPOptions{OAuth: login}), nil)
+		benchCalls(b, lookup(b, c.Tools(), "get_weather"))
+	})
+}
+
+// benchCalls calls tool with get_weather's arguments b.N times, and
+// reports allocations and CPU time per call.
+func benchCalls(b *testing.B, tool *toolset.Tool) {
+	ctx := context.Background()
+	args := map[string]any{"city": "Paris"}
+	b.ReportAllocs()
+	start, ok := cpuTime()
+	for b.Loop() {
+		if r := tool.Execute(ctx, args); r.IsError {
+			b.Fatal(r.Output)
+		}
+	}
+	reportCPU(b, start, ok)
 }

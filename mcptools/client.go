@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,15 @@ type Options struct {
 	// Logger receives reconnections, retries and skipped tools, at Warn.
 	// Nil means silent.
 	Logger *slog.Logger
+
+	// ClientOptions configure go-sdk's client beyond the tools: handlers
+	// for what a server may ask of the client (ElicitationHandler to ask
+	// the user, CreateMessageHandler for sampling), for its log messages
+	// and notifications, its capabilities, keepalive… They are used as
+	// they are, except that ToolListChangedHandler is called after the
+	// client has marked its tools for listing again. Nil means go-sdk's
+	// defaults: the client offers the server nothing but roots.
+	ClientOptions *mcp.ClientOptions
 }
 
 // A SkippedTool is a tool of the server that [Client.Tools] leaves out,
@@ -68,15 +78,34 @@ type Client struct {
 	// a reconnection: the next Tools call lists the tools again.
 	stale atomic.Bool
 
+	// mu guards what follows; it is never held while talking to the
+	// server or waiting for a process.
 	mu       sync.Mutex
 	session  *mcp.ClientSession // nil while disconnected
 	ended    chan struct{}      // closed when session's connection ends
+	dialing  *attempt           // the connection in progress, if any
+	retiring chan struct{}      // closed once the last session dropped is closed
 	sessions int                // sessions started so far
 	closed   bool
 	tools    []*toolset.Tool
 	skipped  []SkippedTool
 
-	watchers sync.WaitGroup // one goroutine per session, until it ends
+	// workers counts the goroutines that outlive a call: a watcher per
+	// session until it ends, the connections in progress, and the closing
+	// of dropped sessions. Close waits for them all.
+	workers sync.WaitGroup
+}
+
+// An attempt is a connection in progress. The calls that need a session
+// wait for it together, each until its own context ends; it is abandoned,
+// and a command's process ended, when the last of them leaves or the
+// client is closed.
+type attempt struct {
+	cancel  context.CancelFunc
+	waiters int           // calls waiting for it; guarded by Client.mu
+	done    chan struct{} // closed once session or err is set
+	session *mcp.ClientSession
+	err     error
 }
 
 // Connect starts a session with the server dial reaches and lists its
@@ -85,8 +114,14 @@ type Client struct {
 // would reach the model under the same name are an error (wrapping
 // [ErrNameCollision]): set [Options.Filter] to drop one.
 //
+// The listing follows the server's cursors for at most 1000 pages, and a
+// server that gives a cursor a second time is an error: a list that never
+// ends cannot keep Connect (or [Client.Tools]) listing.
+//
 // opts may be nil. ctx bounds the connection and the listing only; the
-// session lasts until [Client.Close].
+// session lasts until [Client.Close]. When ctx ends first, for instance
+// while a command's server is still starting, Connect returns its error
+// once the server's process is ended (see [Command]).
 func Connect(ctx context.Context, dial Dial, opts *Options) (*Client, error) {
 	if dial == nil {
 		return nil, errors.New("mcptools: Connect: dial is nil")
@@ -99,13 +134,21 @@ func Connect(ctx context.Context, dial Dial, opts *Options) (*Client, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	c.mcp = mcp.NewClient(&mcp.Implementation{Name: "toolnexus-go", Version: "v1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.stale.Store(true) },
-	})
-	c.mu.Lock()
-	session, err := c.connectLocked(ctx)
-	c.mu.Unlock()
+	var sdkOpts mcp.ClientOptions
+	if c.opts.ClientOptions != nil {
+		sdkOpts = *c.opts.ClientOptions
+	}
+	changed := sdkOpts.ToolListChangedHandler
+	sdkOpts.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+		c.stale.Store(true)
+		if changed != nil {
+			changed(ctx, req)
+		}
+	}
+	c.mcp = mcp.NewClient(&mcp.Implementation{Name: "toolnexus-go", Version: "v1"}, &sdkOpts)
+	session, err := c.live(ctx)
 	if err != nil {
+		c.Close()
 		return nil, err
 	}
 	if err := c.refresh(ctx, session); err != nil {
@@ -152,23 +195,31 @@ func (c *Client) Skipped() []SkippedTool {
 }
 
 // Close ends the session; for a command, the server's process is ended
-// (see [Command]) and waited for, so that nothing is left running. Calls in
-// progress fail. Close is idempotent.
+// (see [Command]) and waited for, so that nothing is left running. A
+// connection in progress is abandoned, its process ended too. Calls in
+// progress fail, with [ErrClosed] when they were waiting for the
+// connection. Close is idempotent; every call returns once nothing is left
+// running.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		c.workers.Wait()
 		return nil
 	}
 	c.closed = true
 	session := c.session
-	c.session = nil
+	c.session, c.ended = nil, nil
+	if a := c.dialing; a != nil {
+		c.dialing = nil
+		a.cancel()
+	}
 	c.mu.Unlock()
 	var err error
 	if session != nil {
 		err = session.Close()
 	}
-	c.watchers.Wait()
+	c.workers.Wait()
 	return err
 }
 
@@ -176,12 +227,9 @@ func (c *Client) Close() error {
 // model gets.
 func (c *Client) refresh(ctx context.Context, session *mcp.ClientSession) error {
 	c.stale.Store(false) // a change announced from now on is seen again
-	var remote []*mcp.Tool
-	for t, err := range session.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("mcptools: listing tools: %w", err)
-		}
-		remote = append(remote, t)
+	remote, err := listTools(ctx, session)
+	if err != nil {
+		return fmt.Errorf("mcptools: listing tools: %w", err)
 	}
 	var tools []*toolset.Tool
 	var skipped []SkippedTool
@@ -296,23 +344,120 @@ func retrySafe(rt *mcp.Tool) bool {
 }
 
 // live returns the session, starting a new one when there is none or the
-// last one ended (the process exited, the connection dropped).
+// last one ended (the process exited, the connection dropped). A call that
+// needs a new session waits for the connection in progress, or starts
+// one, until it is made or ctx ends.
 func (c *Client) live(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if c.session != nil {
 		select {
 		case <-c.ended:
 			c.logger.Warn("mcptools: the MCP session ended; reconnecting")
-			c.discardLocked()
+			c.retireLocked()
 		default:
-			return c.session, nil
+			session := c.session
+			c.mu.Unlock()
+			return session, nil
 		}
 	}
-	return c.connectLocked(ctx)
+	if err := ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("mcptools: connecting to the MCP server: %w", err)
+	}
+	a := c.dialing
+	if a == nil {
+		t := c.dial()
+		if t == nil {
+			c.mu.Unlock()
+			return nil, errors.New("mcptools: the Dial returned no transport")
+		}
+		a = c.startLocked(ctx, t)
+	}
+	a.waiters++
+	c.mu.Unlock()
+
+	select {
+	case <-a.done:
+		return a.session, a.err
+	case <-ctx.Done():
+		c.mu.Lock()
+		if a.waiters--; a.waiters == 0 && c.dialing == a {
+			// Nobody waits for it any more: the next call starts afresh.
+			c.dialing = nil
+			a.cancel()
+		}
+		c.mu.Unlock()
+		return nil, fmt.Errorf("mcptools: connecting to the MCP server: %w", ctx.Err())
+	}
+}
+
+// startLocked starts connecting on t, in the background, with the values
+// of ctx, the context of the call that needs the connection, but not its
+// end: the connection is the client's, for every call.
+func (c *Client) startLocked(ctx context.Context, t mcp.Transport) *attempt {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a := &attempt{cancel: cancel, done: make(chan struct{})}
+	c.dialing = a
+	retiring := c.retiring
+	c.workers.Add(1)
+	go func() {
+		defer c.workers.Done()
+		defer cancel()
+		if retiring != nil {
+			// One server at a time: the session dropped goes first (for
+			// a command, its process is reaped).
+			select {
+			case <-retiring:
+			case <-ctx.Done():
+			}
+		}
+		session, err := connectSession(ctx, c.mcp, t)
+		c.finish(a, session, err)
+	}()
+	return a
+}
+
+// finish ends the attempt a, which made session or failed with err: the
+// session becomes the client's, unless a was abandoned or the client
+// closed meanwhile, and a's waiters are woken.
+func (c *Client) finish(a *attempt, session *mcp.ClientSession, err error) {
+	c.mu.Lock()
+	current := c.dialing == a
+	if current {
+		c.dialing = nil
+	}
+	switch {
+	case c.closed:
+		err = ErrClosed
+	case err != nil:
+	case current:
+		ended := make(chan struct{})
+		c.workers.Add(1)
+		go func() {
+			defer c.workers.Done()
+			_ = session.Wait()
+			close(ended)
+		}()
+		if c.sessions > 0 {
+			c.stale.Store(true) // a new session: the list may have changed
+		}
+		c.sessions++
+		c.session, c.ended = session, ended
+		a.session = session
+	default:
+		// Abandoned by its callers, and maybe replaced: no one will use it.
+		err = errors.New("mcptools: the connection was abandoned")
+	}
+	a.err = err
+	c.mu.Unlock()
+	if a.session == nil && session != nil {
+		_ = session.Close()
+	}
+	close(a.done)
 }
 
 // drop discards session if it is still the current one.
@@ -321,38 +466,97 @@ func (c *Client) drop(session *mcp.ClientSession) {
 	defer c.mu.Unlock()
 	if c.session == session {
 		c.logger.Warn("mcptools: the connection to the MCP server failed; reconnecting on the next call")
-		c.discardLocked()
+		c.retireLocked()
 	}
 }
 
-// discardLocked closes the current session, which reaps a command's
-// process, and forgets it.
-func (c *Client) discardLocked() {
-	_ = c.session.Close() // the error of a session that already failed says nothing new
-	c.session = nil
+// retireLocked forgets the current session and closes it in the
+// background, which reaps a command's process; the next connection waits
+// for that.
+func (c *Client) retireLocked() {
+	session := c.session
+	c.session, c.ended = nil, nil
+	done := make(chan struct{})
+	c.retiring = done
+	c.workers.Add(1)
+	go func() {
+		defer c.workers.Done()
+		defer close(done)
+		_ = session.Close() // the error of a session that already failed says nothing new
+	}()
 }
 
-// connectLocked starts a session on a fresh transport.
-func (c *Client) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
-	t := c.dial()
-	if t == nil {
-		return nil, errors.New("mcptools: the Dial returned no transport")
-	}
-	session, err := c.mcp.Connect(ctx, t, nil)
+// connectSession starts a session on t. Whatever step fails, a connection
+// t made is closed, so that no process is left running.
+func connectSession(ctx context.Context, client *mcp.Client, t mcp.Transport) (*mcp.ClientSession, error) {
+	ctx = context.WithValue(ctx, connectingKey{}, &connecting{})
+	tracked := &trackedTransport{Transport: t}
+	session, err := client.Connect(ctx, tracked, nil)
 	if err != nil {
+		if tracked.conn != nil {
+			_ = tracked.conn.Close() // closing twice is harmless: the SDK's connections close once
+		}
 		return nil, fmt.Errorf("mcptools: connecting to the MCP server: %w", err)
 	}
-	ended := make(chan struct{})
-	c.watchers.Add(1)
-	go func() {
-		defer c.watchers.Done()
-		_ = session.Wait()
-		close(ended)
-	}()
-	if c.sessions > 0 {
-		c.stale.Store(true) // a new session: the list may have changed
-	}
-	c.sessions++
-	c.session, c.ended = session, ended
 	return session, nil
+}
+
+// connecting is what the requests of one connection attempt share, in
+// their context: a login that failed during the attempt (the protocol's
+// server/discover, then initialize, would ask the user twice).
+type connecting struct {
+	mu          sync.Mutex
+	loginFailed error
+}
+
+type connectingKey struct{}
+
+// trackedTransport remembers the connection its transport made.
+type trackedTransport struct {
+	mcp.Transport
+	conn mcp.Connection
+}
+
+func (t *trackedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	t.conn = conn
+	return conn, err
+}
+
+// maxToolPages bounds the pages of one listing of the tools.
+const maxToolPages = 1000
+
+// listTools lists the server's tools, following its cursors: at most
+// maxToolPages pages, and never the same cursor twice.
+func listTools(ctx context.Context, session *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := session.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, res.Tools...)
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return tools, nil
+		case seen[next]:
+			return nil, fmt.Errorf("after page %d, the server gave the cursor %s again: its list would never end", page, quoteCursor(next))
+		case page == maxToolPages:
+			return nil, fmt.Errorf("the server's list goes on for more than %d pages", maxToolPages)
+		}
+		seen[next] = true
+		params.Cursor = next
+	}
+}
+
+// quoteCursor quotes a cursor for an error, cut short if it is long.
+func quoteCursor(cursor string) string {
+	const limit = 64
+	if len(cursor) > limit {
+		return strconv.Quote(cursor[:limit]) + "…"
+	}
+	return strconv.Quote(cursor)
 }

@@ -221,3 +221,39 @@ func TestConnectErrors(t *testing.T) {
 		t.Errorf("Connect(cancelled) = %v; want context.Canceled", err)
 	}
 }
+
+// Options.ClientOptions reach go-sdk's client: the server sees the
+// capabilities its handlers offer, and the caller's list-changed handler
+// runs after the client has marked its tools for listing again.
+func TestClientSDKOptions(t *testing.T) {
+	srv := sdkServer()
+	srv.AddTool(&mcp.Tool{Name: "caps", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			caps := req.ClientCapabilities()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+				Text: fmt.Sprintf("elicitation %t", caps != nil && caps.Elicitation != nil)}}}, nil
+		})
+	changed := make(chan struct{}, 1)
+	c := connect(t, mcptools.InMemory(srv), &mcptools.Options{ClientOptions: &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}})
+	if r := call(t, c, "caps", nil); r.Output != "elicitation true" {
+		t.Errorf("caps = %+v; want the elicitation capability offered", r)
+	}
+	srv.AddTool(&mcp.Tool{Name: "added", InputSchema: &jsonschema.Schema{Type: "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "new"}}}, nil
+		})
+	<-changed
+	if r := call(t, c, "added", nil); r.Output != "new" {
+		t.Errorf("added = %+v", r)
+	}
+}

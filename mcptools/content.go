@@ -1,7 +1,9 @@
 package mcptools
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -22,9 +24,14 @@ func (e *ToolError) Error() string { return e.Message }
 // Output turns a server's answer to a call into what the tool returns, as
 // the tools of a [Client] do unless [Options.MapResult] says otherwise:
 //
-//   - isError: a [*ToolError] whose message is the result's text, so that
-//     the model reads why the tool failed;
-//   - structured content, when the server gives it: that value;
+//   - isError: a [*ToolError] whose message is the result's text, followed
+//     by its structured content as JSON when it has some, so that the
+//     model reads why the tool failed;
+//   - structured content, when the server gives it: that value, or, when
+//     the result also has text that is not merely the structured content
+//     again as JSON (the form the protocol asks servers to add), a map
+//     holding both, {"structuredContent": value, "text": text}, so that
+//     neither is lost;
 //   - otherwise the result's text, "" when there is none (an empty answer
 //     is a success, not an error);
 //   - images and audio, and embedded resources of an image, audio, video or
@@ -41,6 +48,7 @@ func Output(res *mcp.CallToolResult) (any, error) {
 	}
 	var lines []string
 	var media []toolset.Media
+	structured := normalJSON(res.StructuredContent)
 	addMedia := func(kind, mimeType string, data []byte) {
 		if mimeType == "" || len(data) == 0 {
 			// Not something a model can be given: say so rather than
@@ -53,6 +61,9 @@ func Output(res *mcp.CallToolResult) (any, error) {
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *mcp.TextContent:
+			if structured != nil && sameJSON(c.Text, structured) {
+				continue // the structured content again, as text
+			}
 			lines = append(lines, c.Text)
 		case *mcp.ImageContent:
 			addMedia("image", c.MIMEType, c.Data)
@@ -79,19 +90,52 @@ func Output(res *mcp.CallToolResult) (any, error) {
 	}
 	text := strings.Join(lines, "\n")
 	if res.IsError {
+		if structured != nil {
+			if b, err := json.Marshal(res.StructuredContent); err == nil {
+				text = strings.TrimLeft(text+"\n"+string(b), "\n")
+			}
+		}
 		if text == "" {
 			text = "the tool failed and gave no reason"
 		}
 		return nil, &ToolError{Message: text}
 	}
 	var out any = text
-	if res.StructuredContent != nil {
+	switch {
+	case res.StructuredContent == nil:
+	case text == "":
 		out = res.StructuredContent
+	default:
+		out = map[string]any{"structuredContent": res.StructuredContent, "text": text}
 	}
 	if len(media) > 0 {
 		return toolset.MediaOutput{Output: out, Media: media}, nil
 	}
 	return out, nil
+}
+
+// normalJSON returns v as encoding/json decodes it into an any, nil when
+// v is nil or cannot be encoded.
+func normalJSON(v any) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var n any
+	if json.Unmarshal(b, &n) != nil {
+		return nil
+	}
+	return n
+}
+
+// sameJSON reports whether text is a JSON encoding of the value v, which
+// normalJSON returned.
+func sameJSON(text string, v any) bool {
+	var n any
+	return json.Unmarshal([]byte(text), &n) == nil && reflect.DeepEqual(n, v)
 }
 
 // isMedia reports whether a resource of this MIME type goes to the model as

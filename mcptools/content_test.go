@@ -62,6 +62,33 @@ func TestOutput(t *testing.T) {
 		{"error text", &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "rate limited"}}},
 			nil, "rate limited"},
 		{"error without text", &mcp.CallToolResult{IsError: true}, nil, "the tool failed and gave no reason"},
+		{"structured with other text", &mcp.CallToolResult{
+			Content: []mcp.Content{
+				&mcp.TextContent{Text: "3 rows; the full table is linked below"},
+				&mcp.TextContent{Text: `{"rows": 3}`}, // the structured content again
+				&mcp.ResourceLink{URI: "https://example.com/t.csv", Name: "t.csv"}},
+			StructuredContent: map[string]any{"rows": 3.0}},
+			map[string]any{
+				"structuredContent": map[string]any{"rows": 3.0},
+				"text":              "3 rows; the full table is linked below\n[resource link https://example.com/t.csv; name: t.csv]",
+			}, ""},
+		{"structured with a resource link only", &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.ResourceLink{URI: "file:///report.pdf"}},
+			StructuredContent: map[string]any{"pages": 2.0}},
+			map[string]any{"structuredContent": map[string]any{"pages": 2.0}, "text": "[resource link file:///report.pdf]"}, ""},
+		{"structured string repeated as text", &mcp.CallToolResult{
+			Content: []mcp.Content{&mcp.TextContent{Text: `"ok"`}}, StructuredContent: "ok"}, "ok", ""},
+		{"error with only structured content", &mcp.CallToolResult{IsError: true,
+			StructuredContent: map[string]any{"error": "quota exceeded", "retryAfter": 30.0}},
+			nil, `{"error":"quota exceeded","retryAfter":30}`},
+		{"error with text and structured content", &mcp.CallToolResult{IsError: true,
+			Content:           []mcp.Content{&mcp.TextContent{Text: "quota exceeded"}},
+			StructuredContent: map[string]any{"retryAfter": 30.0}},
+			nil, "quota exceeded\n{\"retryAfter\":30}"},
+		{"error whose text is its structured content", &mcp.CallToolResult{IsError: true,
+			Content:           []mcp.Content{&mcp.TextContent{Text: `{"code": 7}`}},
+			StructuredContent: map[string]any{"code": 7.0}},
+			nil, `{"code":7}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := mcptools.Output(tc.res)

@@ -23,6 +23,32 @@
 // than a transport because a transport connects only once: the client calls
 // it again for every reconnection.
 //
+// # Logging in with OAuth
+//
+// Remote servers for many users (GitHub's, Linear's, Notion's, Sentry's,
+// Atlassian's…) authorize with OAuth 2.1, as MCP's authorization spec
+// describes. [NewHTTP] takes [HTTPOptions], whose OAuth field is go-sdk's
+// auth.OAuthHandler; a [Login] is one that logs the program's user in
+// through their browser when the server answers 401: it discovers the
+// authorization server (RFC 9728, RFC 8414), registers the program (a
+// client ID metadata document, a client registered beforehand, or dynamic
+// registration, RFC 7591), shows the user the authorization URL (with
+// PKCE, and the server as the resource, RFC 8707), receives the browser's
+// redirect on a loopback port, and exchanges the code for tokens. It
+// refreshes them, keeps them for the next run in a [LoginStore] such as
+// [TokenFile] (a file only the user can read), and never logs them. A user
+// who does not finish in time gets an error wrapping [ErrLoginTimeout]; a
+// server whose metadata names another server as the resource
+// ([ErrWrongResource]), or that refuses the token just issued for it
+// ([ErrTokenRefused]), is not logged in to again and again.
+//
+//	login, err := mcptools.NewLogin(url, &mcptools.LoginOptions{
+//		Open:  func(_ context.Context, u string) error { fmt.Println("Log in at", u); return nil },
+//		Store: mcptools.TokenFile(filepath.Join(configDir, "mcp-logins.json")),
+//	})
+//	if err != nil { ... }
+//	c, err := mcptools.Connect(ctx, mcptools.NewHTTP(url, &mcptools.HTTPOptions{OAuth: login}), nil)
+//
 // # Names and schemas
 //
 // MCP allows tool names Gemini refuses. Each tool is declared to the model
@@ -41,10 +67,12 @@
 //
 // # Results
 //
-// The server's answer becomes the tool's output ([Output]): its structured
-// content when it gives one, else its text, with embedded resources and
-// resource links written out rather than dropped. An answer with isError
-// becomes an error result the model reads. Images, audio and PDF resources
+// The server's answer becomes the tool's output ([Output]): its text, with
+// embedded resources and resource links written out rather than dropped,
+// or its structured content when it gives one, together with any text
+// that is more than the same value as JSON. An answer with isError
+// becomes an error result the model reads, its structured content
+// included. Images, audio and PDF resources
 // become [toolset.Media]: a Gemini 3 model receives them as media inside
 // the function response, an older model a short description instead (see
 // the geminiadapter package). [Options.MapResult] replaces this mapping.
@@ -62,22 +90,62 @@
 // server announces that its tools changed, the next [Client.Tools] call
 // lists them again.
 //
-// [Client.Close] ends the session; a subprocess is ended and waited for,
-// so that nothing is left running.
+// A reconnection holds up nothing else. It runs in the background, for
+// every call that needs it: each waits until the session is up or its own
+// context ends, whichever comes first, so that a server that hangs at
+// start-up (npx still installing, a wedged binary) fails only the calls
+// whose deadlines pass, while [Client.Tools], [Client.Skipped] and calls
+// answer as usual. When the last call waiting for a connection leaves,
+// the connection is abandoned and its process ended; the next call starts
+// a new one.
+//
+// [Client.Close] ends the session, and a connection in progress (the calls
+// waiting for it fail with [ErrClosed]); a subprocess is ended and waited
+// for, so that nothing is left running.
 //
 // # Serving a toolset
 //
 // [NewServer] returns an MCP server offering every tool of a set, with its
 // schema; calls go through [toolset.Tool.Execute], so that a client's model
 // gets the same validation and the same readable errors as a Gemini model
-// calling the tools directly. [ServeStdio] runs it as a local server, and
-// [HTTPHandler] serves it over streamable HTTP:
+// calling the tools directly. [ServeStdio] runs it as a local server:
 //
 //	func main() {
 //		if err := mcptools.ServeStdio(context.Background(), set, &mcp.Implementation{Name: "weather"}); err != nil {
 //			log.Fatal(err)
 //		}
 //	}
+//
+// [HTTPHandler] serves it over streamable HTTP, one session per client. A
+// session idle for [DefaultSessionTimeout] (30 minutes) is closed, so that
+// clients that vanish without ending their sessions are not kept for
+// ever; [NewHTTPHandler] takes [HandlerOptions], which carry go-sdk's
+// StreamableHTTPOptions (another timeout, JSON responses, stateless
+// mode…):
+//
+//	http.Handle("/mcp", mcptools.NewHTTPHandler(set, impl, &mcptools.HandlerOptions{
+//		Streamable: &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute},
+//	}))
+//
+// A handler reachable by others should let in only the clients it knows.
+// With [HandlerOptions.Auth] it is an OAuth protected resource, as MCP's
+// authorization spec describes: each request must carry a bearer token
+// that [AuthOptions.Verify] accepts, issued for this server (its audience
+// is checked) and with the required scopes; any other request is answered
+// 401 with a WWW-Authenticate header naming the server's protected
+// resource metadata (RFC 9728), from which a client finds the
+// authorization server to log in with. Each session is bound to the user
+// who opened it, and a tool reads its caller's verified token with
+// [TokenInfo]:
+//
+//	authOpts := &mcptools.AuthOptions{
+//		Verify:               verifyJWT, // your check of the authorization server's tokens
+//		Resource:             "https://tools.example.com/mcp",
+//		AuthorizationServers: []string{"https://login.example.com"},
+//		Scopes:               []string{"tools"},
+//	}
+//	mux.Handle("/mcp", mcptools.NewHTTPHandler(set, impl, &mcptools.HandlerOptions{Auth: authOpts}))
+//	mux.Handle(authOpts.MetadataPath(), authOpts.MetadataHandler())
 //
 // # Concurrency
 //

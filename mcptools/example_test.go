@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -84,4 +89,49 @@ func ExampleCommand() {
 	for _, t := range client.Tools() {
 		fmt.Println(t.Name)
 	}
+}
+
+// A toolset served only to the clients with a valid token for this
+// server: the others are told where its metadata is, and a tool sees who
+// calls it.
+func ExampleAuthOptions() {
+	hello := toolset.MustDefine(toolset.Tool{Name: "hello", Description: "Greet the caller",
+		Run: func(ctx context.Context, _ map[string]any) (any, error) {
+			return "hello " + mcptools.TokenInfo(ctx).UserID, nil
+		}})
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	authOpts := &mcptools.AuthOptions{
+		Resource:             ts.URL + "/mcp",
+		AuthorizationServers: []string{"https://login.example.com"},
+		// A real verifier checks a JWT or asks the authorization server.
+		Verify: func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			if token != "token-of-ada" {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{UserID: "ada", Expiration: time.Now().Add(time.Hour),
+				Extra: map[string]any{"aud": ts.URL + "/mcp"}}, nil
+		},
+	}
+	mux.Handle("/mcp", mcptools.NewHTTPHandler(toolset.MustNew(hello), nil, &mcptools.HandlerOptions{Auth: authOpts}))
+	mux.Handle(authOpts.MetadataPath(), authOpts.MetadataHandler())
+
+	resp, err := http.Post(ts.URL+"/mcp", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, strings.Replace(resp.Header.Get("WWW-Authenticate"), ts.URL, "http://HOST", 1))
+
+	client, err := mcptools.Connect(context.Background(),
+		mcptools.HTTP(ts.URL+"/mcp", &http.Client{Transport: bearer{"token-of-ada"}}), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	fmt.Println(client.Tools()[0].Execute(context.Background(), nil).Output)
+	// Output:
+	// 401 Bearer resource_metadata="http://HOST/.well-known/oauth-protected-resource/mcp"
+	// hello ada
 }

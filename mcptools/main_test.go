@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/mcptools"
@@ -47,6 +48,34 @@ var testServers = map[string]func(ctx context.Context, args []string) error{
 	"flaky": func(ctx context.Context, args []string) error {
 		return flakyServer(args[0]).Run(ctx, &mcp.StdioTransport{})
 	},
+	// slowstart: a server that hangs at start-up, as `npx -y` does while
+	// it installs, or a wedged binary: it announces its pid in the
+	// directory given as argument (a file PID.pid), then neither reads
+	// its standard input nor answers until a file "release" appears
+	// there, and is the flaky server from then on. Only a signal ends it
+	// before.
+	"slowstart": func(ctx context.Context, args []string) error {
+		dir := args[0]
+		if err := announce(dir); err != nil {
+			return err
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return flakyServer(dir).Run(ctx, &mcp.StdioTransport{})
+	},
+}
+
+// announce writes this process's pid file in dir, whole or not at all.
+func announce(dir string) error {
+	name := filepath.Join(dir, fmt.Sprintf("%d.pid", os.Getpid()))
+	if err := os.WriteFile(name+".tmp", nil, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(name+".tmp", name)
 }
 
 // serverCommand dials the test binary run as the named test server.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +23,9 @@ import (
 //
 // A successful call's output is sent as text (a string as it is, any other
 // value as JSON) and, when it is a JSON object, as structured content too;
-// the result's media follow as image, audio or embedded resource content.
+// the result's media follow as image, audio or embedded resource content
+// (the text of a text/* one as text). A tool reaches the rest of MCP
+// (logging to the client, elicitation, sampling) through [Request].
 //
 // impl names the server to its clients; nil means {Name: "toolnexus-go"}.
 // The server can be run on any transport: see [ServeStdio] and
@@ -45,11 +49,66 @@ func ServeStdio(ctx context.Context, set *toolset.Set, impl *mcp.Implementation)
 }
 
 // HTTPHandler serves the tools of set over MCP's streamable HTTP transport,
-// one session per client. Mount it where clients will dial it, behind
-// whatever authentication the deployment needs.
+// one session per client, with the default [HandlerOptions]: it is
+// NewHTTPHandler(set, impl, nil). Mount it where clients will dial it,
+// behind whatever authentication the deployment needs.
 func HTTPHandler(set *toolset.Set, impl *mcp.Implementation) http.Handler {
+	return NewHTTPHandler(set, impl, nil)
+}
+
+// DefaultSessionTimeout is how long a session [NewHTTPHandler] serves may
+// stay idle before it is closed, unless [HandlerOptions] say otherwise.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// HandlerOptions configure [NewHTTPHandler]. The zero value is ready to
+// use.
+type HandlerOptions struct {
+	// Streamable configures go-sdk's streamable HTTP handler, which serves
+	// the sessions (JSON responses, stateless mode, an event store for
+	// resumption, the request body limit, logging…). Its fields are used
+	// as they are, except a zero SessionTimeout, which means
+	// DefaultSessionTimeout: set SessionTimeout negative to keep idle
+	// sessions until their clients end them (go-sdk's zero). Nil means
+	// go-sdk's defaults, with SessionTimeout DefaultSessionTimeout.
+	Streamable *mcp.StreamableHTTPOptions
+
+	// Auth, when set, admits only requests with a valid OAuth bearer token
+	// for this server, and the verified token reaches each call's tool
+	// through [TokenInfo]; see [AuthOptions]. Nil serves whoever reaches
+	// the handler.
+	Auth *AuthOptions
+}
+
+// NewHTTPHandler serves the tools of set over MCP's streamable HTTP
+// transport, one session per client; impl is as for [NewServer], and opts
+// may be nil. Mount it where clients will dial it. With opts.Auth, only
+// clients with a valid bearer token are served (see [AuthOptions]; it
+// panics when opts.Auth has no Verify or no absolute Resource URL, rather
+// than serve unprotected); without, put it behind whatever authentication
+// the deployment needs.
+//
+// A session ends when its client deletes it, and when it has been idle
+// (no request from its client in progress: an open event stream does not
+// count) for the session timeout, DefaultSessionTimeout unless opts say
+// otherwise, so that the sessions of clients that vanished are reclaimed.
+// A client that comes back after that is told its session is unknown
+// (404) and, as the protocol asks, starts a new one; this package's
+// [Client] does so on its own. A client that stays connected without
+// calling for longer can send pings to keep its session.
+func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOptions) http.Handler {
+	var streamable mcp.StreamableHTTPOptions
+	if opts != nil && opts.Streamable != nil {
+		streamable = *opts.Streamable
+	}
+	if streamable.SessionTimeout == 0 {
+		streamable.SessionTimeout = DefaultSessionTimeout
+	}
 	srv := NewServer(set, impl)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &streamable))
+	if opts != nil && opts.Auth != nil {
+		h = opts.Auth.protect(h)
+	}
+	return h
 }
 
 // objectSchema returns s with its type written as the single string
@@ -66,6 +125,7 @@ func objectSchema(s *jsonschema.Schema) *jsonschema.Schema {
 // handler runs t for a call.
 func handler(t *toolset.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = context.WithValue(ctx, requestKey{}, req)
 		var args map[string]any
 		if raw := req.Params.Arguments; len(raw) > 0 {
 			if err := json.Unmarshal(raw, &args); err != nil {
@@ -107,12 +167,33 @@ func callResult(r toolset.Result) *mcp.CallToolResult {
 			res.Content = append(res.Content, &mcp.ImageContent{MIMEType: m.MIMEType, Data: m.Data})
 		case strings.HasPrefix(m.MIMEType, "audio/"):
 			res.Content = append(res.Content, &mcp.AudioContent{MIMEType: m.MIMEType, Data: m.Data})
+		case strings.HasPrefix(m.MIMEType, "text/") && utf8.Valid(m.Data):
+			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+				URI: fmt.Sprintf("media:%d", i+1), MIMEType: m.MIMEType, Text: string(m.Data)}})
 		default:
 			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
 				URI: fmt.Sprintf("media:%d", i+1), MIMEType: m.MIMEType, Blob: m.Data}})
 		}
 	}
 	return res
+}
+
+type requestKey struct{}
+
+// Request returns the MCP request of the call that ctx belongs to, in a
+// tool served by [NewServer] (and so by [ServeStdio] and [NewHTTPHandler]);
+// nil elsewhere, as when an agent calls the tool directly. It is for the
+// tools that need more of MCP than arguments and a result: its Session
+// reaches the client that called (Log sends it log messages, at the level
+// it set; Elicit asks its user; CreateMessage asks its model, if the
+// client offers those; on protocol versions up to 2025-11-25, since
+// go-sdk has the server ask through the result from 2026-07-28 on), its
+// Params carry the call's _meta, and its Extra the HTTP request's headers
+// and verified token (see [TokenInfo]). A tool that uses it still runs
+// anywhere: it checks for nil.
+func Request(ctx context.Context) *mcp.CallToolRequest {
+	req, _ := ctx.Value(requestKey{}).(*mcp.CallToolRequest)
+	return req
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

@@ -158,3 +158,54 @@ func TestServerObjectTypes(t *testing.T) {
 		t.Error("NewServer modified the tool's schema")
 	}
 }
+
+// A tool reaches the rest of MCP through Request: it asks the client's
+// user, and a text medium is sent as text. Outside MCP, Request is nil
+// and the tool still runs.
+func TestServerRequest(t *testing.T) {
+	ask := toolset.MustDefine(toolset.Tool{Name: "ask", Description: "Ask the user their name",
+		Run: func(ctx context.Context, _ map[string]any) (any, error) {
+			req := mcptools.Request(ctx)
+			if req == nil {
+				return "no MCP client to ask", nil
+			}
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: &jsonschema.Schema{
+				Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return toolset.MediaOutput{Output: "the user said", Media: []toolset.Media{
+				{MIMEType: "text/plain", Data: []byte(res.Content["name"].(string))}}}, nil
+		}})
+	if r := ask.Execute(t.Context(), nil); r.Output != "no MCP client to ask" {
+		t.Errorf("ask outside MCP = %+v", r)
+	}
+	srv := mcptools.NewServer(toolset.MustNew(ask), nil)
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(t.Context(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	// The 2025-11-25 protocol: go-sdk's default, 2026-07-28 (SEP-2575),
+	// has the server ask through the result (SEP-2322) instead.
+	cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "the user said"},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "media:1", MIMEType: "text/plain", Text: "Ada"}},
+	}}
+	if diff := cmp.Diff(want, res, resultOpts); diff != "" {
+		t.Errorf("ask mismatch (-want +got):\n%s", diff)
+	}
+}

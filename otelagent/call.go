@@ -46,13 +46,13 @@ type callKey struct {
 // request's settings.
 func (o *Observer) callStart(k callKey, settings []attribute.KeyValue) spanStart {
 	attrs := make([]attribute.KeyValue, 0, 4+len(o.server)+len(settings))
-	attrs = append(attrs, semconv.GenAIOperationNameGenerateContent, o.provider, semconv.GenAIRequestModel(k.model))
+	attrs = append(attrs, semconv.GenAIOperationNameKey.String(o.operation), o.provider, semconv.GenAIRequestModel(k.model))
 	attrs = append(attrs, o.server...)
 	if k.stream {
 		attrs = append(attrs, semconv.GenAIRequestStream(true))
 	}
 	attrs = append(attrs, settings...)
-	return spanStart{name: "generate_content " + k.model, opts: []trace.SpanStartOption{o.client, trace.WithAttributes(attrs...)}}
+	return spanStart{name: o.operation + " " + k.model, opts: []trace.SpanStartOption{o.client, trace.WithAttributes(attrs...)}}
 }
 
 // requestAttrs appends the request settings the conventions name, those
@@ -90,6 +90,12 @@ func requestAttrs(attrs []attribute.KeyValue, c *genai.GenerateContentConfig) []
 	}
 	if c.ResponseMIMEType == "application/json" || c.ResponseSchema != nil || c.ResponseJsonSchema != nil {
 		attrs = append(attrs, semconv.GenAIOutputTypeJSON)
+	}
+	if c.ServiceTier != "" {
+		attrs = append(attrs, requestServiceTier.String(string(c.ServiceTier)))
+	}
+	if len(c.ContinuationToken) > 0 {
+		attrs = append(attrs, continuedAnswer)
 	}
 	return attrs
 }
@@ -158,10 +164,17 @@ func (o *Observer) response(ctx context.Context, st *runState, e *agent.Event) {
 		if o.capture {
 			attrs = append(attrs, semconv.GenAIOutputMessagesKey.String(outputMessages(resp)))
 		}
+		if e.Usage.ServiceTier != "" {
+			attrs = append(attrs, responseServiceTier.String(string(e.Usage.ServiceTier)))
+		}
+		if e.Hop > 0 {
+			attrs = append(attrs, continuationHop.Int(e.Hop))
+		}
 		span.SetAttributes(attrs...)
 	}
+	o.serverTools(ctx, span, resp)
 	span.End()
-	m := measure{op: string(genaiconv.OperationNameGenerateContent), model: st.model, responseModel: resp.ModelVersion}
+	m := measure{op: o.operation, model: st.model, responseModel: resp.ModelVersion}
 	if u != nil && o.tokens.Enabled(ctx) {
 		m.tokenType = string(genaiconv.TokenTypeInput)
 		o.tokens.Record(ctx, int64(in), o.options(m)...)
@@ -214,7 +227,7 @@ func (o *Observer) retry(ctx context.Context, st *runState, e *agent.Event) {
 	if st.call.IsRecording() {
 		st.call.AddEvent("retry", trace.WithAttributes(
 			semconv.ErrorTypeKey.String(errorType(e.Err)),
-			attribute.String("exception.message", errorText(e.Err)),
+			attribute.String("exception.message", o.errorText(e.Err)),
 			attribute.Float64("toolnexus.retry.delay", e.Delay.Seconds()),
 			attribute.Int("toolnexus.retry.attempt", e.Attempt),
 		))
@@ -232,9 +245,9 @@ func (o *Observer) endCall(ctx context.Context, st *runState, err error) {
 		et = errorType(err)
 		if span.IsRecording() {
 			span.SetAttributes(semconv.ErrorTypeKey.String(et))
-			span.SetStatus(codes.Error, errorText(err))
+			span.SetStatus(codes.Error, o.errorText(err))
 		}
 	}
 	span.End()
-	o.recordDuration(ctx, st.callStart, measure{op: string(genaiconv.OperationNameGenerateContent), model: st.model, errType: et})
+	o.recordDuration(ctx, st.callStart, measure{op: o.operation, model: st.model, errType: et})
 }

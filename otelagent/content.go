@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolnexus/toolnexus-go/agent"
 	"google.golang.org/genai"
 )
 
@@ -191,6 +192,10 @@ func parts(ps []*genai.Part) []part {
 			out = append(out, part{Type: "blob", MIMEType: p.InlineData.MIMEType, Modality: modality(p.InlineData.MIMEType), Content: p.InlineData.Data})
 		case p.FileData != nil:
 			out = append(out, part{Type: "uri", MIMEType: p.FileData.MIMEType, Modality: modality(p.FileData.MIMEType), URI: p.FileData.FileURI})
+		case p.ToolCall != nil:
+			out = append(out, part{Type: "server_tool_call", ID: p.ToolCall.ID, Name: agent.ServerToolName(p), Arguments: orEmpty(p.ToolCall.Args)})
+		case p.ToolResponse != nil:
+			out = append(out, part{Type: "server_tool_call_response", ID: p.ToolResponse.ID, Name: agent.ServerToolName(p), Response: orEmpty(p.ToolResponse.Response)})
 		case p.ExecutableCode != nil:
 			out = append(out, part{Type: "executable_code", Language: string(p.ExecutableCode.Language), Code: p.ExecutableCode.Code})
 		case p.CodeExecutionResult != nil:

@@ -31,8 +31,10 @@
 //	│   └── …                                   spans the tool starts from its context
 //	└── generate_content {model}
 //
-// The run span (invoke_agent, or invoke_agent {name} with [WithAgentName])
-// has gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
+// The run span (invoke_agent {name}, named after the run's agent: its
+// Config.Name, the tool's name for an agent run as a tool, or the name
+// [WithAgentName] gives; invoke_agent for an agent with no name) has
+// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
 // gen_ai.agent.name, and when the run ends the run's token totals
 // (gen_ai.usage.input_tokens, gen_ai.usage.output_tokens) and the last
 // turn's gen_ai.response.finish_reasons.
@@ -53,7 +55,23 @@
 // that fails and is retried ends with its error and an event "retry"
 // (error.type, exception.message, toolnexus.retry.attempt and
 // toolnexus.retry.delay in seconds); a re-ask of an empty reply is a retry
-// with no delay.
+// with no delay. An answer the API cut and the loop continued (see
+// agent.EventHop) has one span per request, each with that request's own
+// usage and finish reason (continuation but for the last); those that
+// continue it have toolnexus.continuation true and toolnexus.continuation.hop.
+// The service tier a request asks for is gcp.gen_ai.request.service_tier,
+// and the one that served it gcp.gen_ai.response.service_tier (the
+// conventions name none for Gemini; OpenAI's are openai.request.service_tier
+// and openai.response.service_tier).
+//
+// The built-in tools the API ran during a model call (Google Search, code
+// execution, URL context, file search, Maps: see agent.Config.BuiltinTools)
+// are execute_tool {tool} spans under the model call's span, of
+// gen_ai.tool.type extension (datastore for file search), with
+// gen_ai.tool.call.id and, when content is captured, their arguments and
+// result. The API says what it ran, not when: they start and end with the
+// response. In the captured messages they are server_tool_call and
+// server_tool_call_response parts.
 //
 // A tool call span (execute_tool {tool}) has gen_ai.operation.name,
 // gen_ai.tool.name, gen_ai.tool.type (function), gen_ai.tool.call.id when
@@ -61,7 +79,13 @@
 // approval gets an event "approval_requested". A call whose result is an
 // error (the tool failed, its arguments were invalid, it was unknown,
 // denied, timed out or cancelled) ends with error status, its error as the
-// description, and error.type.
+// description, and error.type. With content capture off (see Content),
+// arguments that fail the tool's input schema are described without the
+// values the model sent, which the validator quotes: by the argument's
+// path in the schema ("invalid arguments: argument \"email\" does not match
+// the tool's input schema (values not recorded: content capture is off)");
+// so is a typed run's answer that failed its output type, on the run's
+// span.
 //
 // Finish reasons are named as the conventions' output messages name them:
 // stop, tool_call (the model called tools), length (MAX_TOKENS),
@@ -81,6 +105,26 @@
 // not, are traces of their own: what the Observer knows of a run lives in
 // the run's context.
 //
+// # Runs that span processes
+//
+// The Observer is an [agent.Carrier] too: [Observer.Carry] writes what a
+// run's context holds (the run's span context, model and start time; or,
+// before a run begins, the caller's span context) as a few strings, and
+// [Observer.Resume] puts it back into a context of another process. A
+// runtime that runs a run's steps in several processes (temporalagent's
+// durable runs) carries the run with them, so that the spans of model and
+// tool calls made anywhere nest under the run's span, which nests under
+// the caller's, and their metrics name the run's model. Nothing carried is
+// content.
+//
+// The SDK ends a span only in the process that started it. When a run
+// ends in another (its EventDone comes with a resumed context), the
+// Observer makes the run's span then, with the time the run began, under
+// the caller's span; a TracerProvider whose ids come from
+// [NewIDGenerator] gives it the span id its children name as their parent,
+// so that the trace is the one agent.Run makes; with another ID generator
+// it gets a new id, and a link to that one.
+//
 // # Provider and server
 //
 // The loop's events do not say where model calls go: an agent's Models may
@@ -88,7 +132,12 @@
 // gen_ai.provider.name gcp.gemini for the Gemini API, gcp.vertex_ai for
 // Vertex AI, and server.address and server.port from the client's base
 // URL. Without it the provider is gcp.gen_ai ("any Google generative AI
-// endpoint") and there are no server attributes.
+// endpoint") and there are no server attributes. [WithModels] reads them
+// from the agent's Models, when it says where it goes; a Models on
+// Gemini's Interactions API (package geminiinteractions) makes its model
+// calls create_interaction spans ("create_interaction {model}",
+// gen_ai.operation.name create_interaction, in the metrics too), with the
+// interaction's id as gen_ai.response.id.
 //
 // # Content
 //

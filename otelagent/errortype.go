@@ -3,6 +3,7 @@ package otelagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -99,9 +100,53 @@ func finishReason(r genai.FinishReason, calls bool) string {
 	return strings.ToLower(string(r))
 }
 
-func errorText(err error) string {
-	if err == nil {
+// errorText describes err on a span: its text, unless content capture is
+// off and err is one whose text quotes what the model sent, which may be
+// personal data: arguments that fail their tool's input schema (the
+// validator quotes the value), a typed answer that fails the output's
+// type. Those are described without the values, by the argument's path in
+// the schema when the error names one.
+func (o *Observer) errorText(err error) string {
+	switch {
+	case err == nil:
 		return ""
+	case o.capture:
+		return err.Error()
+	case errors.Is(err, agent.ErrInvalidOutput):
+		var oe *agent.OutputError
+		if errors.As(err, &oe) {
+			return fmt.Sprintf("%v (strategy %v, %d re-asks): the answer does not match the output type (%s)",
+				agent.ErrInvalidOutput, oe.Strategy, oe.Reasks, notRecorded)
+		}
+		return fmt.Sprintf("%v: the answer was refused (%s)", agent.ErrInvalidOutput, notRecorded)
+	case errors.Is(err, toolset.ErrInvalidArguments):
+		if path := argumentPath(err.Error()); path != "" {
+			return fmt.Sprintf("%v: argument %q does not match the tool's input schema (%s)", toolset.ErrInvalidArguments, path, notRecorded)
+		}
+		return fmt.Sprintf("%v: they do not match the tool's input schema (%s)", toolset.ErrInvalidArguments, notRecorded)
 	}
 	return err.Error()
+}
+
+// notRecorded says why a failure's description leaves the values out.
+const notRecorded = "values not recorded: content capture is off"
+
+// argumentPath returns the path of the argument that an invalid-arguments
+// error's text names (toolset writes `invalid arguments: argument "a.b":
+// ...`), or "" when it names none. The path is the schema's, never a
+// value the model sent.
+func argumentPath(msg string) string {
+	_, rest, ok := strings.Cut(msg, toolset.ErrInvalidArguments.Error()+": argument ")
+	if !ok {
+		return ""
+	}
+	quoted, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return ""
+	}
+	path, err := strconv.Unquote(quoted)
+	if err != nil {
+		return ""
+	}
+	return path
 }

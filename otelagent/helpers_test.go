@@ -34,10 +34,10 @@ type telemetry struct {
 	mp     *sdkmetric.MeterProvider
 }
 
-func newTelemetry(t *testing.T) *telemetry {
+func newTelemetry(t *testing.T, opts ...sdktrace.TracerProviderOption) *telemetry {
 	t.Helper()
 	tel := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	tel.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tel.spans))
+	tel.tp = sdktrace.NewTracerProvider(append(opts, sdktrace.WithSpanProcessor(tel.spans))...)
 	tel.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(tel.reader))
 	t.Cleanup(func() {
 		_ = tel.tp.Shutdown(context.Background())

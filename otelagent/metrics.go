@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 )
 
 // The bucket boundaries the conventions give for the two histograms:
@@ -27,7 +26,7 @@ type measure struct {
 func (o *Observer) options(m measure) []metric.RecordOption {
 	return o.measures.get(m, func(m measure) []metric.RecordOption {
 		attrs := []attribute.KeyValue{semconv.GenAIOperationNameKey.String(m.op), o.provider, semconv.GenAIRequestModel(m.model)}
-		if m.op == string(genaiconv.OperationNameGenerateContent) {
+		if m.op == o.operation { // a model call's
 			attrs = append(attrs, o.server...)
 		}
 		if m.responseModel != "" {

@@ -29,16 +29,15 @@ type Observer struct {
 	tokens   metric.Int64Histogram   // gen_ai.client.token.usage
 	duration metric.Float64Histogram // gen_ai.client.operation.duration
 
-	runName  string             // the run span's name
-	agent    attribute.KeyValue // gen_ai.agent.name, when named
-	named    bool
-	capture  bool
-	provider attribute.KeyValue
-	server   []attribute.KeyValue // server.address and server.port, when known
+	name      string // WithAgentName's, for the runs of the agent observed
+	capture   bool
+	provider  attribute.KeyValue
+	operation string               // the model calls' gen_ai.operation.name: generate_content, or create_interaction
+	server    []attribute.KeyValue // server.address and server.port, when known
 
 	// What calls would otherwise build again and again.
 	client, internal trace.SpanStartOption
-	runStarts        cache[string, spanStart] // by model
+	runStarts        cache[runKind, spanStart]
 	callStarts       cache[callKey, spanStart]
 	toolStarts       cache[toolKey, spanStart]
 	reasons          cache[string, attribute.KeyValue]
@@ -60,7 +59,7 @@ var _ agent.ContextObserver = (*Observer)(nil)
 // unless the environment asks for it (see [WithCaptureContent]), and names
 // the provider gcp.gen_ai (see [WithClient]).
 func New(opts ...Option) *Observer {
-	c := config{provider: semconv.GenAIProviderNameGCPGenAI}
+	c := config{provider: semconv.GenAIProviderNameGCPGenAI, operation: string(genaiconv.OperationNameGenerateContent)}
 	for _, opt := range opts {
 		opt(&c)
 	}
@@ -71,17 +70,14 @@ func New(opts ...Option) *Observer {
 		c.mp = otel.GetMeterProvider()
 	}
 	o := &Observer{
-		tracer:   c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		runName:  "invoke_agent",
-		capture:  captureFromEnv(),
-		provider: c.provider,
+		tracer:    c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		name:      c.name,
+		capture:   captureFromEnv(),
+		provider:  c.provider,
+		operation: c.operation,
 	}
 	if c.capture != nil {
 		o.capture = *c.capture
-	}
-	if c.name != "" {
-		o.runName += " " + c.name
-		o.agent, o.named = semconv.GenAIAgentName(c.name), true
 	}
 	if c.address != "" {
 		o.server = []attribute.KeyValue{semconv.ServerAddress(c.address)}
@@ -111,9 +107,16 @@ type runKey struct{ o *Observer }
 // StartContext and Observe for a run on the run's goroutine, one at a
 // time, so it needs no lock.
 type runState struct {
-	span  trace.Span
-	start time.Time
-	model string
+	span   trace.Span
+	start  time.Time
+	model  string
+	parent trace.SpanContext // the span the run's span started under, if any
+
+	// resumed is set for the state Resume rebuilt in a step's process: span
+	// is then a stand-in holding the run span's context, which its children
+	// name as their parent, and the run's span is made when the run ends
+	// (see endRun).
+	resumed bool
 
 	// The model call in progress, if any.
 	call      trace.Span
@@ -174,7 +177,9 @@ func (o *Observer) Observe(ctx context.Context, e *agent.Event) {
 			st.chunked = true
 			st.call.SetAttributes(semconv.GenAIResponseTimeToFirstChunk(time.Since(st.callStart).Seconds()))
 		}
-	case agent.EventModelResponse:
+	case agent.EventModelResponse, agent.EventHop:
+		// Each hop of a continued answer ends its own span; the turn's
+		// EventModelResponse then finds none open.
 		o.response(ctx, st, e)
 	case agent.EventRetry:
 		o.retry(ctx, st, e)

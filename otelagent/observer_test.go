@@ -623,3 +623,62 @@ func TestRequestSettings(t *testing.T) {
 		"gen_ai.output.type":         nil,
 	})
 }
+
+// The run of an agent run as a tool (agent.AsTool), reported to the
+// coordinator's Observer, is named after its own agent, Event.Agent, not
+// after the coordinator that WithAgentName names; and an agent's
+// Config.Name names its runs when WithAgentName does not.
+func TestSubAgentRunsNamedAfterTheirAgent(t *testing.T) {
+	srv, tel := newServer(t), newTelemetry(t)
+	researcher, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(weather)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := agent.AsTool(researcher, "researcher", "Researches the weather")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts []otelagent.Option
+		name string // the coordinator's Config.Name
+		want string // the coordinator's run span
+	}{
+		{[]otelagent.Option{otelagent.WithAgentName("coordinator")}, "", "invoke_agent coordinator"},
+		{nil, "coordinator", "invoke_agent coordinator"},
+	} {
+		tel.spans.Reset()
+		coordinator, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(tool),
+			Name: tc.name, Observer: tel.observer(srv, tc.opts...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Enqueue(
+			fake.Calls(fake.Call("researcher", map[string]any{"request": "Paris?"})), // coordinator
+			fake.Calls(call("Paris")), // researcher
+			fake.Text("Sunny."),       // researcher
+			fake.Text("Sunny in Paris."),
+		)
+		if _, err := coordinator.Run(context.Background(), user("Weather in Paris?")); err != nil {
+			t.Fatal(err)
+		}
+		spans := tel.ended(t)
+		want := tc.want + `
+  generate_content gemini-3-flash-preview
+  execute_tool researcher
+    invoke_agent researcher
+      generate_content gemini-3-flash-preview
+      execute_tool get_weather
+        lookup Paris
+      generate_content gemini-3-flash-preview
+  generate_content gemini-3-flash-preview
+`
+		if diff := cmp.Diff(want, tree(spans)); diff != "" {
+			t.Errorf("span tree (-want +got):\n%s", diff)
+		}
+		for name, agentName := range map[string]string{tc.want: "coordinator", "invoke_agent researcher": "researcher"} {
+			if s := named(spans, name); len(s) == 1 {
+				checkAttrs(t, s[0], map[string]any{"gen_ai.agent.name": agentName})
+			}
+		}
+	}
+}

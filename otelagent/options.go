@@ -2,6 +2,8 @@ package otelagent
 
 import (
 	"net/url"
+
+	"github.com/toolnexus/toolnexus-go/agent"
 	"os"
 	"strconv"
 	"strings"
@@ -17,13 +19,14 @@ import (
 type Option func(*config)
 
 type config struct {
-	tp       trace.TracerProvider
-	mp       metric.MeterProvider
-	name     string
-	capture  *bool
-	provider attribute.KeyValue
-	address  string
-	port     int
+	tp        trace.TracerProvider
+	mp        metric.MeterProvider
+	name      string
+	capture   *bool
+	provider  attribute.KeyValue
+	address   string
+	port      int
+	operation string // the model calls' gen_ai.operation.name
 }
 
 // WithTracerProvider sets the provider of the spans' tracer. Nil, or no
@@ -48,9 +51,12 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	}
 }
 
-// WithAgentName names the agent: the run span is then
-// "invoke_agent {name}", with gen_ai.agent.name. Without it the run span
-// is "invoke_agent".
+// WithAgentName names the agent the Observer is installed on: the span of
+// each of its runs is then "invoke_agent {name}", with gen_ai.agent.name.
+// The runs of agents its tools run (agent.AsTool), which report to its
+// Observer too, are named after their own agent. Without it, every run is
+// named after its agent's Config.Name (Event.Agent), and a run of an
+// agent with no name is "invoke_agent".
 func WithAgentName(name string) Option {
 	return func(c *config) { c.name = name }
 }
@@ -86,6 +92,31 @@ func WithClient(client *genai.Client) Option {
 		}
 		cc := client.ClientConfig()
 		c.provider, c.address, c.port = endpoint(cc.Backend, cc.HTTPOptions.BaseURL)
+	}
+}
+
+// OperationCreateInteraction is the gen_ai.operation.name of a model call
+// made on Gemini's Interactions API (see [WithModels]), the name of the
+// API's method, as generate_content is generateContent's.
+const OperationCreateInteraction = "create_interaction"
+
+// WithModels tells the observer what the agent's Models is, when it says
+// so itself: a Models with an API method naming the Interactions API
+// (package geminiinteractions' Models) makes its model calls
+// create_interaction spans ("create_interaction {model}", with
+// gen_ai.operation.name create_interaction, in the spans and the metrics);
+// a Models with a ClientConfig method names its provider and server, as
+// [WithClient] does. For genai's client.Models, which says neither, use
+// WithClient. Give it the value given as agent.Config.Models.
+func WithModels(m agent.Models) Option {
+	return func(c *config) {
+		if a, ok := m.(interface{ API() string }); ok && a.API() == "interactions" {
+			c.operation = OperationCreateInteraction
+		}
+		if cc, ok := m.(interface{ ClientConfig() genai.ClientConfig }); ok {
+			cfg := cc.ClientConfig()
+			c.provider, c.address, c.port = endpoint(cfg.Backend, cfg.HTTPOptions.BaseURL)
+		}
 	}
 }
 

@@ -3,16 +3,19 @@ package otelagent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/otelagent"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -118,4 +121,73 @@ func metricText(rm metricdata.ResourceMetrics) []string {
 		}
 	}
 	return out
+}
+
+// With content capture off, a call whose arguments fail validation is
+// described without the values the model sent (the validator quotes them:
+// an e-mail address, say), by the argument's path; so is a typed answer
+// refused for its values. With capture on, the validator's own words are
+// kept.
+func TestArgumentValuesNotRecorded(t *testing.T) {
+	const secret = "bob.secret@corp.example"
+	type findIn struct {
+		Email string `json:"email"`
+	}
+	schema, err := jsonschema.For[findIn](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema.Properties["email"].Pattern = `^[a-z]+@example\.org$`
+	find := toolset.MustDefine(toolset.Tool{Name: "find_user", Description: "Finds a user", InputSchema: schema,
+		Run: func(context.Context, map[string]any) (any, error) { return "found", nil }})
+	type answer struct {
+		Count int `json:"count"`
+	}
+	for _, capture := range []bool{false, true} {
+		t.Run(fmt.Sprintf("capture=%v", capture), func(t *testing.T) {
+			srv, tel := newServer(t), newTelemetry(t)
+			a, err := agent.New(agent.Config{Models: srv.Client().Models, Model: model, Tools: toolset.MustNew(find),
+				Output:   agent.OutputConfig{Strategy: agent.OutputTool, MaxReasks: -1},
+				Observer: tel.observer(srv, otelagent.WithCaptureContent(capture))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Enqueue(
+				fake.Calls(fake.Call("find_user", map[string]any{"email": secret})),
+				fake.Calls(fake.Call("final_answer", map[string]any{"count": secret})),
+			)
+			_, _, err = agent.RunTyped[answer](context.Background(), a, user("How many users named Bob?"))
+			if !errors.Is(err, agent.ErrInvalidOutput) {
+				t.Fatalf("RunTyped: %v, want the answer refused", err)
+			}
+			spans := tel.ended(t)
+			tools := named(spans, "execute_tool find_user")
+			if len(tools) != 1 {
+				t.Fatalf("%d find_user spans, want 1:\n%s", len(tools), tree(spans))
+			}
+			status := tools[0].Status()
+			checkAttrs(t, tools[0], map[string]any{"error.type": "invalid_arguments"})
+			if !capture {
+				want := `invalid arguments: argument "email" does not match the tool's input schema (values not recorded: content capture is off)`
+				if status.Code != codes.Error || status.Description != want {
+					t.Errorf("find_user status = %v %q, want %q", status.Code, status.Description, want)
+				}
+				if run := named(spans, "invoke_agent"); len(run) != 1 || run[0].Status().Code != codes.Error {
+					t.Errorf("run spans %v, want one, failed", run)
+				}
+				for _, s := range spans {
+					if text := spanText(s); strings.Contains(text, secret) {
+						t.Errorf("span %q holds the argument's value with capture off: %s", s.Name(), text)
+					}
+				}
+				return
+			}
+			if !strings.Contains(status.Description, secret) || !strings.Contains(status.Description, `argument "email"`) {
+				t.Errorf("find_user status = %q, want the validator's message, with the value, when content is captured", status.Description)
+			}
+			if run := named(spans, "invoke_agent"); len(run) != 1 || !strings.Contains(run[0].Status().Description, secret) {
+				t.Errorf("run spans %v, want one whose status quotes the refused answer, when content is captured", run)
+			}
+		})
+	}
 }

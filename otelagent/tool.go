@@ -67,7 +67,7 @@ func (o *Observer) endTool(span trace.Span, e *agent.Event) {
 	if res != nil && span.IsRecording() {
 		if res.IsError {
 			span.SetAttributes(semconv.ErrorTypeKey.String(toolErrorType(res.Err)))
-			span.SetStatus(codes.Error, toolErrorText(res))
+			span.SetStatus(codes.Error, o.toolErrorText(res))
 		} else if o.capture {
 			span.SetAttributes(semconv.GenAIToolCallResultKey.String(encode(res.Output)))
 		}
@@ -84,13 +84,14 @@ func toolErrorType(err error) string {
 }
 
 // toolErrorText describes a failed tool call: its Go error (with the reason
-// given, for a denied call), or the message sent to the model.
-func toolErrorText(res *agent.ToolResult) string {
+// given, for a denied call; without the values of invalid arguments, when
+// content is not captured), or the message sent to the model.
+func (o *Observer) toolErrorText(res *agent.ToolResult) string {
 	if res.Err != nil {
 		if reason, ok := res.Output.(string); ok && reason != "" && errors.Is(res.Err, agent.ErrDenied) {
 			return res.Err.Error() + ": " + reason
 		}
-		return res.Err.Error()
+		return o.errorText(res.Err)
 	}
 	if s, ok := res.Output.(string); ok {
 		return s

@@ -41,11 +41,15 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeHistory, nil)
 	}
 	config := withoutClientRetries(s.TypedConfig(in.Turn, in.Typed))
-	callCtx := ctx
+	if len(in.Token) > 0 {
+		config = agent.ContinueConfig(config, in.Token) // a continuation hop (continuation.go)
+	}
+	runCtx, callCtx := ctx, ctx
 	if s.Observing() {
-		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Model: s.Model(),
+		runCtx = s.Resume(ctx, in.Run)
+		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Hop: in.Hop, Model: s.Model(),
 			Contents: contents, Config: config}
-		callCtx = s.StartContext(ctx, e)
+		callCtx = s.StartContext(runCtx, e)
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx)
@@ -72,11 +76,12 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	// genai records the HTTP headers of the reply: they are no part of the
 	// conversation and do not belong in the history.
 	resp.SDKHTTPResponse = nil
-	out := &modelOutput{Response: resp, Attempt: attempt}
+	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model()}
 	if len(contents) != len(in.Contents) || (len(contents) > 0 && &contents[0] != &in.Contents[0]) {
 		out.Working = contents
 	}
 	stopErr, reask := agent.CheckResponse(resp)
+	hop := len(in.Token) > 0 || (s.Limits().MaxContinuations > 0 && agent.ContinuationToken(resp) != nil)
 	switch {
 	case stopErr == nil:
 		if s.Observing() {
@@ -84,10 +89,18 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 			if resp.Candidates[0] != nil {
 				reason = resp.Candidates[0].FinishReason
 			}
-			s.Observe(callCtx, &agent.Event{Kind: agent.EventModelResponse, Turn: in.Turn, Response: resp,
-				Usage: in.Usage.Plus(agent.UsageOf(resp.UsageMetadata)), FinishReason: reason, Duration: time.Since(in.Start)})
+			e := &agent.Event{Kind: agent.EventModelResponse, Turn: in.Turn, Response: resp,
+				Usage: in.Usage.Plus(agent.UsageOf(resp.UsageMetadata)), FinishReason: reason, Duration: time.Since(in.Start)}
+			if hop {
+				// One hop of an answer the workflow continues: its own
+				// response and usage.
+				e.Kind, e.Hop, e.Attempt, e.Usage = agent.EventHop, in.Hop, attempt, agent.UsageOf(resp.UsageMetadata)
+			}
+			s.Observe(callCtx, e)
 		}
-		out.Plans = h.plan(ctx, hd, in.Turn, resp.Candidates[0].Content)
+		out.Plans = h.plan(runCtx, hd, in.Turn, in.CallsBefore, resp.Candidates[0])
+	case hop:
+		// A hop without content: the workflow decides about the answer.
 	case reask && in.Reasks < in.MaxReasks:
 		stopErr.Turn, stopErr.Attempts = in.Turn, attempt
 		s.Retrying(callCtx, in.Turn, attempt, stopErr, 0)
@@ -97,16 +110,26 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 
 // plan decides about each function call of a model content, on the
 // worker: the answer of a call that cannot run (reported to the Observer
-// at once, as agent.Run does), or how one that can runs.
-func (h *host) plan(ctx context.Context, hd *held, turn int, content *genai.Content) []callPlan {
-	calls := agent.FunctionCalls(content)
+// at once, as agent.Run does, under the run's context ctx), or how one
+// that can runs.
+//
+// The calls of a continuation hop are numbered after those of the hops
+// before it (before of them), in the turn's numbering.
+//
+// In a turn the API ended with UNEXPECTED_TOOL_CALL, no call runs: each is
+// answered as agent.Run answers it.
+func (h *host) plan(ctx context.Context, hd *held, turn, before int, cand *genai.Candidate) []callPlan {
+	calls := agent.FunctionCalls(cand.Content)
 	if len(calls) == 0 {
 		return nil
 	}
 	s := hd.steps
 	plans := make([]callPlan, len(calls))
 	for i, call := range calls {
-		a, approval := s.PlanCall(ctx, i, len(calls), call)
+		a, approval := s.PlanCall(ctx, before+i, before+len(calls), call)
+		if a == nil && cand.FinishReason == genai.FinishReasonUnexpectedToolCall {
+			a, approval = agent.UnexpectedCall(call, cand.FinishMessage), false
+		}
 		if a == nil {
 			plans[i] = hd.toolPlan(call.Name)
 			plans[i].Approval = approval
@@ -114,10 +137,10 @@ func (h *host) plan(ctx context.Context, hd *held, turn int, content *genai.Cont
 		}
 		plans[i].Answer = &answer{Output: a.Output, IsError: a.IsError}
 		if s.Observing() {
-			e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: i, Call: call}
+			e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: before + i, Call: call}
 			callCtx := s.StartContext(ctx, e)
 			s.Observe(callCtx, e)
-			s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: turn, Index: i, Call: call,
+			s.Observe(callCtx, &agent.Event{Kind: agent.EventToolResult, Turn: turn, Index: before + i, Call: call,
 				ToolResult: &agent.ToolResult{Call: call, Result: *a}})
 		}
 	}
@@ -139,7 +162,7 @@ func (h *host) tool(ctx context.Context, in toolInput) (*toolOutput, error) {
 	if s.Observing() {
 		t, _ := s.Tools().Lookup(in.Call.Name)
 		e := &agent.Event{Kind: agent.EventToolCall, Turn: in.Turn, Index: in.Index, Call: in.Call, Tool: t}
-		callCtx = s.StartContext(ctx, e)
+		callCtx = s.StartContext(s.Resume(ctx, in.Run), e)
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx)

@@ -3,6 +3,7 @@ package temporalagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -157,4 +158,43 @@ func errorOf(err error) error {
 		return nil
 	}
 	return decisionError(err, Decision{})
+}
+
+// TestDecidedAcrossContinueAsNew: a call decided before the run continued
+// as new stays decided: a second decision about it is rejected with
+// ErrDecided, as within one execution, not with ErrUnknownApproval.
+func TestDecidedAcrossContinueAsNew(t *testing.T) {
+	srv := newServer(t)
+	srv.Enqueue(
+		fake.Calls(fake.Call("pay", map[string]any{"amount": 5})),
+		fake.Calls(fake.Call("pay", map[string]any{"amount": 7})),
+		fake.Text("done"),
+	)
+	var paid atomic.Int32
+	def := Agent{Name: "w", ContinueAsNewEvery: 1,
+		Agent: newAgent(t, srv, payTools(&paid), func(c *agent.Config) { c.NeedsApproval = needsPay })}
+	decisions := map[int][]*decision{}
+	_, executions, err := executeInput(t, def, runInput{Agent: "w", Contents: user("Pay")}, func(n int, env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			if n == 1 {
+				decisions[n] = append(decisions[n], decide(env, Decision{ID: "0.0", Reason: "changed my mind"}))
+			}
+			decisions[n] = append(decisions[n], decide(env, Decision{ID: fmt.Sprintf("%d.0", n), Approve: true}))
+		}, time.Minute)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if executions != 3 || len(decisions[1]) != 2 {
+		t.Fatalf("%d executions, with %v decisions; want 3, the second with 2", executions, decisions)
+	}
+	if d := decisions[1][0]; !d.done || !errors.Is(errorOf(d.err), ErrDecided) {
+		t.Errorf("a second decision about 0.0 after continuing as new: %v, want ErrDecided", d.err)
+	}
+	if d := decisions[1][1]; !d.done || d.err != nil {
+		t.Errorf("the decision about 1.0: %v, want it accepted", d.err)
+	}
+	if paid.Load() != 2 {
+		t.Errorf("pay ran %d times, want 2", paid.Load())
+	}
 }

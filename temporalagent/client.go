@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/genai"
@@ -18,20 +20,53 @@ import (
 // with a Temporal client can be one; it needs neither the agents nor their
 // credentials, which stay on the workers.
 type Client struct {
-	c     client.Client
-	queue string
+	c        client.Client
+	queue    string
+	observer agent.Observer
 }
 
 // NewClient returns a Client that starts runs on the workers of taskQueue
 // through c.
-func NewClient(c client.Client, taskQueue string) *Client {
-	return &Client{c: c, queue: taskQueue}
+func NewClient(c client.Client, taskQueue string, opts ...ClientOption) *Client {
+	cl := &Client{c: c, queue: taskQueue}
+	for _, opt := range opts {
+		opt(cl)
+	}
+	return cl
 }
+
+// A ClientOption configures a [Client]; pass options to [NewClient].
+type ClientOption func(*Client)
+
+// WithObserver sets an Observer of the agents the Client starts runs of,
+// as the workers' agents have: when it is an [agent.Carrier], the runs
+// continue what it carries from Start's context. With otelagent's Observer
+// (it needs no provider on the client), a run's spans nest under the span
+// of the context the run was started with, as agent.Run's nest under its
+// caller's:
+//
+//	ac := temporalagent.NewClient(c, "agents", temporalagent.WithObserver(otelagent.New()))
+//	run, err := ac.Start(ctx, opts, "weather", contents) // under ctx's span
+func WithObserver(o agent.Observer) ClientOption {
+	return func(c *Client) { c.observer = o }
+}
+
+// ErrRunExists is the error of a Start whose ID names a run that is in
+// progress (or, under a WorkflowIDReusePolicy that forbids reusing the
+// ID, one that ran): the new run's input would otherwise be dropped. The
+// error also wraps Temporal's *serviceerror.WorkflowExecutionAlreadyStarted.
+var ErrRunExists = errors.New("temporalagent: a run with this ID exists")
 
 // Start starts a run of the agent registered under agentName on contents
 // (a conversation that ends with a user message, as for agent.Run) and
 // returns it at once. opts are Temporal's: ID names the run (a unique one
 // is made when it is empty), TaskQueue defaults to the Client's.
+//
+// A Start whose ID names a run in progress fails with [ErrRunExists],
+// unless opts ask for another policy: WorkflowIDConflictPolicy
+// USE_EXISTING returns the run in progress (its own input is kept, and
+// contents are dropped), TERMINATE_EXISTING ends it and starts the new
+// one.
 func (c *Client) Start(ctx context.Context, opts client.StartWorkflowOptions, agentName string, contents []*genai.Content) (*Run, error) {
 	switch {
 	case agentName == "":
@@ -42,8 +77,21 @@ func (c *Client) Start(ctx context.Context, opts client.StartWorkflowOptions, ag
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = c.queue
 	}
-	wr, err := c.c.ExecuteWorkflow(ctx, opts, WorkflowName, Input{Agent: agentName, Contents: contents})
-	if err != nil {
+	if opts.WorkflowIDConflictPolicy == enums.WORKFLOW_ID_CONFLICT_POLICY_UNSPECIFIED {
+		// Without it, the SDK returns the run in progress as if it were
+		// the new one.
+		opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	}
+	in := Input{Agent: agentName, Contents: contents}
+	if carrier, ok := c.observer.(agent.Carrier); ok {
+		in.Context = carrier.Carry(ctx)
+	}
+	wr, err := c.c.ExecuteWorkflow(ctx, opts, WorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &started):
+		return nil, fmt.Errorf("temporalagent: starting a run of %q with ID %q: %w (%w)", agentName, opts.ID, ErrRunExists, err)
+	case err != nil:
 		return nil, fmt.Errorf("temporalagent: starting a run of %q: %w", agentName, err)
 	}
 	return &Run{c: c, id: wr.GetID()}, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/genai"
 )
@@ -19,27 +20,49 @@ import (
 // executions.
 func executeChain(t *testing.T, def Agent, contents []*genai.Content) (*agent.Result, int, error) {
 	t.Helper()
-	in := runInput{Agent: def.Name, Contents: contents}
-	for n := 1; ; n++ {
+	return executeInput(t, def, runInput{Agent: def.Name, Contents: contents}, nil)
+}
+
+// executeInput is executeChain for a run whose workflow input is in;
+// before execution n (from 0) runs, setup, when not nil, gets its
+// environment.
+func executeInput(t *testing.T, def Agent, in runInput, setup func(n int, env *testsuite.TestWorkflowEnvironment)) (*agent.Result, int, error) {
+	t.Helper()
+	for n := 0; ; n++ {
 		env := newEnv(t, def)
+		if setup != nil {
+			setup(n, env)
+		}
 		env.ExecuteWorkflow(WorkflowName, in)
-		err := env.GetWorkflowError()
-		var can *workflow.ContinueAsNewError
-		if !errors.As(err, &can) {
+		next, ok := continued(t, env)
+		if !ok {
 			var out runOutput
+			err := env.GetWorkflowError()
 			if err == nil {
 				if err := env.GetWorkflowResult(&out); err != nil {
 					t.Fatal(err)
 				}
 			}
 			res, err := outcome(err, &out)
-			return res, n, err
+			return res, n + 1, err
 		}
-		in = runInput{}
-		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
-			t.Fatalf("decoding the continue-as-new input: %v", err)
-		}
+		in = next
 	}
+}
+
+// continued returns the input the workflow executed in env continued as
+// new with, and false when it did not continue as new.
+func continued(t *testing.T, env *testsuite.TestWorkflowEnvironment) (runInput, bool) {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	if !errors.As(env.GetWorkflowError(), &can) {
+		return runInput{}, false
+	}
+	var in runInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+		t.Fatalf("decoding the continue-as-new input: %v", err)
+	}
+	return in, true
 }
 
 // weatherTurns scripts n turns of one weather call each, then an answer.
@@ -108,13 +131,9 @@ func TestContinueAsNewSuggested(t *testing.T) {
 	env := newEnv(t, Agent{Name: "w", Agent: newAgent(t, srv, toolset.MustNew((&weatherTool{}).tool()))})
 	env.SetContinueAsNewSuggested(true)
 	env.ExecuteWorkflow(WorkflowName, runInput{Agent: "w", Contents: user("Weather?")})
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("err = %v, want a continue-as-new after the first turn", err)
-	}
-	var in runInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
-		t.Fatal(err)
+	in, ok := continued(t, env)
+	if !ok {
+		t.Fatalf("err = %v, want a continue-as-new after the first turn", env.GetWorkflowError())
 	}
 	if len(in.Contents) != 3 || in.State == nil || len(in.State.Turns) != 1 || in.State.Usage.TotalTokens == 0 ||
 		in.State.Turns[0].Response.Candidates[0].Content != nil {

@@ -36,6 +36,10 @@
 //		genai.Text("What is the weather in Paris and Tokyo?"))
 //	res, err := run.Result(ctx) // an *agent.Result, as agent.Run returns it
 //
+// A Start with the ID of a run in progress fails with [ErrRunExists]
+// instead of handing back that run with the new conversation dropped;
+// StartWorkflowOptions.WorkflowIDConflictPolicy asks for another policy.
+//
 // [Run.Progress] reads the run's turn, usage and pending approvals;
 // [Run.Approve], [Run.Deny] and [Run.Decide] decide about calls that wait
 // for approval; [Client.GetRun] follows a run started elsewhere.
@@ -59,6 +63,16 @@
 //     once, and NeedsApproval picks the calls that need approval. These
 //     decisions are recorded in the history with the response, so a run
 //     keeps them even if its workers restart with other settings.
+//     An answer the API cut at its per-request output limit (finish reason
+//     CONTINUATION, with a token) is continued as agent.Run continues it,
+//     at most the agent's MaxContinuations times, each hop a model activity
+//     of its own that sends the token of the hop before it: every hop's
+//     response and token are in the workflow's history, so that a worker
+//     lost during a long answer costs the hop in flight, which another
+//     worker makes again with the same token, never the hops made. The
+//     hops are merged as agent.Run merges them, the prompt size the next
+//     turn's PrepareHistory reads is the first hop's, and an answer cut and
+//     not continued ends the run with agent.ErrContinuation.
 //  3. Every other call is a tool activity. A turn's calls run in parallel,
 //     at most MaxParallel at once, and are answered in call order with
 //     their ids echoed, exactly as agent.Run answers them (the Interceptor,
@@ -106,16 +120,26 @@
 // turn that need no approval run meanwhile. Decisions are Temporal updates,
 // validated before they are written: a decision about an id that waits for
 // nothing is rejected with [ErrUnknownApproval], a second decision about a
-// call with [ErrDecided]. An approved call runs without asking the agent's
-// Interceptor, as in agent.Stream.
+// call with [ErrDecided], even after the run continued as new. An approved
+// call runs without asking the agent's Interceptor, as in agent.Stream.
+//
+// # The Interactions API
+//
+// An agent whose Models is package geminiinteractions' runs durably on
+// Gemini's Interactions API, its requests the very ones agent.Run sends:
+// a worker's Models recognizes the histories it created, though each model
+// call's contents come to it through a payload, so each call after the
+// first continues the interaction before it with only what the server
+// lacks. A worker that did not create the history (another process, after
+// a restart) sends it whole once, and continues from there.
 //
 // # Long runs
 //
-// Every model call sends the whole conversation, and a run's workflow
-// history grows with each. At a turn boundary, when the server suggests it
-// or every Agent.ContinueAsNewEvery turns, the run continues as new,
-// carrying its history, turns and usage, so that the workflow history stays
-// bounded; MaxTurns counts the turns of the whole run. Each payload must
+// On generateContent every model call sends the whole conversation, and a
+// run's workflow history grows with each. At a turn boundary, when the
+// server suggests it or every Agent.ContinueAsNewEvery turns, the run
+// continues as new, carrying its history, turns and usage, so that the
+// workflow history stays bounded; MaxTurns counts the turns of the whole run. Each payload must
 // stay under Temporal's limit (2 MiB by default): tool outputs are cut at
 // Agent.MaxOutputBytes (256 KiB by default), and a run whose conversation
 // outgrows Agent.MaxPayloadBytes fails with [ErrPayloadTooLarge] rather
@@ -130,11 +154,59 @@
 // EventTurnEnd and EventDone from the worker that runs the workflow task.
 // An event is never reported twice when the workflow replays its history.
 // A ContextObserver chooses the contexts of model and tool calls, as in
-// agent.Run; since a run spans processes, the run's own context is not
-// carried from one step to the next. A workflow task that fails midway
-// (its worker crashed) is run again by another worker, which reports the
-// events of that task again; activities are reported by the worker that
-// runs them, once per attempt.
+// agent.Run. A workflow task that fails midway (its worker crashed) is run
+// again by another worker, which reports the events of that task again;
+// activities are reported by the worker that runs them, once per attempt.
+//
+// A run spans processes, so the context the Observer chose for the run at
+// EventRunStart does not reach its later steps by itself. When the
+// Observer is an [agent.Carrier], what it carries of the run is recorded
+// in the workflow history as the run starts (with its settings), handed to
+// every model and tool activity, carried over continue-as-new, and
+// resumed on whichever worker makes each step: the steps' contexts belong
+// to the run, as in agent.Run. [WithObserver] gives the Client an Observer
+// that carries, from Start's context, what the run should continue (the
+// caller's span): it travels in the workflow's input ([Input].Context).
+//
+// # Tracing
+//
+// otelagent's Observer is a Carrier: a durable run makes the spans
+// agent.Run makes for the same conversation (its tests compare the two):
+// the run's invoke_agent span, under the span of the context the run was
+// started with when the Client has WithObserver, and under it a
+// generate_content span per model call attempt and an execute_tool span
+// per tool call, wherever each ran, with the spans of the HTTP requests
+// and the tools under theirs, and the same metrics.
+//
+//	obs := otelagent.New() // the global providers
+//	a, _ := agent.New(agent.Config{..., Observer: obs})     // on the workers
+//	ac := temporalagent.NewClient(c, "agents", temporalagent.WithObserver(obs)) // anywhere
+//	run, _ := ac.Start(ctx, opts, "weather", contents)      // its spans under ctx's span
+//
+// The run's span starts on the worker that runs the run's first workflow
+// task, and ends with the run, which may be days later, on another worker.
+// The OpenTelemetry SDK ends a span only in the process that started it:
+// when the run ends on a worker that does not hold its span (it moved to
+// another worker, the worker restarted, evicted the run from its cache, or
+// the run continued as new), that worker makes the run's span again, with
+// its start time and under its caller, and, when the workers' tracer
+// provider takes its ids from otelagent.NewIDGenerator, with the span id
+// that its model and tool calls name as their parent:
+//
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(otelagent.NewIDGenerator(nil)), ...)
+//
+// With another ID generator the span made again has a new id and a link
+// to the one its children name. Either way it is exported once: the span
+// the first worker started and could not end is never exported. A replay
+// makes no span. A call that waits for approval has its execute_tool span
+// from the moment it runs (or, for a denied call, is decided), and no
+// approval_requested event; the attempt of a tool call whose worker was
+// lost has no span (its worker never ended it).
+//
+// The run's span starts and ends in workflow code, which must not block:
+// give the workers' tracer provider a batching span processor
+// (sdktrace.WithBatcher, as exporters are usually installed), not one
+// that exports as each span ends.
 //
 // # What differs from agent.Run
 //
@@ -146,7 +218,18 @@
 // they were larger than Agent.MaxOutputBytes, since they would not fit a
 // payload (the model is told so). Turn.Latency and ToolTime are measured
 // by workflow time. PrepareHistory is called on the worker before each
-// model call of a turn, including re-asks and retries.
+// model call of a turn, including re-asks and retries, and continuation
+// hops. The answers to a turn's calls are made for the model that made the
+// calls, recorded with its response (media in the function responses'
+// parts, or described in words, as agent.Run decides by the model): a
+// worker whose agent names another model since, and a replay, make the
+// same answers. A continued answer has an EventHop per hop and no
+// EventModelResponse of its own, the hops being merged in the workflow;
+// when a hop fails for good, the run fails with the model's error (an
+// agent.ModelError, not an agent.ContinuationError), its last turn holding
+// the hops made and Result.Text their text, but the history does not hold
+// them. Result.Usage.ServiceTier is empty: the HTTP headers that say it
+// are dropped.
 //
 // An agent used as a tool (agent.AsTool) runs, as any tool, within one tool
 // activity: its usage counts in Result.Usage and Result.Agents as in

@@ -83,6 +83,8 @@ var stopKinds = map[string]error{
 	"malformed_call": agent.ErrMalformedCall,
 	"empty_reply":    agent.ErrEmptyReply,
 	"max_tokens":     agent.ErrMaxTokens,
+	"continuation":   agent.ErrContinuation,
+	"too_many_calls": agent.ErrTooManyToolCalls,
 }
 
 // stopFailure describes a StopError.

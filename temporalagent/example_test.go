@@ -5,10 +5,16 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/otelagent"
 	"github.com/toolnexus/toolnexus-go/temporalagent"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
@@ -176,4 +182,56 @@ func ExampleRunResult() {
 	// Output:
 	// It is sunny in Paris.
 	// 2 turns; get_weather returned sunny in Paris
+}
+
+// Example_tracing traces a durable run with otelagent, in the Temporal
+// SDK's test environment: the run's spans are agent.Run's, under the span
+// of the context it was started with. On a cluster, the workers' agents
+// have the Observer, and the Client carries the caller's span:
+// temporalagent.NewClient(c, "agents", temporalagent.WithObserver(obs)).
+func Example_tracing() {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans),
+		sdktrace.WithIDGenerator(otelagent.NewIDGenerator(nil))) // on the workers: see Tracing
+	obs := otelagent.New(otelagent.WithTracerProvider(tp))
+	weather := toolset.MustFunc("get_weather", "The weather in a city",
+		func(ctx context.Context, in city) (string, error) { return "sunny in " + in.City, nil })
+	a, err := agent.New(agent.Config{Models: scripted{}, Model: "scripted", Name: "weather", Tools: toolset.MustNew(weather),
+		Observer: obs})
+	if err != nil {
+		panic(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := suite.NewTestWorkflowEnvironment()
+	if err := temporalagent.Register(env, temporalagent.Agent{Name: "weather", Agent: a}); err != nil {
+		panic(err)
+	}
+
+	ctx, span := tp.Tracer("app").Start(context.Background(), "handle request")
+	env.ExecuteWorkflow(temporalagent.WorkflowName, temporalagent.Input{Agent: "weather", Contents: genai.Text("Weather in Paris?"),
+		Context: obs.Carry(ctx)}) // what Client.Start does WithObserver
+	span.End()
+	if err := env.GetWorkflowError(); err != nil {
+		panic(err)
+	}
+
+	// Each span, indented under its parent, in the order they started.
+	ended := spans.Ended()
+	slices.SortFunc(ended, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
+	depth := map[trace.SpanID]int{}
+	for _, s := range ended {
+		d, ok := depth[s.Parent().SpanID()]
+		if !ok {
+			d = -1
+		}
+		depth[s.SpanContext().SpanID()] = d + 1
+		fmt.Println(strings.Repeat("  ", d+1) + s.Name())
+	}
+	// Output:
+	// handle request
+	//   invoke_agent weather
+	//     generate_content scripted
+	//     execute_tool get_weather
+	//     generate_content scripted
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 // chartTool returns a caption and an image of size bytes.
@@ -80,5 +83,51 @@ func TestMediaTooLargeForAPayload(t *testing.T) {
 	reqs := srv.Requests()
 	if len(reqs) != 2 || bytes.Contains(reqs[1].Body, []byte(`"inlineData"`)) {
 		t.Errorf("the second request carries media, or was not made")
+	}
+}
+
+// TestAnswersMadeForTheModelCalled: the content answering a turn's calls
+// is made for the model that made the calls, as the workflow recorded it
+// with the response, not for the one the worker's agent names when the
+// workflow makes the content: a worker whose configuration changed since,
+// or a replay on such a worker, makes the content the worker that saw the
+// response made. Here the worker's agent moves, while the turn's call
+// runs, from a Gemini 3 model, which takes media from tools, to
+// gemini-2.5-flash, which does not; the run then continues as new,
+// carrying the content.
+func TestAnswersMadeForTheModelCalled(t *testing.T) {
+	srv := newServer(t)
+	srv.Enqueue(chartScript()...)
+	var h *host
+	later := newAgent(t, srv, chartTool(1000), func(c *agent.Config) { c.Model = "gemini-2.5-flash" })
+	chart := toolset.MustNew(toolset.MustFunc("chart", "Draws a chart", func(ctx context.Context, in struct{}) (toolset.MediaOutput, error) {
+		next, err := newHost([]Agent{{Name: "chart", Agent: later}})
+		if err != nil {
+			return toolset.MediaOutput{}, err
+		}
+		h.agents["chart"] = next.agents["chart"] // the workers' configuration changes
+		return toolset.MediaOutput{Output: "a bar chart", Media: []toolset.Media{{MIMEType: "image/png", Data: []byte("\x89PNG")}}}, nil
+	}))
+	h, err := newHost([]Agent{{Name: "chart", Agent: newAgent(t, srv, chart), ContinueAsNewEvery: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(quiet)
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(h.run, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterActivityWithOptions(h.model, activity.RegisterOptions{Name: ModelActivityName})
+	env.RegisterActivityWithOptions(h.tool, activity.RegisterOptions{Name: ToolActivityName})
+	env.ExecuteWorkflow(WorkflowName, runInput{Agent: "chart", Contents: user("Chart?")})
+	in, ok := continued(t, env)
+	if !ok {
+		t.Fatalf("err = %v, want a continue-as-new after the first turn", env.GetWorkflowError())
+	}
+	if len(in.Contents) != 3 || len(in.Contents[2].Parts) != 1 || in.Contents[2].Parts[0].FunctionResponse == nil {
+		t.Fatalf("carried history = %d contents, want the question, the call and its answer", len(in.Contents))
+	}
+	if parts := in.Contents[2].Parts[0].FunctionResponse.Parts; len(parts) != 1 || parts[0].InlineData == nil {
+		t.Errorf("the answer to %s's call: %d media parts, want the image, as that model takes media (it was made for the worker's new model)",
+			testModel, len(parts))
 	}
 }

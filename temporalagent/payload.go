@@ -25,6 +25,14 @@ type Input struct {
 
 	// Contents is the conversation, as for agent.Run.
 	Contents []*genai.Content
+
+	// Context is what an Observer of the starting process carries from
+	// its context (see agent.Carrier), for the run to continue: with
+	// otelagent's, the span the run's span starts under. Client.Start
+	// fills it in with the Client's observer (see WithObserver); a
+	// workflow that starts the run as a child fills it in with its own:
+	// obs.Carry(ctx). Nil starts the run with nothing carried.
+	Context map[string]string `json:",omitempty"`
 }
 
 // Output is the workflow's result, for callers that run the workflow
@@ -53,8 +61,9 @@ func RunResult(out *Output, err error) (*agent.Result, error) {
 // the continuation of one that continued as new.
 type runInput struct {
 	Agent    string
-	Contents []*genai.Content // the history so far: at first, the run's input
-	State    *carried         `json:",omitempty"` // nil for a new run
+	Contents []*genai.Content  // the history so far: at first, the run's input
+	State    *carried          `json:",omitempty"` // nil for a new run
+	Context  map[string]string `json:",omitempty"` // a new run's Input.Context
 }
 
 // carried is what a run carries over a continue-as-new, besides its
@@ -67,6 +76,7 @@ type carried struct {
 	Typed        agent.TypedState       // a typed run's state
 	Working      []*genai.Content       `json:",omitempty"` // the shortened history PrepareHistory made, if it did
 	PromptTokens int
+	Decided      []string `json:",omitempty"` // the approval ids decided so far, in order
 }
 
 // runOutput is the workflow's result, and the partial result a failed run
@@ -92,6 +102,8 @@ type turnRecord struct {
 	Attempts     int
 	Latency      time.Duration
 	ToolTime     time.Duration
+
+	Continuations int `json:",omitempty"`
 }
 
 // modelInput is the model activity's input.
@@ -103,9 +115,16 @@ type modelInput struct {
 	Attempt      int              // the turn's attempt that this activity's first attempt is, from 1
 	Reasks       int              // re-asks made so far in the turn
 	MaxReasks    int
-	Start        time.Time        // when the turn's model calls began
-	Usage        agent.Usage      // the turn's usage so far (re-asked responses)
-	Typed        agent.TypedState // a typed run's state
+	Start        time.Time         // when the turn's model calls began
+	Usage        agent.Usage       // the turn's usage so far (re-asked responses)
+	Typed        agent.TypedState  // a typed run's state
+	Run          map[string]string `json:",omitempty"` // what the agent's Observer carries of the run
+
+	// A continuation hop of an answer the API cut (see continuation.go):
+	// which one, the token it sends, and the calls of the hops before it.
+	Hop         int    `json:",omitempty"`
+	Token       []byte `json:",omitempty"`
+	CallsBefore int    `json:",omitempty"`
 }
 
 // modelOutput is the model activity's result.
@@ -114,6 +133,7 @@ type modelOutput struct {
 	Attempt  int              // the turn's attempt that succeeded
 	Plans    []callPlan       // one per function call of the response, when it is usable
 	Working  []*genai.Content `json:",omitempty"` // what PrepareHistory returned, when it shortened the history
+	Model    string           `json:",omitempty"` // the model called, which the answers to its calls are made for
 }
 
 // callPlan is what the worker decided about one function call: its
@@ -139,7 +159,8 @@ type toolInput struct {
 	Turn     int
 	Index    int
 	Call     *genai.FunctionCall
-	Approved bool `json:",omitempty"`
+	Approved bool              `json:",omitempty"`
+	Run      map[string]string `json:",omitempty"` // what the agent's Observer carries of the run
 }
 
 // toolOutput is the tool activity's result.
@@ -156,7 +177,7 @@ func compact(history []*genai.Content, turns []agent.Turn, at []int) []turnRecor
 	out := make([]turnRecord, len(turns))
 	for i, t := range turns {
 		r := turnRecord{At: at[i], Usage: t.Usage, FinishReason: t.FinishReason, Attempts: t.Attempts,
-			Latency: t.Latency, ToolTime: t.ToolTime}
+			Latency: t.Latency, ToolTime: t.ToolTime, Continuations: t.Continuations}
 		r.Response = t.Response
 		if r.At >= 0 && t.Response != nil && len(t.Response.Candidates) > 0 && t.Response.Candidates[0] != nil {
 			resp := *t.Response
@@ -181,7 +202,7 @@ func expand(history []*genai.Content, records []turnRecord) ([]agent.Turn, []int
 	at := make([]int, len(records))
 	for i, r := range records {
 		t := agent.Turn{Response: r.Response, Usage: r.Usage, FinishReason: r.FinishReason, Attempts: r.Attempts,
-			Latency: r.Latency, ToolTime: r.ToolTime}
+			Latency: r.Latency, ToolTime: r.ToolTime, Continuations: r.Continuations}
 		at[i] = r.At
 		if r.At >= 0 && r.At < len(history) {
 			content := history[r.At]

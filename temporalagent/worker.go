@@ -243,6 +243,15 @@ type settings struct {
 	ApprovalTimeout time.Duration
 	ContinueEvery   int
 	MaxPayload      int
+
+	// Run is what the agent's Observer carries of the run (agent.Carrier),
+	// from the worker where it began: recorded with the settings, so that
+	// every step, on any worker, and every execution after a
+	// continue-as-new, reports to the same run.
+	Run map[string]string `json:",omitempty"`
+	// MaxContinuations bounds the continuation hops of one answer (see
+	// continuation.go); 0 continues none.
+	MaxContinuations int `json:",omitempty"`
 }
 
 func (hd *held) settingsOf() settings {
@@ -263,6 +272,8 @@ func (hd *held) settingsOf() settings {
 		ApprovalTimeout: hd.def.ApprovalTimeout,
 		ContinueEvery:   hd.def.ContinueAsNewEvery,
 		MaxPayload:      hd.def.MaxPayloadBytes,
+
+		MaxContinuations: l.MaxContinuations,
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayloadBytes

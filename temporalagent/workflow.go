@@ -38,10 +38,19 @@ type wfRun struct {
 	tokens  int                    // the last model call's prompt token count
 	made    int                    // turns made by this execution
 
+	hopPrompt int // the first hop's prompt token count of the turn's continued answer
+
 	turn     int // the turn under way
 	pending  []*pendingCall
 	decided  map[string]bool // ids of calls decided in earlier turns
+	order    []string        // those ids, in the order decided, for a continue-as-new
 	finished bool
+
+	// obs is the context the workflow's own events are observed with:
+	// the one the Observer chose for the run when it began, while this
+	// process still holds it, or the run its Observer carried (st.Run),
+	// resumed.
+	obs context.Context
 }
 
 // payloadSizes tracks the JSON size of the history and of the working
@@ -72,11 +81,22 @@ func (h *host) run(ctx workflow.Context, in runInput) (*runOutput, error) {
 func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 	r := &wfRun{h: h, ctx: ctx, name: in.Agent, history: in.Contents, decided: map[string]bool{}}
 	if in.State == nil {
+		// The settings are recorded, and the run begins for the agent's
+		// Observer, once: a replay reads them from the history, and
+		// reports nothing.
 		err := workflow.SideEffect(ctx, func(workflow.Context) any {
-			if hd := h.agents[in.Agent]; hd != nil {
-				return hd.settings
+			hd := h.agents[in.Agent]
+			if hd == nil {
+				return settings{Missing: true}
 			}
-			return settings{Missing: true}
+			st := hd.settings
+			if s := hd.steps; s.Observing() {
+				e := &agent.Event{Kind: agent.EventRunStart, Model: s.Model()}
+				r.obs = s.StartContext(s.Resume(context.Background(), in.Context), e)
+				s.Observe(r.obs, e)
+				st.Run = s.Carry(r.obs)
+			}
+			return st
 		}).Get(&r.st)
 		if err != nil {
 			return nil, err
@@ -85,11 +105,20 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 			f := failure{Kind: failAgent, Message: fmt.Sprintf("%q: no worker of this task queue holds an agent by that name", in.Agent)}
 			return nil, temporal.NewNonRetryableApplicationError(f.err().Error(), errTypeRun, nil, *r.output(), f)
 		}
-		r.observe(context.Background(), &agent.Event{Kind: agent.EventRunStart, Model: h.modelName(in.Agent)})
 	} else {
 		s := in.State
 		r.st, r.usage, r.agents, r.typed, r.working, r.tokens = s.Settings, s.Usage, s.Agents, s.Typed, s.Working, s.PromptTokens
 		r.turns, r.at = expand(r.history, s.Turns)
+		for _, id := range s.Decided {
+			r.decided[id] = true
+		}
+		r.order = s.Decided
+	}
+	if r.obs == nil {
+		r.obs = context.Background()
+		if hd := h.agents[in.Agent]; hd != nil {
+			r.obs = hd.steps.Resume(r.obs, r.st.Run)
+		}
 	}
 	r.sizes.history = contentsSize(r.history)
 	if r.working != nil {
@@ -103,7 +132,7 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 	return r, err
 }
 
-// modelName returns the model name of the named agent, for events.
+// modelName returns the model name of the named agent on this worker.
 func (h *host) modelName(name string) string {
 	if hd := h.agents[name]; hd != nil {
 		return hd.steps.Model()
@@ -136,18 +165,23 @@ func (r *wfRun) loop() (*runOutput, error) {
 			start := workflow.Now(r.ctx)
 			t.Results = r.runTools(turn, t.Calls, out.Plans)
 			t.ToolTime = workflow.Now(r.ctx).Sub(start)
-			r.add(agent.ResponseContent(r.h.modelName(r.name), t.Calls, t.Results))
+			model := out.Model
+			if model == "" {
+				// A response recorded before the model was recorded
+				// with it: what this worker's agent calls.
+				model = r.h.modelName(r.name)
+			}
+			r.add(agent.ResponseContent(model, t.Calls, t.Results))
 		}
 		r.turns, r.at = append(r.turns, *t), append(r.at, at)
 		r.made++
-		r.observe(context.Background(), &agent.Event{Kind: agent.EventTurnEnd, Turn: turn, TurnInfo: t,
+		r.observe(&agent.Event{Kind: agent.EventTurnEnd, Turn: turn, TurnInfo: t,
 			Usage: t.Usage, FinishReason: t.FinishReason})
 		if r.ctx.Err() != nil {
 			return r.fail(failure{Kind: failCanceled, Turn: turn})
 		}
-		if len(t.Calls) == 0 && t.FinishReason == genai.FinishReasonMaxTokens {
-			return r.fail(stopFailure(&agent.StopError{Kind: agent.ErrMaxTokens, Turn: turn,
-				FinishReason: t.FinishReason, Attempts: t.Attempts}))
+		if stop := r.stopped(turn, t); stop != nil {
+			return r.fail(stopFailure(stop))
 		}
 		if r.st.Typed {
 			// A typed run ends with a valid typed answer, not with text.
@@ -196,7 +230,7 @@ func (r *wfRun) typedTurnDone(turn int, t *agent.Turn) (done bool, out *runOutpu
 	}
 	if tt.Retry != nil {
 		workflow.GetLogger(r.ctx).Warn("agent: asking the model again for its answer", "turn", turn, "error", tt.Retry)
-		r.observe(context.Background(), &agent.Event{Kind: agent.EventRetry, Turn: turn, Attempt: t.Attempts, Err: tt.Retry})
+		r.observe(&agent.Event{Kind: agent.EventRetry, Turn: turn, Attempt: t.Attempts, Err: tt.Retry})
 	}
 	return false, nil, nil
 }
@@ -211,7 +245,7 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 	attempt, reasks := 1, 0
 	for {
 		in := modelInput{Agent: r.name, Turn: turn, Contents: r.sending(), PromptTokens: r.tokens, Attempt: attempt,
-			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed}
+			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed, Run: r.st.Run}
 		if size := r.sendingSize(); size > r.st.MaxPayload {
 			return t, nil, &failure{Kind: failPayload, Turn: turn, Message: fmt.Sprintf(
 				"the model request of turn %d would carry %d bytes of conversation, over the limit of %d", turn, size, r.st.MaxPayload)}
@@ -226,12 +260,18 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 			r.working = out.Working
 			r.sizes.working = contentsSize(r.working)
 		}
+		if f := r.continueAnswer(in, &out, t); f != nil { // continuation.go
+			return t, nil, f
+		}
 		attempt = out.Attempt
 		resp := out.Response
 		t.Attempts, t.Response = attempt, resp
 		t.Usage = t.Usage.Plus(agent.UsageOf(resp.UsageMetadata))
 		if m := resp.UsageMetadata; m != nil {
 			r.tokens = int(m.PromptTokenCount)
+			if t.Continuations > 0 {
+				r.tokens = r.hopPrompt // the first hop's: later ones re-read the answer
+			}
 		}
 		if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
 			t.FinishReason = resp.Candidates[0].FinishReason
@@ -350,7 +390,7 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 		p := &pendingCall{PendingApproval: PendingApproval{ID: approvalID(turn, i), Turn: turn, Index: i, Call: calls[i],
 			Since: now, Deadline: deadline}}
 		r.pending = append(r.pending, p)
-		r.observe(context.Background(), &agent.Event{Kind: agent.EventApproval, Turn: turn, Index: i, Call: calls[i],
+		r.observe(&agent.Event{Kind: agent.EventApproval, Turn: turn, Index: i, Call: calls[i],
 			Approval: &agent.Approval{Call: calls[i]}})
 	}
 	all := func() bool {
@@ -368,6 +408,7 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 	}
 	for _, p := range r.pending {
 		r.decided[p.ID] = true
+		r.order = append(r.order, p.ID)
 		call := p.Call
 		var answer *toolset.Result
 		switch {
@@ -443,7 +484,7 @@ func (r *wfRun) progress() (*Progress, error) {
 func (r *wfRun) runTool(ctx workflow.Context, turn, i int, call *genai.FunctionCall, p callPlan, approved bool) agent.ToolResult {
 	retry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: 30 * time.Second, MaximumAttempts: int32(max(1, p.Attempts))}
-	in := toolInput{Agent: r.name, Turn: turn, Index: i, Call: call, Approved: approved}
+	in := toolInput{Agent: r.name, Turn: turn, Index: i, Call: call, Approved: approved, Run: r.st.Run}
 	var fut workflow.Future
 	if p.Local {
 		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
@@ -544,7 +585,7 @@ func (r *wfRun) succeed() (*runOutput, error) {
 		return r.fail(failure{Kind: failCanceled, Turn: len(r.turns) - 1})
 	}
 	r.finished = true
-	r.observe(context.Background(), &agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
+	r.observe(&agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
 		Result: r.result()})
 	return out, nil
 }
@@ -555,7 +596,7 @@ func (r *wfRun) succeed() (*runOutput, error) {
 func (r *wfRun) fail(f failure) (*runOutput, error) {
 	r.finished = true
 	err := f.err()
-	r.observe(context.Background(), &agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
+	r.observe(&agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
 		Result: r.result(), Err: err})
 	out := r.output()
 	if jsonSize(out) > r.st.MaxPayload {
@@ -575,7 +616,7 @@ func (r *wfRun) continueAsNew() error {
 		return err
 	}
 	in := runInput{Agent: r.name, Contents: r.history, State: &carried{Settings: r.st, Turns: compact(r.history, r.turns, r.at),
-		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens}}
+		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens, Decided: r.order}}
 	if size := jsonSize(in); size > r.st.MaxPayload {
 		_, err := r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
 			"the state to continue as new would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})
@@ -585,14 +626,14 @@ func (r *wfRun) continueAsNew() error {
 }
 
 // observe hands an event of the workflow itself to the agent's Observer,
-// unless the workflow is replaying what it did before: an event is
-// reported once.
-func (r *wfRun) observe(ctx context.Context, e *agent.Event) {
+// with the run's context, unless the workflow is replaying what it did
+// before: an event is reported once.
+func (r *wfRun) observe(e *agent.Event) {
 	if workflow.IsReplaying(r.ctx) {
 		return
 	}
 	if hd := r.h.agents[r.name]; hd != nil && hd.steps.Observing() {
-		hd.steps.Observe(ctx, e)
+		hd.steps.Observe(r.obs, e)
 	}
 }
 
@@ -606,7 +647,7 @@ func (r *wfRun) observeAnswer(turn, i int, call *genai.FunctionCall, res *agent.
 		return
 	}
 	t, _ := hd.steps.Tools().Lookup(call.Name)
-	ctx := context.Background()
+	ctx := r.obs
 	if withCall {
 		e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: i, Call: call, Tool: t}
 		ctx = hd.steps.StartContext(ctx, e)

@@ -187,12 +187,14 @@ func TestExecuteReturnsWhenContextEndsEvenIfRunIgnoresIt(t *testing.T) {
 }
 
 func TestExecuteRunReturningContextError(t *testing.T) {
+	// The context ends once Run has started: cancelled before, the call
+	// would not run at all ("was not run").
+	ctx, cancel := context.WithCancel(context.Background())
 	tool := toolset.MustDefine(toolset.Tool{Name: "polite", Run: func(ctx context.Context, _ map[string]any) (any, error) {
+		cancel()
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}})
-	ctx, cancel := context.WithCancel(context.Background())
-	go cancel()
 	r := tool.Execute(ctx, nil)
 	if !r.IsError || r.Output != "tool polite was stopped: context canceled" || !errors.Is(r.Err, context.Canceled) {
 		t.Fatalf("Execute() = %+v", r)

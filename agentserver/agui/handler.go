@@ -62,8 +62,7 @@ func (h *handler) start(r *http.Request) (agentserver.Cursor, agentserver.Encode
 		return nil, nil, err
 	}
 	enc.run = att.Run.ID
-	cur, err := h.s.Attach(r.Context(), user, att.Run.ID, att.Offset)
-	return cur, enc, err
+	return att.Cursor, enc, nil
 }
 
 // connect attaches to the thread's run in progress from its start, to be

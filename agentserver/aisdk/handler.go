@@ -50,7 +50,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return h.attach(w, r, user, att.Run, att.Offset)
+		return h.stream(w, att.Run, att.Cursor)
 	})
 }
 
@@ -72,15 +72,15 @@ func (h *handler) resume(w http.ResponseWriter, r *http.Request, thread string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return h.attach(w, r, user, info, 0)
-}
-
-// attach returns the cursor and encoder of run from offset.
-func (h *handler) attach(w http.ResponseWriter, r *http.Request, user string, run agentserver.RunInfo, offset int64) (agentserver.Cursor, agentserver.Encoder, error) {
-	cur, err := h.s.Attach(r.Context(), user, run.ID, offset)
+	cur, err := h.s.Attach(r.Context(), user, info.ID, 0)
 	if err != nil {
 		return nil, nil, err
 	}
+	return h.stream(w, info, cur)
+}
+
+// stream returns the encoder of run's stream, with the protocol's header.
+func (h *handler) stream(w http.ResponseWriter, run agentserver.RunInfo, cur agentserver.Cursor) (agentserver.Cursor, agentserver.Encoder, error) {
 	w.Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
 	return cur, &encoder{run: run}, nil
 }

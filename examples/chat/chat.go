@@ -17,6 +17,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/history"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -35,12 +36,14 @@ type options struct {
 	model       string
 	verbose     bool
 	approve     bool      // ask before each tool call runs
+	search      bool      // -search: Google Search, a built-in tool, beside the tools
 	trace       bool      // trace each answer (see tracing)
 	traceOut    io.Writer // where -trace prints span trees; nil means stderr
 	apiKey      string    // empty: the offline model
 	vertex      bool      // GOOGLE_GENAI_USE_VERTEXAI: Vertex AI, configured by genai from the environment
 	interactive bool      // the input is a terminal: show a prompt
 	session     string    // -session: the conversation's name, kept in a file
+	web         string    // -web: serve the dev UI at this address instead of chatting in the terminal
 	sessionDB   string    // -session-db: the file
 	color       bool      // the output is a terminal: dim tool lines
 	interrupts  <-chan os.Signal
@@ -50,6 +53,18 @@ type options struct {
 	mcp, mcpHTTP []string
 	// a2a are the -a2a values: remote A2A agents, each a tool.
 	a2a []string
+	// loginFile, when set, replaces the file in the user's config
+	// directory that keeps the logins to -mcp-http servers; loginOut,
+	// where the user is told to log in (nil: stderr); loginTimeout, how
+	// long they have (0: mcptools.DefaultLoginTimeout); browser, the
+	// system's browser (tests play the user with it).
+	loginFile    string
+	loginOut     io.Writer
+	loginTimeout time.Duration
+	browser      func(url string) error
+
+	// api is -api: "generatecontent" (or empty) or "interactions".
+	api string
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
@@ -112,7 +127,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		}
 		models = client.Models
 	default:
-		srv := offline.NewServer(offlineTrip) // the /trip planner answers its own requests
+		srv := offline.NewServer(offlineTrip, offlineSearch) // the /trip planner and -search answer their own requests
 		defer srv.Close()
 		cc := srv.ClientConfig()
 		cc.HTTPClient = tr.httpClient(cc.HTTPClient)
@@ -124,6 +139,18 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
 	}
 
+	switch strings.ToLower(opts.api) {
+	case "", apiGenerateContent:
+	case apiInteractions:
+		if client != nil {
+			// The same client, the same credentials; the Interactions API
+			// keeps the conversation, so each turn sends only what it lacks.
+			models = geminiinteractions.New(client, geminiinteractions.Config{})
+		}
+	default:
+		return fmt.Errorf("-api %q: want %s or %s", opts.api, apiGenerateContent, apiInteractions)
+	}
+
 	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
 	if err != nil {
 		return err
@@ -133,19 +160,29 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return err
 	}
 
+	prompt := systemPrompt
+	if opts.web != "" {
+		prompt = strings.Replace(prompt, "a terminal chat", "a chat in the browser", 1)
+	}
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
 		Tools:  tools,
 		GenerateConfig: &genai.GenerateContentConfig{
-			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
+			SystemInstruction: genai.NewContentFromText(prompt, genai.RoleUser),
 		},
 		ToolTimeout:    30 * time.Second,
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
-		Observer:       tr.observer(client),
+		Observer:       tr.observer(client, models),
 	}
 	if opts.approve {
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
+	}
+	if opts.search {
+		cfg.BuiltinTools = []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}}
+	}
+	if opts.vertex {
+		cfg.Backend = genai.BackendVertexAI
 	}
 	a, err := agent.New(cfg)
 	if err != nil {
@@ -156,9 +193,18 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("opening the conversations: %w", err)
 	}
 	defer convs.Close()
+	if opts.web != "" {
+		return serveWeb(ctx, opts, a, convs, out)
+	}
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
+
+// The APIs -api chooses between.
+const (
+	apiGenerateContent = "generatecontent"
+	apiInteractions    = "interactions"
+)
 
 // maxPromptTokens is the prompt size past which the chat trims what it
 // sends: old tool outputs first, then the oldest exchanges. Gemini takes a
@@ -347,6 +393,9 @@ func (c *chat) ask(ctx context.Context, message string) {
 	if !c.opts.interactive {
 		defer fmt.Fprintln(c.out) // a blank line between answers
 	}
+	if res != nil {
+		p.sources(res.Grounding)
+	}
 	switch {
 	case err == nil:
 		if c.opts.verbose {
@@ -356,6 +405,10 @@ func (c *chat) ask(ctx context.Context, message string) {
 		fmt.Fprintln(c.out, c.st.dim("(answer stopped)"))
 	case errors.Is(err, agent.ErrMaxTokens):
 		fmt.Fprintln(c.out, c.st.dim("(answer cut: the model reached its output token limit)"))
+	case errors.Is(err, agent.ErrContinuation):
+		fmt.Fprintln(c.out, c.st.dim("(answer cut: "+err.Error()+")"))
+	case errors.Is(err, agent.ErrTooManyToolCalls):
+		fmt.Fprintln(c.out, c.st.dim("(answer stopped: the model searched too many times in a row)"))
 	default:
 		fmt.Fprintln(c.out, c.st.err("error: "+err.Error()))
 	}
@@ -449,9 +502,35 @@ func (p *printer) event(ev *agent.Event) {
 			}
 		}
 		p.line(p.st.tool(fmt.Sprintf("%s %s %s (%s)", mark, ev.Call.Name, shorten(body, 100), roundDuration(ev.Duration))))
+	case agent.EventServerToolCall:
+		// A tool Gemini runs itself: shown, never run here.
+		p.line(p.st.tool(fmt.Sprintf("⌕ %s %s", agent.ServerToolName(ev.Part), compactJSON(serverArgs(ev.Part)))))
 	case agent.EventRetry:
 		if ev.Delay > 0 {
 			p.line(p.st.dim(fmt.Sprintf("(model call failed, retrying in %s: %v)", ev.Delay.Round(time.Millisecond), ev.Err)))
+		}
+	}
+}
+
+// serverArgs is what a built-in tool's invocation was given.
+func serverArgs(p *genai.Part) any {
+	if p.ExecutableCode != nil {
+		return p.ExecutableCode.Code
+	}
+	return p.ToolCall.Args
+}
+
+// sources lists the web pages and documents that ground an answer.
+func (p *printer) sources(g *genai.GroundingMetadata) {
+	if g == nil {
+		return
+	}
+	for _, c := range g.GroundingChunks {
+		switch {
+		case c.Web != nil:
+			p.line(p.st.dim(fmt.Sprintf("source: %s (%s)", c.Web.Title, c.Web.URI)))
+		case c.RetrievedContext != nil:
+			p.line(p.st.dim(fmt.Sprintf("source: %s", cmp.Or(c.RetrievedContext.Title, c.RetrievedContext.URI, c.RetrievedContext.DocumentName))))
 		}
 	}
 }

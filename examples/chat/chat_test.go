@@ -240,3 +240,20 @@ func TestOfflineTrip(t *testing.T) {
 		}
 	}
 }
+
+// With -search, a search Gemini runs is shown, never run, and the pages
+// that ground the answer follow it; the request asks for the server-side
+// invocations beside the chat's tools.
+func TestOfflineSearch(t *testing.T) {
+	out := chatOutput(t, options{search: true}, "search the latest Go release\nWhat's the weather in Paris?\n")
+	for _, want := range []string{
+		`⌕ google_search {"queries":["the Go release"]}`,
+		"made-up finding about",
+		"source: example.com (https://example.com/offline-search)",
+		"→ get_weather",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -3,8 +3,9 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-v] [-approve] [-trace] [-session name] [-session-db file]
-//	                       [-mcp "[name=]command args"]... [-mcp-http [name=]URL]... [-a2a [name=]URL]...
+//	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-v] [-approve] [-search] [-trace]
+//	                       [-session name] [-session-db file] [-web host:port] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
+//	                       [-a2a [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -14,6 +15,13 @@
 // fake of the API, which answers through the same agent loop, HTTP client
 // and real tool calls; it understands questions like "What's the weather in
 // Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
+//
+// With -api interactions it talks to Gemini's Interactions API instead of
+// generateContent (package geminiinteractions): the server keeps the
+// conversation, and each turn sends only what the server lacks. It works
+// on the offline model too, which the fake serves on that API as well:
+//
+//	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -api interactions
 //
 // /trip Lisbon plans a day in a city: a typed answer (agent.RunTyped) from
 // a planner agent that asks a weather researcher, another agent it calls as
@@ -27,6 +35,17 @@
 // examples/mcpserver:
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -mcp "go run ./examples/mcpserver"
+//
+// An -mcp-http server that asks for OAuth 2.1 (it answers 401, as remote
+// servers for many users do) has you log in, if the server lets programs
+// register themselves (dynamic client registration): the chat prints the authorization URL on standard error and
+// opens it in your browser where there is one ($BROWSER, or the system's),
+// waits up to 5 minutes for the browser to come back to a loopback port,
+// and keeps the tokens in chat-mcp-logins.json in your config directory,
+// under toolnexus (readable by you alone), refreshing them as they expire,
+// so that you log in once. It never prints a token:
+//
+//	go run ./examples/chat -mcp-http tracker=https://mcp.example.com/mcp
 //
 // -a2a makes the A2A agent at a URL (its base URL, or its card's) a tool
 // (package a2aagent): the model hands it requests and reads its answers,
@@ -52,6 +71,13 @@
 //
 //	printf 'What is the weather in Paris and Tokyo?\ny\nn\n' | go run ./examples/chat -approve
 //
+// With -search the model may also search the web with Google Search, a
+// tool Gemini runs itself (agent.Config.BuiltinTools): each search shows
+// as a line of its own, and the pages that ground the answer follow it.
+// The offline model plays a search for a question that asks for one:
+//
+//	printf 'search the latest Go release\n' | go run ./examples/chat -search
+//
 // With -session NAME the conversation is kept in a SQLite file (in the
 // user's config directory, or the one -session-db names) and continued the
 // next time the chat starts with that name; /sessions lists the kept
@@ -60,6 +86,18 @@
 //
 //	printf 'What is the weather in Paris?\n' | go run ./examples/chat -session demo
 //	printf '/history\n' | go run ./examples/chat -session demo
+//
+// With -web ADDR the chat is served in the browser instead, by package
+// agentserver/devui: the same agent, with the same -mcp, -approve and
+// -session, the offline model without a key. Open the address it prints to
+// chat, approve calls, see each run as a timeline of its model and tool
+// calls (with each model call's exact request and response), browse the
+// conversations and the agent's tools:
+//
+//	go run ./examples/chat -web localhost:8080
+//
+// With -session NAME the page opens that conversation, and its threads are
+// the terminal chat's conversations, in the same file.
 //
 // With -trace, each answer is traced with OpenTelemetry (package otelagent,
 // and otelhttp around the client's HTTP transport) and its span tree is
@@ -88,16 +126,19 @@ import (
 func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
+	flag.StringVar(&opts.api, "api", apiGenerateContent, "the Gemini `API` to talk to: generatecontent or interactions")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
 	flag.BoolVar(&opts.trace, "trace", false, "print each answer's span tree to stderr (with OTEL_EXPORTER_OTLP_ENDPOINT set: export over OTLP/HTTP instead)")
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
+	flag.BoolVar(&opts.search, "search", false, "let the model search the web with Google Search, a tool Gemini runs itself, beside its own tools")
 	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
 	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
+	flag.StringVar(&opts.web, "web", "", "serve the chat in the browser at `host:port` (the dev UI: chat, timelines, conversations, the agent) instead of the terminal")
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
-	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP; \"name=URL\" calls them name_tool (repeatable)")
+	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.a2a), "a2a", "add the A2A agent at `URL` (its base URL or its card's) as a tool; \"name=URL\" names the tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-v] [-approve] [-trace] [-session name] [-session-db file] [-mcp command]... [-mcp-http URL]... [-a2a URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]... [-a2a URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()

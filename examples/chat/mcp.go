@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -49,6 +48,7 @@ type mcpServer struct {
 	spec   string // as given, for messages and /tools
 	prefix string // from "name=", with its "_"
 	dial   mcptools.Dial
+	url    string // for -mcp-http
 }
 
 // parseServers reads the -mcp and -mcp-http values.
@@ -67,7 +67,7 @@ func parseServers(commands, urls []string) ([]mcpServer, error) {
 		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 			return nil, fmt.Errorf("-mcp-http %q: not an http:// or https:// URL", spec)
 		}
-		out = append(out, mcpServer{spec: spec, prefix: prefix, dial: mcptools.HTTP(url, http.DefaultClient)})
+		out = append(out, mcpServer{spec: spec, prefix: prefix, url: url})
 	}
 	return out, nil
 }
@@ -107,8 +107,21 @@ func withMCP(ctx context.Context, opts options, native *toolset.Set, out io.Writ
 	for _, t := range list {
 		sources[t.Name] = builtIn
 	}
+	var logins *logins
 	for _, s := range servers {
-		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		timeout := connectTimeout
+		if s.url != "" {
+			if logins == nil {
+				logins = newLogins(opts)
+			}
+			login, err := logins.login(s.spec, s.url)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("MCP server %q: %w", s.spec, err)
+			}
+			s.dial = mcptools.NewHTTP(s.url, &mcptools.HTTPOptions{OAuth: login})
+			timeout += logins.timeout // the user may have to log in first
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		c, err := mcptools.Connect(cctx, s.dial, &mcptools.Options{Prefix: s.prefix})
 		cancel()
 		if err != nil {

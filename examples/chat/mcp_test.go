@@ -3,6 +3,7 @@ package main
 import (
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestMCPCommand(t *testing.T) {
 func TestMCPHTTPWithPrefix(t *testing.T) {
 	ts := httptest.NewServer(mcptools.HTTPHandler(demotools.New(fixedClock), nil))
 	defer ts.Close()
-	out := chatOutput(t, options{mcpHTTP: []string{"demo=" + ts.URL}},
+	out := chatOutput(t, options{mcpHTTP: []string{"demo=" + ts.URL}, loginFile: filepath.Join(t.TempDir(), "logins.json")},
 		"what is (12+7)*3 and what time is it in Tokyo?\n/tools\n")
 	for _, want := range []string{
 		`MCP server "demo=` + ts.URL + `": demo_calculate, demo_current_time, demo_get_weather.`,
@@ -81,6 +82,7 @@ func TestMCPErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.clock = fixedClock
+			tc.opts.loginFile = filepath.Join(t.TempDir(), "logins.json")
 			err := run(t.Context(), tc.opts, strings.NewReader(""), &strings.Builder{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("run() = %v; want an error containing %q", err, tc.want)

@@ -85,12 +85,12 @@ func (t *tracing) httpClient(base *http.Client) *http.Client {
 
 // observer returns the agent observer that records runs, or nil. client,
 // when known, names the provider and the server of the model calls.
-func (t *tracing) observer(client *genai.Client) agent.Observer {
+func (t *tracing) observer(client *genai.Client, models agent.Models) agent.Observer {
 	if t == nil {
 		return nil
 	}
 	return otelagent.New(otelagent.WithTracerProvider(t.tp), otelagent.WithMeterProvider(t.mp),
-		otelagent.WithClient(client), otelagent.WithAgentName("chat"))
+		otelagent.WithClient(client), otelagent.WithModels(models), otelagent.WithAgentName("chat"))
 }
 
 // flush prints the span trees of the answers that are over.

@@ -139,11 +139,11 @@ func must[T any](v T, err error) T {
 // returns nil for requests of other agents (the researcher's are ordinary
 // weather questions).
 func offlineTrip(req *fake.Request) *fake.Reply {
-	if req.SystemInstruction == nil || offline.TextOf(req.SystemInstruction) != plannerPrompt {
+	if req.SystemInstruction == nil || offline.Text(req.SystemInstruction) != plannerPrompt {
 		return nil
 	}
 	results := offline.FunctionResponses(req.Contents[len(req.Contents)-1])
-	city := strings.TrimSuffix(strings.TrimPrefix(offline.TextOf(req.Contents[0]), "Plan a day in "), ".")
+	city := strings.TrimSuffix(strings.TrimPrefix(offline.Text(req.Contents[0]), "Plan a day in "), ".")
 	if len(results) == 0 {
 		return fake.Calls(fake.Call("weather_researcher", map[string]any{"request": "What is the weather in " + city + "?"}))
 	}

@@ -17,10 +17,29 @@
 //
 //	go run ./examples/mcpserver -http localhost:8080 &
 //	go run ./examples/chat -mcp-http http://localhost:8080/mcp
+//
+// That serves whoever reaches the port. With -token-file, only the
+// clients that send the token the file holds (its first line) as a bearer
+// token are served, for local use; the others are answered 401, with the
+// WWW-Authenticate header that points MCP clients to the server's
+// protected resource metadata (RFC 9728), at
+// http://ADDR/.well-known/oauth-protected-resource/mcp:
+//
+//	(umask 077; openssl rand -hex 32 > ~/.mcpserver-token)
+//	go run ./examples/mcpserver -http localhost:8080 -token-file ~/.mcpserver-token &
+//	curl -i -X POST http://localhost:8080/mcp    # 401, WWW-Authenticate: Bearer resource_metadata="…"
+//
+// A client then sends the header "Authorization: Bearer TOKEN" (in Gemini
+// CLI, the server's "headers" setting).
+//
+// A server for other users verifies tokens its authorization server issues
+// instead: see mcptools.AuthOptions.
 package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,7 +48,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/mcptools"
@@ -41,8 +63,9 @@ var implementation = &mcp.Implementation{Name: "toolnexus-demo", Title: "toolnex
 
 func main() {
 	addr := flag.String("http", "", "serve over streamable HTTP on `addr` (e.g. localhost:8080) instead of stdio")
+	tokenFile := flag.String("token-file", "", "with -http, serve only clients that send the token in `file` (its first line) as a bearer token")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcpserver [-http addr]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: mcpserver [-http addr [-token-file file]]\n\n"+
 			"Serves the demo tools (get_weather, current_time, calculate) over MCP: on stdio, or on http://addr/mcp.\n\n")
 		flag.PrintDefaults()
 	}
@@ -56,16 +79,41 @@ func main() {
 	// Standard output carries the protocol: logs go to standard error.
 	log.SetOutput(os.Stderr)
 
+	if *tokenFile != "" && *addr == "" {
+		log.Fatal("-token-file needs -http")
+	}
+	var token string
+	if *tokenFile != "" {
+		var err error
+		if token, err = readToken(*tokenFile); err != nil {
+			log.Fatal(err)
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := serve(ctx, *addr); err != nil && !errors.Is(err, context.Canceled) {
+	if err := serve(ctx, *addr, token); err != nil && !errors.Is(err, context.Canceled) {
 		log.Fatal(err)
 	}
 }
 
+// readToken reads the token in the first line of file.
+func readToken(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	token, _, _ := strings.Cut(string(b), "\n")
+	token = strings.TrimSpace(token)
+	if len(token) < 16 {
+		return "", fmt.Errorf("-token-file %s: the token (its first line) must have at least 16 characters", file)
+	}
+	return token, nil
+}
+
 // serve serves the demo tools until ctx is done or, on stdio, the client
-// leaves.
-func serve(ctx context.Context, addr string) error {
+// leaves. Over HTTP, a token other than "" is required of every client.
+func serve(ctx context.Context, addr, token string) error {
 	tools := demotools.Set()
 	if addr == "" {
 		return mcptools.ServeStdio(ctx, tools, implementation)
@@ -74,15 +122,25 @@ func serve(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	log.Printf("serving %v on http://%s/mcp", tools.Names(), ln.Addr())
-	return serveHTTP(ctx, ln, tools)
+	how := ""
+	if token != "" {
+		how = ", to clients with the token"
+	}
+	log.Printf("serving %v on http://%s/mcp%s", tools.Names(), ln.Addr(), how)
+	return serveHTTP(ctx, ln, tools, token)
 }
 
-// serveHTTP serves tools on ln, at /mcp, until ctx is done.
-func serveHTTP(ctx context.Context, ln net.Listener, tools *toolset.Set) error {
+// serveHTTP serves tools on ln, at /mcp, until ctx is done; with a token
+// other than "", only to the clients that send it.
+func serveHTTP(ctx context.Context, ln net.Listener, tools *toolset.Set, token string) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcptools.HTTPHandler(tools, implementation))
-	srv := &http.Server{Handler: mux}
+	opts := &mcptools.HandlerOptions{}
+	if token != "" {
+		opts.Auth = staticToken(token, "http://"+ln.Addr().String()+"/mcp")
+		mux.Handle(opts.Auth.MetadataPath(), opts.Auth.MetadataHandler())
+	}
+	mux.Handle("/mcp", mcptools.NewHTTPHandler(tools, implementation, opts))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -95,4 +153,24 @@ func serveHTTP(ctx context.Context, ln net.Listener, tools *toolset.Set) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// staticToken admits the clients of the server at resource that send
+// token: all of them are one local user.
+func staticToken(token, resource string) *mcptools.AuthOptions {
+	want := sha256.Sum256([]byte(token))
+	return &mcptools.AuthOptions{
+		Resource:               resource,
+		ResourceName:           implementation.Title,
+		AllowMissingExpiration: true, // the token lasts as long as the file
+		Verify: func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+			// Hashes of equal length, compared in constant time: how long
+			// the comparison takes says nothing of the token.
+			h := sha256.Sum256([]byte(got))
+			if subtle.ConstantTimeCompare(h[:], want[:]) != 1 {
+				return nil, fmt.Errorf("%w: not the token of -token-file", auth.ErrInvalidToken)
+			}
+			return &auth.TokenInfo{UserID: "local", Extra: map[string]any{"aud": resource}}, nil
+		},
+	}
 }

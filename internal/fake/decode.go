@@ -69,6 +69,7 @@ type fieldViolation struct {
 // as plain JSON numbers.
 type schemaWalker struct {
 	backend    genai.Backend
+	version    string // the API version of the path, for [fieldOn]
 	violations []fieldViolation
 }
 
@@ -162,6 +163,16 @@ func (w *schemaWalker) walk(t reflect.Type, v *jsonValue, a at) {
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
 		w.walkBytes(t, v, a)
 	case t.Kind() == reflect.Slice:
+		if v.kind == jsonObject && isMessage(t.Elem()) {
+			// A lone object for a repeated message field is read as its
+			// one element, and named in paths without an index
+			// ('tools.function_declarations[0]'); the rule "json-fields"
+			// says what backs it.
+			one := *v
+			*v = jsonValue{kind: jsonArray, vals: []*jsonValue{&one}}
+			w.walk(t.Elem(), &one, at{path: a.path})
+			return
+		}
 		if v.kind != jsonArray {
 			w.invalidValue(a, protoTypeName(t), v)
 			return
@@ -178,6 +189,15 @@ func (w *schemaWalker) walk(t reflect.Type, v *jsonValue, a at) {
 	}
 }
 
+// isMessage reports whether t, a list's element type, is a message: a
+// struct, or a pointer to one, other than the well-known time types.
+func isMessage(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct && t != timeType
+}
+
 func (w *schemaWalker) walkObject(t reflect.Type, v *jsonValue, a at) {
 	if v.kind != jsonObject {
 		if v.kind == jsonArray && a.key != "" {
@@ -190,7 +210,7 @@ func (w *schemaWalker) walkObject(t reflect.Type, v *jsonValue, a at) {
 	fields := fieldsOf(t)
 	for i, key := range v.keys {
 		f, ok := fields[key]
-		if !ok || !fieldOn(w.backend, t, f.name) {
+		if !ok || !fieldOn(w.backend, w.version, t, f.name) {
 			w.unknownName(key, a.path, "Cannot find field.")
 			continue
 		}
@@ -377,11 +397,11 @@ func snakeCase(s string) string {
 	return b.String()
 }
 
-// decodeRequest checks tree against the request's fields on backend and
-// decodes it. It returns the canonical JSON of the body, or the violations
-// found.
-func decodeRequest(backend genai.Backend, tree *jsonValue) (*wireRequest, []byte, []fieldViolation) {
-	w := schemaWalker{backend: backend}
+// decodeRequest checks tree against the request's fields on backend, in API
+// version, and decodes it. It returns the canonical JSON of the body, or the
+// violations found.
+func decodeRequest(backend genai.Backend, version string, tree *jsonValue) (*wireRequest, []byte, []fieldViolation) {
+	w := schemaWalker{backend: backend, version: version}
 	w.walk(reflect.TypeOf(wireRequest{}), tree, at{})
 	if len(w.violations) > 0 {
 		return nil, nil, w.violations

@@ -27,6 +27,7 @@
 // and :streamGenerateContent. Vertex AI: POST
 // /{v1,v1beta1}/projects/{project}/locations/{location}/publishers/google/models/{model}:…
 // and, in express mode, /{v1,v1beta1}/publishers/google/models/{model}:….
+// A run of slashes in a path counts as one, as it does for the API.
 // [Server.ClientConfig] and [Server.VertexClientConfig] configure genai for
 // each; one server serves both at once, and [Request.Backend] says which
 // one a request used. A stream is server-sent events with alt=sse (what
@@ -47,23 +48,27 @@
 //
 // Before replying, the server checks each request with the rules listed in
 // the variable rules in validate.go, each with what backs it: verified
-// (where the API was seen refusing it) or assumed. In short: credentials,
-// well-formed JSON without unknown fields at any level (this is how the API
-// rejects additionalProperties and other JSON Schema keywords in
-// parameters, and each backend the fields only the other has, such as
-// function-call ids on Vertex AI), non-empty contents with valid roles
-// (user, model, and the function and tool roles older clients send), no
-// part without data (a part with only a thoughtSignature is accepted; Vertex
-// AI also refuses an empty text part), no tools:[{}], no
-// functionCallingConfig without declarations, valid and unique function
-// names, sound parameter schemas, function responses that immediately follow
-// the call turn, one per call, matching the calls' ids where both have them,
-// responses that are JSON objects when present, and, for models whose name
-// starts with "gemini-3", thought signatures on the first function call of
-// each step of the current turn, and, with [Server.SetInputTokenLimit], a
-// prompt within the token limit. Consecutive contents of one side count as
-// one turn, as genai's Chat records a streamed answer as one content per
-// chunk.
+// (where the API was seen refusing it, or accepting what the rule lets
+// through, recordings of the real API included) or assumed. In short:
+// credentials; well-formed JSON without unknown fields at any level (this is
+// how the API rejects additionalProperties and other JSON Schema keywords in
+// parameters, each backend the fields only the other has, and the Gemini API
+// a part's mediaResolution outside v1alpha), where a lone object stands for
+// a list of one message, as the API reads it; non-empty contents with valid
+// roles (user, model, and the function and tool roles older clients send);
+// no part without data (a part with only a thoughtSignature is accepted;
+// Vertex AI also refuses an empty text part); no tools:[{}]; no
+// functionCallingConfig with tools that declare no function; on Vertex AI a
+// temperature in [0, 2.0001); on the Gemini API no presence or frequency
+// penalty for Gemini 2.5 models; valid and unique function names; sound
+// parameter schemas; function responses that immediately follow the call
+// turn, one per call, matching the calls' ids where both have them (Vertex
+// AI takes ids too); responses that are JSON objects when present; for
+// models whose name starts with "gemini-3", thought signatures on the first
+// function call of each step of the current turn; and, with
+// [Server.SetInputTokenLimit], a prompt within the token limit. Consecutive
+// contents of one side count as one turn, as genai's Chat records a streamed
+// answer as one content per chunk.
 // A rejected request gets the rule's 4xx error and takes no reply from the
 // queue; [Server.Rejections] lists the rejections so a test can assert that
 // a client never broke the protocol.
@@ -79,11 +84,44 @@
 // [Server.Unscripted] counts these.
 //
 // A Reply holds a response (see the builders [Text], [Parts], [Calls],
-// [Finish], [Empty], [Blocked]), an API error ([Error], [RateLimited]) or a
-// transport fault ([Drop], [Malformed], [Fault]), plus latency
-// ([Reply.Delay]) and the shape of the stream ([Reply.Chunks],
-// [Reply.TextChunk], [Reply.TrailingSignature], [Reply.CutAfter],
-// [Reply.StreamErr]).
+// [Finish], [Empty], [Blocked], [UnexpectedCall]), an API error ([Error],
+// [RateLimited], [Overloaded]) or a transport fault ([Drop], [Malformed],
+// [Fault]), plus latency ([Reply.Delay]), the shape of the stream
+// ([Reply.Chunks], [Reply.TextChunk], [Reply.TrailingSignature],
+// [Reply.CutAfter], [Reply.StreamErr]) and of a long answer
+// ([Reply.Continue], [Reply.Checkpoints], [Hops]).
+//
+// # Long answers
+//
+// The API cuts an answer longer than one request holds: the hop's
+// candidate finishes with CONTINUATION and carries a continuationToken,
+// and the same request sent again with the token (top level) continues it
+// (genai v1.77.0 continuation.go). [Hops] scripts an answer in several hops,
+// [Reply.WithContinuation] one cut hop, [Reply.WithContinuationToken] one
+// whose token is given (a server that repeats its token). The server
+// checks every request that carries a token (the rule
+// "continuation-token"): it must be a token the server sent, sent back with
+// the request that received it, unchanged. Each hop's usage counts the
+// prompt and the answer so far, as the API's do. A stream's checkpoints
+// ([Reply.Checkpoints]) are events that carry a token and no finish
+// reason; a request that sends a checkpoint's token back gets the rest of
+// that stream from the checkpoint on, without taking a queued reply, so
+// that a stream cut after one ([Reply.WithFault]) resumes as the API's
+// does.
+//
+// # Built-in tools
+//
+// Google Search, code execution, URL context, file search and Maps are run
+// by the API during the model call. Beside function declarations, the
+// Gemini API wants toolConfig.includeServerSideToolInvocations (the rule
+// "server-side-tool-invocations" refuses the mix without it, with the
+// API's message), and Vertex AI, which has no such field and no toolCall
+// or toolResponse parts, refuses the mix for models before Gemini 3 (rule
+// "vertex-tool-mix"). Replies script what the model content then holds:
+// [ServerToolCall], [ServerToolResponse], [GoogleSearch] and
+// [CodeExecution] make the parts, which get ids (the toolResponse its
+// call's) and, for gemini-3, thought signatures; [Reply.WithGrounding]
+// ([WebGrounding]) and [Reply.WithCitations] add what grounds the answer.
 //
 // # Auto-fill
 //
@@ -98,7 +136,8 @@
 // history, with Vertex AI's trafficType and the Gemini API's echo of a
 // requested serviceTier. For models whose name starts with "gemini-3", as
 // the real ones do, every functionCall without an id gets a unique id
-// ("fc-N") on the Gemini API (Vertex AI sends none), the first functionCall
+// ("fc-N"), on both backends (Vertex AI sends them since mid-2026; see
+// fill.go), the first functionCall
 // part of the turn gets a thought signature if it has none, and a turn
 // without function calls gets one on its last part; [Reply.AddIDs] and
 // [Reply.AddSignatures] do the same for other models. Signatures are valid
@@ -119,6 +158,19 @@
 // trafficType. Every event carries the model version and the same response
 // id. A unary request for a reply with Chunks gets them merged into one
 // response.
+//
+// # Held against real traffic
+//
+// TestRealTraffic replays every request of the recordings in
+// ../shared/realtraffic beside the repository (httprr traces of the real
+// Gemini API and Vertex AI, made by other projects' test suites; set
+// TOOLNEXUS_REALTRAFFIC to read them elsewhere) and requires the server to
+// answer each as the API did: a request answered 200 is accepted, a refusal
+// for what the request says is refused with the same status, message and
+// field violations. It skips, saying why, where the recordings are absent,
+// and logs how many exchanges it judged and why it judged no others (an
+// overloaded server, a key the API did not take, a model that does not
+// exist, media or a URL the fake does not read).
 //
 // # What is faithful and what is simplified
 //
@@ -142,8 +194,59 @@
 // to a stream that asked for numbers. [RateLimited] sends the Gemini API's
 // 429 body, RetryInfo included, on both backends. Floats written as "NaN" or
 // "Infinity" are refused. Streams with several candidates are sent as one
-// event. continuationToken is never sent, so the SDK's automatic
-// continuation never triggers.
+// event. A long answer's hops are scripted, not computed: the server does
+// not cut an answer at an output limit of its own, and a checkpoint's
+// resumption sends the rest of the stream as it was, where the API would
+// generate it anew. The refusals of continuation tokens are assumed (see
+// the rule).
+//
+// # Interactions
+//
+// The server also serves Gemini's Interactions API, on both backends: POST
+// /{v1beta,v1alpha,v1}/interactions to create one (unary, or streamed with
+// "stream": true), GET …/interactions/{id} to read one back (with
+// include_input, or as its stream again, from the event after
+// last_event_id), DELETE …/interactions/{id}, and POST
+// …/interactions/{id}/cancel for a background interaction in progress;
+// on Vertex AI the same under /v1beta1/projects/{project}/locations/{location}.
+// genai's Interactions client (client.Interactions of a client from
+// [Server.ClientConfig] or [Server.VertexClientConfig]) talks to it.
+//
+// A create takes the next Reply, as generateContent does: one script serves
+// both APIs. The reply's model turn, made and auto-filled as for
+// generateContent, becomes the interaction's steps (thought, model_output,
+// function_call with an id, built-in tool steps; see package
+// interactionswire), its status (completed; incomplete for MAX_TOKENS;
+// requires_continuation with a continuation_token for CONTINUATION;
+// failed, with errors, for the other finish reasons, content_blocked for
+// safety) and its usage; a blocked prompt is a 400 content_blocked. For
+// models whose name starts with "gemini-3" every thought is signed, and a
+// turn without a thought gets a signed one first, as the real models
+// answer. A stream sends "event:" and "data:" lines, every event with its
+// event_id, and ends with "event: done" and "data: [DONE]"; Reply.CutAfter
+// and the faults cut it, StreamErr sends an error event; the interaction
+// kept is whole all the same, so that a client can resume it. With
+// Reply.Checkpoints, every so many text deltas an interaction.status_update
+// event carries a checkpoint's continuation token, and a request that
+// continues from it is answered the rest of that stream. Errors are
+// the Interactions API's JSON, {"error": {"code": "invalid_request",
+// "message": …}}, with a string code (and a RetryInfo detail for
+// [RateLimited]); credentials errors keep the google.rpc shape Google's
+// front end sends.
+//
+// Interactions created with store (the default) are kept, for their key
+// or token only: a later request may continue one with
+// previous_interaction_id, read it or delete it; [Server.ExpireInteractions]
+// forgets them as the API's retention does, and [Server.InteractionIDs]
+// lists them. Requests are checked by the rules in interactions_rules.go,
+// each marked verified or assumed as generateContent's: the fields each
+// object takes, a previous interaction that exists, function results that
+// answer the pending calls by call_id, signatures where the API checks
+// them (a history sent without store), continuation tokens the server
+// issued. A [Request] of the Interactions API has the whole conversation
+// in Contents (the previous interactions' steps and the input, as
+// generateContent's request would carry it), so that a test reads both
+// APIs the same way; Input holds what the request itself sent.
 //
 // # Concurrency
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,10 +39,20 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		evs = []*genai.GenerateContentResponse{resp}
 	}
 	if !reply.Raw {
-		// Vertex AI sends no function-call ids, and refuses them back
-		// (fields.go).
-		ids := reply.AddIDs || isGemini3(in.model) && !in.vertex()
+		// Gemini 3 sends function-call ids on both backends. In the real
+		// traffic, the Gemini API's have ids from March 2026 on (none
+		// before) and Vertex AI's from July 2026 (pydantic-ai's cassette
+		// test_google_vertex_tool_combination_omits_include_server_side_tool_invocations;
+		// none in February and March); anomalyco/opencode#50504 saw every
+		// Vertex AI endpoint send them in September 2026.
+		ids := reply.AddIDs || isGemini3(in.model)
 		sigs := reply.AddSignatures || isGemini3(in.model)
+		if in.interactions {
+			// The Interactions API gives every function call an id (sec:
+			// discuss.ai.google.dev/t/121529) and signs thought steps,
+			// which interactions_reply.go adds.
+			ids, sigs = true, false
+		}
 		s.decorate(evs, ids, sigs)
 	}
 	if stream && len(reply.Chunks) == 0 {
@@ -51,6 +62,9 @@ func (s *Server) events(reply *Reply, in *input, stream bool) ([]*genai.Generate
 		// gemini-3-pro-preview/tool_streaming.yaml).
 		emptyLast := !reply.Raw && !in.vertex() && isGemini3(in.model)
 		evs = s.split(evs[0], reply.TextChunk, reply.TrailingSignature, emptyLast)
+	}
+	if err := s.markContinuation(evs, reply, in, stream); err != nil {
+		return nil, err
 	}
 	if !reply.Raw {
 		s.fill(evs, in)
@@ -166,7 +180,26 @@ func (s *Server) decorate(evs []*genai.GenerateContentResponse, ids, sigs bool) 
 
 func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 	var firstCall *genai.Part
+	var calls map[genai.ToolType]string // the id of each built-in tool's last call
 	for _, p := range parts {
+		// A built-in tool's call always has an id, and its response the
+		// call's; Gemini 3 signs both (the real traffic's pydantic-ai
+		// cassettes, e.g. pydanticai-768b58fe8ebe).
+		switch {
+		case p.ToolCall != nil:
+			if p.ToolCall.ID == "" {
+				p.ToolCall.ID = fmt.Sprintf("tc-%d", s.nextID())
+			}
+			if calls == nil {
+				calls = map[genai.ToolType]string{}
+			}
+			calls[p.ToolCall.ToolType] = p.ToolCall.ID
+		case p.ToolResponse != nil && p.ToolResponse.ID == "":
+			p.ToolResponse.ID = calls[p.ToolResponse.ToolType]
+		}
+		if sigs && (p.ToolCall != nil || p.ToolResponse != nil) && len(p.ThoughtSignature) == 0 {
+			p.ThoughtSignature = s.signature()
+		}
 		if p.FunctionCall == nil {
 			continue
 		}
@@ -198,7 +231,16 @@ func (s *Server) decorateTurn(parts []*genai.Part, ids, sigs bool) {
 // signature returns a new thought signature. On the wire it is padded
 // standard base64, as the SDK requires.
 func (s *Server) signature() []byte {
-	return fmt.Appendf(nil, "fake-thought-signature-%d", s.nextID())
+	sig := fmt.Appendf(nil, "fake-thought-signature-%d", s.nextID())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signatures == nil {
+		s.signatures = map[string]bool{}
+	}
+	// The Interactions API takes the signatures the API made, on either
+	// API (assumed: one model makes them): interactions_rules.go checks.
+	s.signatures[string(sig)] = true
+	return sig
 }
 
 // fill completes evs, the events of one reply, with what the API always
@@ -230,6 +272,7 @@ func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
 	}
 	var u usageCounter
 	u.prompt(in.req)
+	u.promptBytes += in.priorOutput // a continuation re-reads the answer so far
 	for i, e := range evs {
 		last := i == len(evs)-1
 		for k, c := range e.Candidates {
@@ -326,6 +369,17 @@ func (s *Server) encodeResponse(r *genai.GenerateContentResponse, in *input) ([]
 	for _, c := range tree.get("candidates").elems() {
 		if c.get("index") == nil && !in.vertex() { // omitempty drops the index 0 the API sends
 			c.set("index", &jsonValue{kind: jsonNumber, str: "0"})
+		}
+		if i := slices.Index(c.keys, "citationMetadata"); i >= 0 && !in.vertex() {
+			// The Gemini API names the list citationSources (genai's
+			// citationMetadataFromMldev, models.go:130); Vertex AI
+			// citations, as genai's type does. (The JSON is genai's:
+			// its keys are camelCase.)
+			if cm := c.vals[i]; cm.kind == jsonObject {
+				if j := slices.Index(cm.keys, "citations"); j >= 0 {
+					cm.keys[j] = "citationSources"
+				}
+			}
 		}
 		for _, p := range c.get("content").get("parts").elems() {
 			if p.get("text") == nil && !hasData(p) {

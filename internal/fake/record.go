@@ -28,7 +28,9 @@ const (
 type Request struct {
 	// Seq numbers requests from 1 in order of arrival.
 	Seq int
-	// Method is the API method, or "" when the route was unknown.
+	// Method is the API method, or "" when the route was unknown:
+	// generateContent's two, or the Interactions API's four
+	// (MethodCreateInteraction…).
 	Method Method
 	// Backend is the API the route belongs to: genai.BackendGeminiAPI for
 	// /v1beta/models/…, genai.BackendVertexAI for
@@ -65,9 +67,28 @@ type Request struct {
 	SafetySettings    []*genai.SafetySetting
 	Labels            map[string]string
 	ServiceTier       genai.ServiceTier
+	// ContinuationToken is the token of a request that continues a long
+	// answer (see the package documentation, "Long answers").
+	ContinuationToken []byte
 
 	// Body is the raw body as received.
 	Body []byte
+	// The Interactions API's requests (Method MethodCreateInteraction and
+	// the others) also have these. Their Contents, SystemInstruction,
+	// Tools, ToolConfig and GenerationConfig say the whole conversation as
+	// generateContent's request would: the previous interactions' steps
+	// and the input, so that a test reads them the same way on both APIs.
+	//
+	// InteractionID is the interaction a get, delete or cancel names;
+	// PreviousInteractionID, Store and Stream are the create's fields (a
+	// get's Stream is its stream query parameter); Input holds the
+	// contents of the create's own input, what it sent.
+	InteractionID         string
+	PreviousInteractionID string
+	Store                 *bool
+	Stream                bool
+	Input                 []*genai.Content
+
 	// Rejection is set when validation rejected the request: which rule, and
 	// the error that was sent.
 	Rejection *Rejection
@@ -102,6 +123,7 @@ func (r *Rejection) clone() *Rejection {
 type record struct {
 	req       Request // Header and Body only; the decoded fields stay nil
 	canonical []byte  // nil when the body was not decoded
+	input     []byte  // an interaction's input contents, as JSON
 }
 
 // request returns a deep copy of the recorded request.
@@ -118,7 +140,21 @@ func (r *record) request() *Request {
 		}
 		setDecoded(&out, &w)
 	}
+	out.Store = cloneBool(r.req.Store)
+	if r.input != nil {
+		if err := json.Unmarshal(r.input, &out.Input); err != nil {
+			panic("fake: recorded input does not decode: " + err.Error())
+		}
+	}
 	return &out
+}
+
+func cloneBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	v := *b
+	return &v
 }
 
 func cloneValues(v url.Values) url.Values {
@@ -140,6 +176,7 @@ func setDecoded(r *Request, w *wireRequest) {
 	r.SafetySettings = w.SafetySettings
 	r.Labels = w.Labels
 	r.ServiceTier = w.ServiceTier
+	r.ContinuationToken = w.ContinuationToken
 	if w.GenerationConfig != nil {
 		r.GenerationConfig = &w.GenerationConfig.GenerationConfig
 	}

@@ -40,9 +40,8 @@ type Reply struct {
 	Raw bool
 	// AddIDs gives every functionCall without an id a unique one, and
 	// AddSignatures gives the turn thought signatures, as models whose name
-	// starts with "gemini-3" always do (see the package documentation; on
-	// Vertex AI they get signatures but no ids); they let other models, and
-	// Vertex AI, behave the same way for one reply.
+	// starts with "gemini-3" always do (see the package documentation);
+	// they let other models behave the same way for one reply.
 	AddIDs, AddSignatures bool
 
 	// The fields below shape streams. For unary requests, Chunks are merged
@@ -75,6 +74,25 @@ type Reply struct {
 	// StreamErr is sent as the event `data: {"error":{…}}` after CutAfter
 	// events, and the stream then ends cleanly.
 	StreamErr *APIError
+
+	// The fields below make the answer long, as the API makes an answer
+	// longer than one request holds (see the package documentation,
+	// "Long answers").
+
+	// Continue makes the reply one hop of a long answer that the API cut:
+	// its candidate finishes with CONTINUATION and carries a continuation
+	// token, which the next request must send back, with the same request.
+	Continue bool
+	// ContinuationToken is the token Continue sends; empty means one the
+	// server makes up. Scripting a token sent before imitates a server
+	// that repeats itself.
+	ContinuationToken []byte
+	// Checkpoints makes every Checkpoints-th stream event that holds
+	// content (the last one excepted) a checkpoint: it carries a
+	// continuation token, and a request that sends it back gets the rest of
+	// the stream from there, as the API resumes a stream cut after a
+	// checkpoint. Zero sends none. Ignored for unary requests.
+	Checkpoints int
 }
 
 // Fault is a transport-level fault injected instead of, or in the middle
@@ -141,8 +159,8 @@ func Calls(calls ...*genai.FunctionCall) *Reply {
 }
 
 // Call returns a function call with this name and these arguments, and no
-// id (models whose name starts with "gemini-3" on the Gemini API, and
-// [Reply.WithIDs], add one).
+// id (models whose name starts with "gemini-3", and [Reply.WithIDs], add
+// one).
 func Call(name string, args map[string]any) *genai.FunctionCall {
 	return &genai.FunctionCall{Name: name, Args: args}
 }
@@ -254,6 +272,51 @@ func (r *Reply) WithTrailingSignature() *Reply {
 func (r *Reply) WithFault(f Fault, after int) *Reply {
 	r.Fault, r.CutAfter = f, after
 	return r
+}
+
+// WithContinuation sets [Reply.Continue]: the reply is a hop of a long
+// answer, cut by the API.
+func (r *Reply) WithContinuation() *Reply {
+	r.Continue = true
+	return r
+}
+
+// WithContinuationToken sets [Reply.Continue] and [Reply.ContinuationToken].
+func (r *Reply) WithContinuationToken(token []byte) *Reply {
+	r.Continue, r.ContinuationToken = true, token
+	return r
+}
+
+// WithCheckpoints sets [Reply.Checkpoints].
+func (r *Reply) WithCheckpoints(every int) *Reply {
+	r.Checkpoints = every
+	return r
+}
+
+// WithFinishReason sets the finish reason and message of the reply's first
+// candidate, making one if it has none: a turn of function calls that
+// finishes with UNEXPECTED_TOOL_CALL, text that finishes with
+// TOO_MANY_TOOL_CALLS.
+func (r *Reply) WithFinishReason(reason genai.FinishReason, message string) *Reply {
+	if r.Response == nil {
+		r.Response = &genai.GenerateContentResponse{}
+	}
+	if len(r.Response.Candidates) == 0 {
+		r.Response.Candidates = []*genai.Candidate{{}}
+	}
+	r.Response.Candidates[0].FinishReason, r.Response.Candidates[0].FinishMessage = reason, message
+	return r
+}
+
+// Hops returns replies, each but the last made a hop of one long answer
+// ([Reply.WithContinuation]): enqueued in order, they answer a request and
+// the continuation requests that follow it, each of which must send the
+// token of the hop before it with the same request.
+func Hops(replies ...*Reply) []*Reply {
+	for _, r := range replies[:max(len(replies)-1, 0)] {
+		r.Continue = true
+	}
+	return replies
 }
 
 // WithStreamError sets [Reply.StreamErr] to an error of this code and

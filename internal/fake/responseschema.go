@@ -20,6 +20,11 @@ import (
 // gemini-2.5-pro (google/adk-python#5735); googleapis/python-genai#867 says
 // it comes from the API, not the SDK. The same request with function
 // calling mode NONE is accepted (google/adk-python#5735, gemini-2.5-pro).
+// Gemini 2.0 accepts the combination: "I don't get this error for flash
+// 2.0" (mastra-ai/mastra#10666, November 2025, the refusal being for
+// gemini-2.5-flash), and genkit-ai/genkit#5401 (May 2026) says the Gemini
+// API has taken it since Gemini 2.0 (the fake used to refuse it for Gemini
+// 2.0 too, on no report of a refusal for that model).
 // Gemini 3 models accept the combination: Google's Gemini 3 developer guide,
 // "Structured Outputs with tools" (ai.google.dev/gemini-api/docs/gemini-3),
 // and pydantic-ai's google profile (google_supports_tool_combination for
@@ -30,7 +35,8 @@ import (
 // and ADK Python decide; no Vertex AI capture of the refusal was found.
 // Models whose version cannot be read from the name (aliases such as
 // gemini-flash-latest, tuned models) are not refused: the fake refuses only
-// what the API is known to refuse.
+// what the API is known to refuse. The real traffic has no Gemini 1.x or 2.x
+// request of the combination.
 
 // checkResponseSchemaWithTools refuses a JSON response with function
 // declarations, unless function calling is off (mode NONE) or the model
@@ -52,15 +58,17 @@ func checkResponseSchemaWithTools(in *input) *APIError {
 
 // jsonWithToolsAccepted reports whether a model on a backend accepts a JSON
 // response together with function declarations: Gemini 3 and later
-// everywhere, Gemini 2 on Vertex AI only, and any model whose version the
-// name does not tell.
+// everywhere, Gemini 2 on Vertex AI and Gemini 2.0 on the Gemini API, and
+// any model whose version the name does not tell.
 func jsonWithToolsAccepted(backend genai.Backend, model string) bool {
-	major, _, ok := modelname.Major(strings.ToLower(model))
+	major, tail, ok := modelname.Major(strings.ToLower(model))
 	switch {
 	case !ok, major >= 3:
 		return true
+	case major < 2:
+		return false
 	case backend == genai.BackendVertexAI:
-		return major >= 2
+		return true
 	}
-	return false
+	return !strings.HasPrefix(tail, ".5") // Gemini 2.0 on the Gemini API
 }

@@ -47,12 +47,22 @@ type Server struct {
 	ids       int // function-call ids, signatures and response ids issued
 
 	inputTokenLimit int // see SetInputTokenLimit; 0: none
+
+	tokens map[string]*issuedToken           // the continuation tokens sent (continuation.go)
+	lookup func([]byte) (*issuedToken, bool) // issued, made once
+
+	// The Interactions API's state (interactions.go).
+	interactions  map[string]*storedInteraction
+	signatures    map[string]bool               // thought signatures sent to clients
+	ixTokens      map[string]string             // continuation tokens issued by interactions, to the interaction that issued them
+	ixCheckpoints map[string]*storedInteraction // the interactions whose stream a checkpoint token is of
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
 // must call Close when done, typically with t.Cleanup(srv.Close).
 func NewServer() *Server {
 	s := &Server{closing: make(chan struct{})}
+	s.lookup = s.issued
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL
 	return s
@@ -211,13 +221,17 @@ func (s *Server) log(format string, args ...any) {
 const maxBody = 64 << 20
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if rt, id, ok := parseInteractionRoute(r.Method, r.URL); ok {
+		s.serveInteraction(w, r, rt, id)
+		return
+	}
 	creds := credentialsOf(r)
 	req := Request{Header: r.Header.Clone(), Query: r.URL.Query(), APIKey: creds.apiKey, Token: creds.token}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body, inputTokenLimit: s.tokenLimit()}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method
@@ -238,17 +252,47 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rej = check(in)
 	}
 
-	s.mu.Lock()
+	var given *Reply
+	if in.resume != nil {
+		// A stream resumed from a checkpoint: the rest of that stream.
+		given = &Reply{Chunks: in.resume}
+	}
 	rec := &record{req: req, canonical: in.canonical}
+	reply := s.take(rec, rej, true, given)
+	seq := rec.req.Seq
+	if rej != nil {
+		s.log("fake: #%d %s %s: rejected by rule %q: %d %s", seq, r.Method, r.URL.Path, rej.Rule, rej.Err.httpCode(), rej.Err.Message)
+		writeError(w, in, &rej.Err)
+		return
+	}
+	if reply == nil {
+		writeError(w, in, s.unscripted(rec))
+		return
+	}
+	s.log("fake: #%d %s %s: %s", seq, req.Method, req.Model, describe(reply))
+	s.answer(w, r, req.Method, in, reply)
+}
+
+// take records rec, which rej rejected or not, and returns the reply that
+// answers it when it takes one (scripted and not rejected): given (a
+// resumed stream's), else the first one queued, else the reply function's;
+// nil when there is none.
+func (s *Server) take(rec *record, rej *Rejection, scripted bool, given *Reply) *Reply {
+	s.mu.Lock()
 	rec.req.Seq = len(s.records) + 1
 	s.records = append(s.records, rec)
-	var reply *Reply
-	var fn func(*Request) *Reply
-	var fnReq *Request
+	var (
+		reply *Reply
+		fn    func(*Request) *Reply
+		fnReq *Request
+	)
 	switch {
 	case rej != nil:
 		rej.Seq = rec.req.Seq
 		rec.req.Rejection = rej
+	case !scripted:
+	case given != nil:
+		reply = given
 	case len(s.queue) > 0:
 		reply = s.queue[0]
 		s.queue = s.queue[1:]
@@ -256,28 +300,22 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		fn, fnReq = s.replyFunc, rec.request()
 	}
 	s.mu.Unlock()
-
-	seq := rec.req.Seq
-	if rej != nil {
-		s.log("fake: #%d %s %s: rejected by rule %q: %d %s", seq, r.Method, r.URL.Path, rej.Rule, rej.Err.httpCode(), rej.Err.Message)
-		writeError(w, in, &rej.Err)
-		return
-	}
 	if fn != nil {
 		reply = fn(fnReq)
 	}
-	if reply == nil {
-		s.mu.Lock()
-		rec.req.Unscripted = true
-		s.mu.Unlock()
-		err := &APIError{Code: http.StatusBadRequest, Status: "FAILED_PRECONDITION",
-			Message: fmt.Sprintf("fake: no reply scripted for request #%d", seq)}
-		s.log("fake: #%d %s %s: %s", seq, req.Method, req.Model, err.Message)
-		writeError(w, in, err)
-		return
-	}
-	s.log("fake: #%d %s %s: %s", seq, req.Method, req.Model, describe(reply))
-	s.answer(w, r, req.Method, in, reply)
+	return reply
+}
+
+// unscripted marks rec as a request no reply was scripted for, and
+// returns the error that answers it.
+func (s *Server) unscripted(rec *record) *APIError {
+	s.mu.Lock()
+	rec.req.Unscripted = true
+	s.mu.Unlock()
+	err := &APIError{Code: http.StatusBadRequest, Status: "FAILED_PRECONDITION",
+		Message: fmt.Sprintf("fake: no reply scripted for request #%d", rec.req.Seq)}
+	s.log("fake: #%d %s %s: %s", rec.req.Seq, rec.req.Method, rec.req.Model, err.Message)
+	return err
 }
 
 // describe summarizes a reply for the log.
@@ -342,11 +380,14 @@ func (s *Server) answerUnary(w http.ResponseWriter, in *input, reply *Reply) {
 		writeError(w, in, &APIError{Code: http.StatusInternalServerError, Message: err.Error()})
 		return
 	}
-	if !in.vertex() && in.req != nil && in.req.ServiceTier != "" {
-		// The tier that served the request (vercel/ai#14937).
-		w.Header().Set("X-Gemini-Service-Tier", string(in.req.ServiceTier))
-	}
-	switch reply.Fault {
+	setServiceTier(w, in)
+	writeUnary(w, reply.Fault, body)
+}
+
+// writeUnary sends body, a unary answer, with fault: a body that is not
+// JSON, or half of body and a cut connection.
+func writeUnary(w http.ResponseWriter, fault Fault, body []byte) {
+	switch fault {
 	case FaultMalformedBody:
 		writeJSON(w, http.StatusOK, []byte("this is not JSON"))
 	case FaultCutStream, FaultCutMidEvent:
@@ -416,4 +457,13 @@ func (s *Server) nextID() int {
 	defer s.mu.Unlock()
 	s.ids++
 	return s.ids
+}
+
+// setServiceTier sets the header in which the Gemini API says which tier
+// served a request that asked for one (vercel/ai#14937; the real traffic's
+// adk-go traces carry "X-Gemini-Service-Tier: standard", unary and streamed).
+func setServiceTier(w http.ResponseWriter, in *input) {
+	if !in.vertex() && in.req != nil && in.req.ServiceTier != "" {
+		w.Header().Set("X-Gemini-Service-Tier", string(in.req.ServiceTier))
+	}
 }

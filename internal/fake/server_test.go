@@ -66,6 +66,34 @@ func TestUnknownRoutes(t *testing.T) {
 	}
 }
 
+// A run of slashes in the path is one, as for the API: a base URL with a
+// trailing slash makes //v1beta/… (answered 200 in the real traffic).
+func TestDoubledSlashes(t *testing.T) {
+	srv := newServer(t)
+	srv.Enqueue(fake.Text("ok"), fake.Text("ok"))
+	hi := `{"contents":[{"parts":[{"text":"hi"}]}]}`
+	if code, b := post(t, srv, http.MethodPost, "//v1beta/models/gemini-2.0-flash:generateContent", fake.APIKey, hi); code != http.StatusOK {
+		t.Errorf("POST //v1beta/… = %d %s; want 200", code, b)
+	}
+	// Vertex AI, with the bearer token of the server's Vertex AI client.
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"//v1beta1/projects/p/locations/l//publishers/google/models/gemini-2.5-flash:generateContent",
+		strings.NewReader(hi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.VertexClientConfig().HTTPClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("POST //v1beta1/… = %d; want 200", resp.StatusCode)
+	}
+	if r := srv.Requests(); len(r) != 2 || r[0].Model != "gemini-2.0-flash" || r[1].Backend != genai.BackendVertexAI || r[1].Project != "p" {
+		t.Errorf("requests = %+v; want the Gemini API's gemini-2.0-flash, then Vertex AI's project p", r)
+	}
+}
+
 func TestOtherAPIVersion(t *testing.T) {
 	srv := newServer(t)
 	srv.Enqueue(fake.Text("ok"))

@@ -109,6 +109,7 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, in *input,
 		send = min(max(reply.CutAfter, 0), len(evs))
 	}
 
+	setServiceTier(w, in)
 	sw := newStreamWriter(w, in.format)
 	for i := 0; i < send; i++ {
 		if i > 0 && !s.wait(r.Context(), reply.EventDelay) {

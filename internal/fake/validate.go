@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/toolnexus/toolnexus-go/internal/modelname"
 	"google.golang.org/genai"
 )
 
@@ -30,13 +32,18 @@ import (
 var rules = []rule{
 	{name: "auth", check: checkAuth,
 		verified: "Gemini API: 403 PERMISSION_DENIED without a key or token, text verified " +
-			"(PublicAffairs/openai-gemini#92, googleapis/js-genai#898); an OAuth bearer token instead of a key is " +
-			"documented (https://ai.google.dev/gemini-api/docs/oauth). Vertex AI: 401 UNAUTHENTICATED without " +
-			"credentials, text verified (GoogleCloudPlatform/generative-ai#454) with the ErrorInfo " +
-			"CREDENTIALS_MISSING detail of a2aproject/a2a-samples#43. A malformed Authorization header: 401, text " +
-			"verified (cnpack/cnwizards#215, songquanpeng/one-api#515).",
+			"(PublicAffairs/openai-gemini#92, googleapis/js-genai#898; in the real traffic, the langchaingo traces " +
+			"langchaingo-9301483e401e, -f1e3544f41e8 and -f4dd5563eb26, June and August 2025); an OAuth bearer token " +
+			"instead of a key is documented (https://ai.google.dev/gemini-api/docs/oauth); a key in the key query " +
+			"parameter is accepted (the traffic's openinference cassette TestLM.test_gemini.yaml, October 2024). " +
+			"Vertex AI: 401 UNAUTHENTICATED without credentials, text verified (GoogleCloudPlatform/generative-ai#454) " +
+			"with the ErrorInfo CREDENTIALS_MISSING detail of a2aproject/a2a-samples#43 (and of the traffic's " +
+			"opentelemetry-python-contrib cassette test_tool_events_no_content.yaml, September 2025, on v1). A " +
+			"malformed Authorization header: 401, text verified (cnpack/cnwizards#215, songquanpeng/one-api#515).",
 		assumed: "An API key alone on a Vertex AI project route gets the 401 that a2aproject/a2a-samples#43 " +
-			"shows for a key that is not a Vertex AI key; any non-empty key or token is valid."},
+			"shows for a key that is not a Vertex AI key; any non-empty key or token is valid (the traffic's 400 " +
+			"API_KEY_INVALID, opentelemetry-python-contrib's test_gemini.yaml, and 401 ACCESS_TOKEN_TYPE_UNSUPPORTED, " +
+			"pydantic-ai's test_google_vertexai_image_generation.yaml, answer keys and tokens the API did not take)."},
 	{name: "json-syntax", check: checkJSONSyntax,
 		verified: "the API parses the body as JSON and answers 400 INVALID_ARGUMENT \"Invalid JSON payload " +
 			"received.\" when it cannot (the prefix of every parse error, e.g. ax-llm/ax#293).",
@@ -45,29 +52,46 @@ var rules = []rule{
 	{name: "function-response-object", check: checkResponseObject,
 		verified: "a functionResponse.response that is a list: text verified (danny-avila/LibreChat#5525, " +
 			"vercel/ai#3589); a response that is absent is accepted (issue 13: a Gemini 3.5 conversation answered " +
-			"200).",
+			"200, the real traffic's trace adk-go-283a2401f69a, June 2026).",
 		assumed: "a string, number or bool response, answered in the proto JSON form for a Struct (\"Invalid " +
 			"value at '…' (type.googleapis.com/google.protobuf.Struct), …\", the form gemini-cli#4120 shows for " +
 			"a scalar)."},
 	{name: "json-fields", check: checkJSONFields,
 		verified: "an unknown field at any level is refused, text verified (ax-llm/ax#293, " +
 			"glowingjade/obsidian-smart-composer#455; the same for $defs, const, exclusiveMinimum… in " +
-			"langchain-ai/langchainjs#7758); a value of the wrong JSON type, text verified " +
-			"(google-gemini/gemini-cli#4120: numbers in a schema's enum). Values are read as proto JSON reads them " +
-			"(https://protobuf.dev/programming-guides/json/): enums by name or number (the legacy Go SDK sends " +
-			"numbers, cloud.google.com/go/ai generative_client.go:702), integers as numbers or strings, bytes in " +
-			"standard or URL-safe base64. Lowercase schema types are accepted (google-gemini/cookbook " +
-			"Function_calling_REST.ipynb). The fields one backend lacks are listed in fields.go with their source.",
+			"langchain-ai/langchainjs#7758; in the real traffic, additionalProperties in parameters, pydantic-ai's " +
+			"test_image_as_binary_content_tool_response.yaml, November 2025, and a part's mediaResolution on v1beta, " +
+			"see fields.go); a value of the wrong JSON type, text verified (google-gemini/gemini-cli#4120: numbers " +
+			"in a schema's enum). Values are read as proto JSON reads them (https://protobuf.dev/programming-" +
+			"guides/json/): names in camelCase or snake_case (the traffic's pydantic-ai Vertex AI cassettes send " +
+			"function_call and thought_signature, answered 200), enums by name or number (the legacy Go SDK sends " +
+			"numbers, cloud.google.com/go/ai generative_client.go:702; answered 200 in the traffic's langchaingo " +
+			"traces, e.g. langchaingo-a0c4b1ed20c0, August 2025, with the request's model field, and to Vertex AI " +
+			"in opentelemetry-python-contrib's test_function_call_choice cassettes), integers as numbers or " +
+			"strings, bytes in standard or URL-safe base64. A lone object for a repeated message field is its one " +
+			"element, named without an index ('tools.function_declarations[0].parameters'): the traffic holds 45 " +
+			"requests whose tools is one object, from pydantic-ai's Gemini model, answered 200 from March 2025 to " +
+			"February 2026 (e.g. test_gemini_tool_output.yaml, test_gemini_drop_exclusive_maximum.yaml), and the " +
+			"refusal of test_image_as_binary_content_tool_response.yaml names that path; Google's REST examples " +
+			"send \"contents\": {\"parts\": {\"text\": …}} (ai.google.dev/gemini-api/docs/function-calling). " +
+			"Lowercase schema types are accepted (google-gemini/cookbook Function_calling_REST.ipynb). The fields " +
+			"one backend or version lacks are listed in fields.go with their source: function-call ids are on both " +
+			"backends (the traffic's Vertex AI requests, January to July 2026).",
 		assumed: "the case of other enum names is ignored too; enums other than a schema's type and the " +
-			"function-calling mode are not checked against their values."},
+			"function-calling mode are not checked against their values; every repeated message field takes a " +
+			"lone object, on both backends (seen for tools in the traffic, for contents and parts in Google's " +
+			"examples), and a lone scalar for a repeated scalar field is refused."},
 	{name: "contents-required", check: checkContentsRequired,
 		verified: "text verified (langchain-ai/langchain#33940)."},
 	{name: "role", check: checkRoles,
 		verified: "\"system\" and \"assistant\" are refused, text verified (the-open-agent/openagent#1666, " +
-			"MoonLadderStudios/MoonMind#8); an unset role is accepted (the API's own curl example, " +
-			"snailyp/gemini-balance#172); \"function\" is accepted: Google's legacy JS SDK sends function " +
-			"responses only under it (@google/generative-ai VALID_PARTS_PER_ROLE); \"tool\" was answered 200 in " +
-			"googleapis/python-genai#81."},
+			"MoonLadderStudios/MoonMind#8), and so is any other role on Vertex AI, unary and streamed (the real " +
+			"traffic's opentelemetry-python-contrib cassettes test_generate_content_invalid_role.yaml, January and " +
+			"August 2025, and test_stream_generate_content_invalid_role.yaml, March 2025, v1); an unset role is " +
+			"accepted (the API's own curl example, snailyp/gemini-balance#172); \"function\" is accepted: Google's " +
+			"legacy JS SDK sends function responses only under it (@google/generative-ai VALID_PARTS_PER_ROLE); " +
+			"\"tool\" was answered 200 in googleapis/python-genai#81. The system instruction's role is not " +
+			"checked: \"system\" there was answered 200 (the traffic's trace langchaingo-633ad50077ef, August 2025)."},
 	{name: "parts-required", check: checkPartsRequired,
 		verified: "Gemini API text verified (langchain-ai/langchain-google#691); Vertex AI text verified " +
 			"(firebase/firebase-android-sdk#6042)."},
@@ -75,14 +99,27 @@ var rules = []rule{
 		verified: "a part with no data, text verified (genkit-ai/genkit#3816, from a genai Go client). Vertex AI " +
 			"refuses an empty text part, text verified (deepset-ai/haystack-core-integrations#1337, " +
 			"Portkey-AI/gateway#462); the Gemini API accepts one again (google-gemini/deprecated-generative-ai-" +
-			"python#697, fixed) and sends them itself (gemini-3 streams end with {\"text\": \"\"}, captured in " +
-			"charmbracelet/fantasy's providertests).",
+			"python#697, fixed; in the real traffic, a user turn of only {\"text\": \"\"} in pydantic-ai's " +
+			"test_google_model_empty_user_prompt.yaml, July and November 2025, user turns of " +
+			"test_google_instructions_only_with_tool_calls.yaml, February 2026, and model turns of " +
+			"test_google_model_empty_assistant_response.yaml, November 2025) and sends them itself (gemini-3 streams " +
+			"end with {\"text\": \"\"}, captured in charmbracelet/fantasy's providertests).",
 		assumed: "a part that carries only a thoughtSignature is accepted on both backends (the SDK's " +
 			"omitempty makes one of the signature-only text part the API streams)."},
 	{name: "tool-type", check: checkToolType,
-		verified: "text verified (0xPlaygrounds/rig#588, ShishirPatil/gorilla#770)."},
+		verified: "text verified (0xPlaygrounds/rig#588, ShishirPatil/gorilla#770). A built-in tool is a tool " +
+			"type: the real traffic's googleSearch, codeExecution, urlContext, fileSearch and googleMaps tools were " +
+			"answered 200 (pydantic-ai's and openinference's cassettes, May 2025 to August 2026)."},
 	{name: "function-calling-config", check: checkFunctionCallingConfig,
-		verified: "text verified (musistudio/claude-code-router#1207)."},
+		verified: "a function calling config with tools none of which declares a function, text verified " +
+			"(musistudio/claude-code-router#1207, February 2026: a Google Search tool). One with no tools at all is " +
+			"accepted: mode ANY without tools was answered 200 for gemini-2.0-flash (the real traffic's pydantic-ai " +
+			"cassettes test_google_prompted_json_output.yaml, test_google_json_schema_output.yaml and their " +
+			"_multiple forms, June 2025); the fake refused it until then.",
+		assumed: "that other models also accept a config without tools, and refuse one whose tools declare no " +
+			"function."},
+	builtinRules[0], // server-side-tool-invocations (builtin.go)
+	builtinRules[1], // vertex-tool-mix
 	{name: "function-name", check: checkFunctionNames,
 		verified: "text verified, with the limit of 64 (google-gemini/gemini-cli#6704)."},
 	{name: "duplicate-function", check: checkDuplicateFunctions,
@@ -97,9 +134,30 @@ var rules = []rule{
 		verified: "text verified (iBUHub/AIStudioToAPI#154)."},
 	{name: "response-schema-with-tools", check: checkResponseSchemaWithTools,
 		verified: "a JSON response (responseMimeType \"application/json\") with function declarations is refused " +
-			"by Gemini 1.x and 2.x models on the Gemini API unless function calling mode is NONE, text verified " +
-			"(the sources are in responseschema.go).",
-		assumed: "what responseschema.go says of Vertex AI and of Gemini 3 and later."},
+			"by Gemini 1.x and 2.5 models on the Gemini API unless function calling mode is NONE, text verified, " +
+			"and Gemini 2.0 takes it (the sources are in responseschema.go). Gemini 3 accepts it: the real traffic's requests of " +
+			"pydantic-ai's test_native_output_with_function_tools.yaml cassettes (gemini-3-flash-preview, April " +
+			"and May 2026) and of the traces adk-go-d729fb180284 and adk-go-f9291809152a (gemini-3.5-flash, June " +
+			"2026) were answered 200.",
+		assumed: "what responseschema.go says of Vertex AI."},
+	{name: "temperature", check: checkTemperature,
+		verified: "Vertex AI refuses a temperature outside [0, 2.0001), text verified (the real traffic's " +
+			"opentelemetry-python-contrib cassettes test_generate_content_invalid_temperature.yaml: 1000 for " +
+			"gemini-1.5-flash-002, January 2025, and for gemini-2.5-pro, August 2025, on v1).",
+		assumed: "the same on v1beta1, and how a value that is not a whole number is written in the text " +
+			"(Go's shortest form, \"2.5\"); the Gemini API's range is not checked (no refusal of it was seen)."},
+	{name: "penalty", check: checkPenalty,
+		verified: "the Gemini API refuses a non-zero presencePenalty or frequencyPenalty for Gemini 2.5 models, " +
+			"400 INVALID_ARGUMENT \"Penalty is not enabled for models/gemini-2.5-flash\", text verified " +
+			"(vercel/ai#8943 for gemini-2.5-flash and gemini-2.5-pro, September 2025; BerriAI/litellm#32273, July " +
+			"2026; PublicAffairs/openai-gemini#63 for gemini-2.5-flash-preview-05-20); 0 is not checked " +
+			"(google-gemini/cookbook#1290). Older models take them: gemini-1.5-flash on the Gemini API (the real " +
+			"traffic's pydantic-ai cassette test_gemini_model_settings.yaml, April 2025), and Vertex AI takes them " +
+			"for gemini-2.5-pro (opentelemetry-python-contrib's test_generate_content_extra_params.yaml, August " +
+			"2025, v1).",
+		assumed: "Gemini 3 and later accept them on the Gemini API (google-gemini/cookbook#1290, July 2026, saw " +
+			"\"Penalty is not enabled for this model\" on the models it tried without naming them), and so does " +
+			"Vertex AI for every model."},
 	// The next rules see consecutive contents of the same side (model, or
 	// the user side: user, function and tool) as one turn, as genai's Chat
 	// streaming history needs (see [turn]).
@@ -119,16 +177,28 @@ var rules = []rule{
 	{name: "function-response-parts", check: checkFunctionResponseParts,
 		verified: "media inside a function response (functionResponse.parts) is refused for Gemini 2.5, text " +
 			"verified (google-gemini/gemini-cli#19436); Gemini 3 takes images and PDFs there (the same report, and " +
-			"the Gemini 3 developer guide).",
+			"the Gemini 3 developer guide), and audio, video and documents too, on both backends (the real " +
+			"traffic's pydantic-ai cassettes test_multimodal_tool_return_matrix_…, gemini-3-flash-preview, February " +
+			"and March 2026).",
 		assumed: "the Gemini API answers every model before Gemini 3 with that same text (the report came through " +
 			"gemini-cli, whose error links the Vertex AI docs), and Gemini 3 accepts any MIME type."},
+	builtinRules[2], // server-tool-parts
 	{name: "thought-signature", check: checkThoughtSignatures,
 		verified: "text verified (manthanabc/paws#103, nanbingxyz/5ire#405, csells/dartantic#86); the scope, the " +
 			"first functionCall of each step since the last user message, is documented " +
-			"(https://ai.google.dev/gemini-api/docs/thought-signatures). Vertex AI documents the same " +
+			"(https://ai.google.dev/gemini-api/docs/thought-signatures), and parallel calls signed on the first " +
+			"only were answered 200 (the real traffic's adk-go traces adk-go-719d37048025, adk-go-a53009619e20, " +
+			"March 2026, and adk-go-9bdb9beb7137, June 2026). Vertex AI documents the same " +
 			"(https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures).",
 		assumed: "the position in the text is the 1-based index of the content holding the call; models are " +
 			"recognized by the prefix gemini-3."},
+	{name: "continuation-token", check: checkContinuationToken,
+		verified: "the continuation of an answer the API cut is the same request, contents, tools and config, " +
+			"plus the top-level continuationToken the cut hop sent (genai v1.77.0 models.go:1330, 1569, 5666; " +
+			"continuation.go prepareContinuationConfig), and a stream resumes from its newest checkpoint token " +
+			"(continuation.go:60-65, 304-326).",
+		assumed: "the API refuses a token it did not send, and a request that differs from the one it continues, " +
+			"with its generic 400 INVALID_ARGUMENT text (none of its refusals of tokens is documented or recorded)."},
 	{name: "input-token-limit", check: checkInputTokens,
 		verified: "with Server.SetInputTokenLimit, a prompt over the limit, counted as usageMetadata counts it, " +
 			"gets 400 INVALID_ARGUMENT, text verified (google-gemini/gemini-cli#4231, a Gemini API key; the same " +
@@ -163,6 +233,17 @@ type input struct {
 	canonical []byte       // req as canonical JSON; set by "json-fields"
 
 	format streamFormat // how a stream is framed; read when answering
+
+	interactions bool // an Interactions request's reply is being made (interactions_reply.go)
+
+	// tokens looks up the continuation tokens the server sent; nil in
+	// table tests, where no token is known.
+	tokens func(token []byte) (*issuedToken, bool)
+	// Set by "continuation-token" for a request that continues an answer:
+	// the bytes of answer before it, and the rest of the stream it
+	// resumes, if it resumes one from a checkpoint.
+	priorOutput int
+	resume      []*genai.GenerateContentResponse
 }
 
 // vertex reports whether the request came to a Vertex AI route.
@@ -329,7 +410,7 @@ func checkResponseObject(in *input) *APIError {
 }
 
 func checkJSONFields(in *input) *APIError {
-	req, canonical, violations := decodeRequest(in.backend, in.tree)
+	req, canonical, violations := decodeRequest(in.backend, in.version, in.tree)
 	if len(violations) > 0 {
 		return payloadErrors(violations)
 	}
@@ -477,7 +558,7 @@ func declarations(req *wireRequest) []declaration {
 
 func checkFunctionCallingConfig(in *input) *APIError {
 	tc := in.req.ToolConfig
-	if tc != nil && tc.FunctionCallingConfig != nil && len(declarations(in.req)) == 0 {
+	if tc != nil && tc.FunctionCallingConfig != nil && len(in.req.Tools) > 0 && len(declarations(in.req)) == 0 {
 		return invalidArgument("Function calling config is set without function_declarations.")
 	}
 	return nil
@@ -738,6 +819,41 @@ func checkFunctionResponseParts(in *input) *APIError {
 		}
 	}
 	return nil
+}
+
+// maxTemperature is the bound of Vertex AI's message: temperatures from 0
+// (inclusive) to it (exclusive) are accepted.
+const maxTemperature = 2.0001
+
+func checkTemperature(in *input) *APIError {
+	gc := in.req.GenerationConfig
+	if !in.vertex() || gc == nil || gc.Temperature == nil {
+		return nil
+	}
+	if t := *gc.Temperature; t < 0 || t >= maxTemperature {
+		return invalidArgument(fmt.Sprintf("Unable to submit request because it has a temperature value of %s but the supported range is from 0 (inclusive) to 2.0001 (exclusive). Update the value and try again.",
+			strconv.FormatFloat(float64(t), 'g', -1, 32)))
+	}
+	return nil
+}
+
+func checkPenalty(in *input) *APIError {
+	gc := in.req.GenerationConfig
+	if in.vertex() || gc == nil || !penaltyDisabled(in.model) {
+		return nil
+	}
+	if p, f := gc.PresencePenalty, gc.FrequencyPenalty; p != nil && *p != 0 || f != nil && *f != 0 {
+		return invalidArgument("Penalty is not enabled for models/" + in.model)
+	}
+	return nil
+}
+
+// penaltyDisabled reports whether the Gemini API refuses presence and
+// frequency penalties for model: the Gemini 2.5 models (the rule "penalty"
+// gives the sources).
+func penaltyDisabled(model string) bool {
+	major, tail, ok := modelname.Major(strings.ToLower(model))
+	return ok && major == 2 && strings.HasPrefix(tail, ".5")
 }
 
 // isGemini3 reports whether model is one of the Gemini 3 models, which

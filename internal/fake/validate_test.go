@@ -39,7 +39,8 @@ type ruleCase struct {
 	// creds default to the API key APIKey on the Gemini API and the bearer
 	// token AccessToken on Vertex AI.
 	creds   *credentials
-	express bool // Vertex AI express mode: no project in the route
+	express bool   // Vertex AI express mode: no project in the route
+	version string // the API version of the route; default v1beta, v1beta1 on Vertex AI
 	body    string
 	rule    string
 	code    int // default 400
@@ -48,6 +49,16 @@ type ruleCase struct {
 	passes string
 	// limit is the server's input token limit (Server.SetInputTokenLimit).
 	limit int
+	// tokens are the continuation tokens the server sent, each to the
+	// request of this body (without its token), and the bytes of answer
+	// before it.
+	tokens map[string]continued
+}
+
+// continued is a continuation token a rule case's server sent.
+type continued struct {
+	body   string
+	output int
 }
 
 // input returns the rules' input for tc.
@@ -67,6 +78,23 @@ func (tc ruleCase) input() *input {
 	}
 	if tc.express {
 		in.project = ""
+	}
+	if tc.version != "" {
+		in.version = tc.version
+	}
+	if tc.tokens != nil {
+		in.tokens = func(token []byte) (*issuedToken, bool) {
+			c, ok := tc.tokens[string(token)]
+			if !ok {
+				return nil, false
+			}
+			tree, err := parseJSON([]byte(c.body))
+			if err != nil {
+				panic(err)
+			}
+			req, _, _ := decodeRequest(backend, in.version, tree)
+			return &issuedToken{key: continuationKey(req), output: c.output}, true
+		}
 	}
 	return in
 }
@@ -126,7 +154,7 @@ var ruleCases = []ruleCase{
 		want: "Unknown name \"x\" at 'contents[0].parts[0]': Cannot find field.\nInvalid JSON payload received. Unknown name \"y\" at 'contents[0]': Cannot find field."},
 	{name: "additionalProperties in parametersJsonSchema", passes: "json-fields", body: body([]string{userText},
 		tools(`{"functionDeclarations":[{"name":"f","parametersJsonSchema":{"type":"object","additionalProperties":false}}]}`))},
-	{name: "wrong JSON type", rule: "json-fields", body: `{"contents":{"role":"user"}}`,
+	{name: "wrong JSON type", rule: "json-fields", body: `{"contents":"hi"}`,
 		want: `Invalid value at 'contents' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content)`},
 	{name: "list for a message", rule: "json-fields", body: body([]string{`{"role":"user","parts":[{"text":"hi"}]}`}, `"toolConfig":[]`),
 		want: `Invalid JSON payload received. Unknown name "toolConfig": Proto field is not repeating, cannot start list.`},
@@ -163,11 +191,23 @@ var ruleCases = []ruleCase{
 		`"modelArmorConfig":{"promptTemplateName":"t"}`, `"generationConfig":{"audioTimestamp":true,"modelConfig":{}}`, `"safetySettings":[{"category":2,"threshold":"BLOCK_NONE","method":"SEVERITY"}]`)},
 	{name: "a Gemini API field on Vertex AI", vertex: true, rule: "json-fields", body: body([]string{userText}, `"store":true`),
 		want: `Invalid JSON payload received. Unknown name "store": Cannot find field.`},
-	{name: "function-call ids on Vertex AI", vertex: true, rule: "json-fields", body: body([]string{userText,
+	{name: "function-call ids on Vertex AI (real traffic, 2026)", vertex: true, passes: "json-fields", body: body([]string{userText,
 		`{"role":"model","parts":[{"functionCall":{"id":"1","name":"f"}}]}`,
-		`{"role":"user","parts":[{"functionResponse":{"id":"1","name":"f","response":{}}}]}`}, tools(declF)),
-		want: "Invalid JSON payload received. Unknown name \"id\" at 'contents[1].parts[0].function_call': Cannot find field.\n" +
-			"Invalid JSON payload received. Unknown name \"id\" at 'contents[2].parts[0].function_response': Cannot find field."},
+		`{"role":"user","parts":[{"functionResponse":{"id":"1","name":"f","response":{}}}]}`}, tools(declF))},
+	{name: "tools as one object (real traffic)", passes: "json-fields", body: body([]string{userText}, `"tools":`+declF)},
+	{name: "contents and parts as one object", passes: "json-fields", body: `{"contents":{"role":"user","parts":{"text":"hi"}}}`},
+	{name: "an unknown field in tools as one object", rule: "json-fields",
+		body: body([]string{userText}, `"tools":{"functionDeclarations":[{"name":"f","parameters":{"type":"object","additionalProperties":false}}]}`),
+		want: `Invalid JSON payload received. Unknown name "additionalProperties" at 'tools.function_declarations[0].parameters': Cannot find field.`},
+	{name: "a scalar for a list", rule: "json-fields", body: body([]string{userText}, `"generationConfig":{"stopSequences":"x"}`),
+		want: "Invalid value at 'generation_config.stop_sequences' (TYPE_STRING)"},
+	{name: "a part's media resolution on v1beta (real traffic)", rule: "json-fields",
+		body: body([]string{`{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"iVBORw=="},"mediaResolution":{"level":"MEDIA_RESOLUTION_HIGH"}}]}`}),
+		want: `Invalid JSON payload received. Unknown name "mediaResolution" at 'contents[0].parts[1]': Cannot find field.`},
+	{name: "a part's media resolution on v1alpha", version: "v1alpha", passes: "json-fields",
+		body: body([]string{`{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"iVBORw=="},"mediaResolution":{"level":"MEDIA_RESOLUTION_HIGH"}}]}`})},
+	{name: "a part's media resolution on Vertex AI", vertex: true, passes: "json-fields",
+		body: body([]string{`{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"iVBORw=="},"mediaResolution":{"level":"MEDIA_RESOLUTION_HIGH"}}]}`})},
 
 	{name: "one content", passes: "contents-required", body: body([]string{userText})},
 	{name: "no contents", body: `{"contents":[]}`, rule: "contents-required", want: "* GenerateContentRequest.contents: contents is not specified\n"},
@@ -207,6 +247,9 @@ var ruleCases = []ruleCase{
 	{name: "calling config with declarations", passes: "function-calling-config", body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`)},
 	{name: "calling config without declarations", body: body([]string{userText}, tools(`{"googleSearch":{}}`), `"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}`),
 		rule: "function-calling-config", want: "Function calling config is set without function_declarations."},
+	{name: "calling config without tools (real traffic: gemini-2.0-flash, mode ANY)", passes: "function-calling-config", model: "gemini-2.0-flash",
+		body: body([]string{userText}, `"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":[]}}`)},
+	{name: "calling config with an empty tools list", passes: "function-calling-config", body: body([]string{userText}, `"tools":[]`, `"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}`)},
 
 	{name: "names with dots, colons, dashes", passes: "function-name", body: body([]string{userText}, tools(`{"functionDeclarations":[{"name":"default_api:read.file-v2"},{"name":"_x"}]}`))},
 	{name: "name starting with a digit", body: body([]string{userText}, tools(`{"functionDeclarations":[{"name":"f"},{"name":"1f"}]}`)), rule: "function-name",
@@ -242,12 +285,31 @@ var ruleCases = []ruleCase{
 		body: body([]string{userText}, `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`)},
 	{name: "model alias of unknown version", passes: "response-schema-with-tools", model: "gemini-flash-latest",
 		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json"}`)},
+	{name: "JSON response with tools on gemini-2.0 (mastra-ai/mastra#10666)", passes: "response-schema-with-tools", model: "gemini-2.0-flash",
+		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json"}`)},
 	{name: "JSON response with tools on gemini-2.5", rule: "response-schema-with-tools",
 		body: body([]string{userText}, tools(declF), `"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}}`),
 		want: "Function calling with a response mime type: 'application/json' is unsupported"},
 	{name: "JSON response with mode ANY on gemini-1.5", rule: "response-schema-with-tools", model: "models/gemini-1.5-flash",
 		body: body([]string{userText}, tools(declF), `"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`, `"generationConfig":{"responseMimeType":"application/json"}`),
 		want: "Function calling with a response mime type: 'application/json' is unsupported"},
+
+	{name: "Vertex AI temperature in range", vertex: true, passes: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":2}`)},
+	{name: "Gemini API temperature not checked", passes: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":1000}`)},
+	{name: "Vertex AI temperature 1000 (real traffic)", vertex: true, rule: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":1000.0}`),
+		want: "Unable to submit request because it has a temperature value of 1000 but the supported range is from 0 (inclusive) to 2.0001 (exclusive). Update the value and try again."},
+	{name: "Vertex AI negative temperature", vertex: true, rule: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":-0.5}`),
+		want: "it has a temperature value of -0.5 but the supported range"},
+	{name: "Vertex AI temperature at the bound", vertex: true, rule: "temperature", body: body([]string{userText}, `"generationConfig":{"temperature":2.0001}`),
+		want: "temperature value of 2.0001 but"},
+
+	{name: "penalties on gemini-2.0-flash", passes: "penalty", model: "gemini-2.0-flash", body: body([]string{userText}, `"generationConfig":{"presencePenalty":0.5,"frequencyPenalty":0.5}`)},
+	{name: "zero penalties on gemini-2.5-flash", passes: "penalty", body: body([]string{userText}, `"generationConfig":{"presencePenalty":0,"frequencyPenalty":0}`)},
+	{name: "penalties on gemini-2.5-pro on Vertex AI", vertex: true, passes: "penalty", model: "gemini-2.5-pro", body: body([]string{userText}, `"generationConfig":{"presencePenalty":-1.5,"frequencyPenalty":1}`)},
+	{name: "presence penalty on gemini-2.5-flash", rule: "penalty", body: body([]string{userText}, `"generationConfig":{"presencePenalty":0.3}`),
+		want: "Penalty is not enabled for models/gemini-2.5-flash"},
+	{name: "frequency penalty on gemini-2.5-pro", rule: "penalty", model: "gemini-2.5-pro", body: body([]string{userText}, `"generationConfig":{"frequency_penalty":0.4}`),
+		want: "Penalty is not enabled for models/gemini-2.5-pro"},
 
 	{name: "call after response turn", passes: "function-call-placement", body: body([]string{userText, callF, respF, callF, respF}, tools(declF))},
 	{name: "call turn first", body: body([]string{callF, respF}, tools(declF)), rule: "function-call-placement",
@@ -321,6 +383,52 @@ var ruleCases = []ruleCase{
 		want: "position 4."},
 	{name: "gemini-3 earlier turns are not checked", passes: "thought-signature", model: "gemini-3-flash-preview",
 		body: body([]string{userText, `{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`, respF, `{"role":"model","parts":[{"text":"done"}]}`, userText}, tools(declF))},
+
+	{name: "gemini-3 built-in tools beside functions, invocations included", passes: "server-side-tool-invocations", model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":true}`)},
+	{name: "built-in tools alone need no invocations", passes: "server-side-tool-invocations", body: body([]string{userText}, tools(`{"googleSearch":{}}`, `{"urlContext":{}}`))},
+	{name: "built-in tools beside functions without invocations", rule: "server-side-tool-invocations", model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF)),
+		want: "Please enable tool_config.include_server_side_tool_invocations to use Built-in tools with Function calling."},
+	{name: "code execution beside functions, invocations false", rule: "server-side-tool-invocations", model: "gemini-3.5-flash",
+		body: body([]string{userText}, tools(`{"codeExecution":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":false}`),
+		want: "Please enable tool_config.include_server_side_tool_invocations"},
+	{name: "Vertex AI gemini-3 mixes without the field", passes: "vertex-tool-mix", vertex: true, model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF))},
+	{name: "Vertex AI gemini-2.5 refuses the mix", rule: "vertex-tool-mix", vertex: true,
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF)), want: "Multiple tools are supported only when they are all search tools."},
+	{name: "Vertex AI refuses the invocations field", rule: "json-fields", vertex: true, model: "gemini-3-flash-preview",
+		body: body([]string{userText}, tools(`{"googleSearch":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":true}`),
+		want: `Unknown name "includeServerSideToolInvocations" at 'tool_config': Cannot find field.`},
+	{name: "Vertex AI refuses a toolCall part", rule: "json-fields", vertex: true, model: "gemini-3-flash-preview",
+		body: body([]string{userText, `{"role":"model","parts":[{"toolCall":{"id":"a","toolType":"GOOGLE_SEARCH_WEB"}},{"text":"t"}]}`, userText}),
+		want: `Unknown name "toolCall" at 'contents[1].parts[0]': Cannot find field.`},
+	{name: "built-in tool parts sent back as received", passes: "server-tool-parts", model: "gemini-3-flash-preview",
+		body: body([]string{userText, `{"role":"model","parts":[{"toolCall":{"id":"a","toolType":"GOOGLE_SEARCH_WEB","args":{"queries":["q"]}},"thoughtSignature":"c2ln"},` +
+			`{"toolResponse":{"id":"a","toolType":"GOOGLE_SEARCH_WEB","response":{}},"thoughtSignature":"c2ln"},{"functionCall":{"id":"b","name":"f","args":{"a":"x"}},"thoughtSignature":"c2ln"}]}`,
+			`{"role":"user","parts":[{"functionResponse":{"id":"b","name":"f","response":{"result":1}}}]}`},
+			tools(`{"googleSearch":{}}`, declF), `"toolConfig":{"includeServerSideToolInvocations":true}`)},
+	{name: "a tool response without its call", rule: "server-tool-parts", model: "gemini-3-flash-preview",
+		body: body([]string{userText, `{"role":"model","parts":[{"toolResponse":{"id":"a","toolType":"GOOGLE_SEARCH_WEB","response":{}}},{"text":"t"}]}`, userText}),
+		want: `contents[1].parts[0].tool_response.id: "a" is not the id of a tool call before it in the model turn.`},
+	{name: "a tool call in a user turn", rule: "server-tool-parts",
+		body: body([]string{`{"role":"user","parts":[{"toolCall":{"id":"a","toolType":"URL_CONTEXT"}}]}`}),
+		want: "contents[0].parts[0]: a built-in tool's call or response must be in a model turn"},
+
+	{name: "a continuation of the request that received the token", passes: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText}), output: 12}},
+		body:   body([]string{userText}, `"continuationToken":"dG9r"`)},
+	{name: "a token the server did not send", rule: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText})}},
+		body:   body([]string{userText}, `"continuationToken":"b3RoZXI="`), want: "the continuation token was not sent by this server"},
+	{name: "a token sent with another request", rule: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText})}},
+		body:   body([]string{userText, `{"role":"model","parts":[{"text":"more"}]}`, userText}, `"continuationToken":"dG9r"`),
+		want:   "must be the request that received it, plus the token"},
+	{name: "a token with another config", rule: "continuation-token",
+		tokens: map[string]continued{"tok": {body: body([]string{userText})}},
+		body:   body([]string{userText}, `"continuationToken":"dG9r"`, `"generationConfig":{"temperature":0.1}`),
+		want:   "this one differs"},
 
 	// The contents [userText] count 11 tokens.
 	{name: "prompt at the token limit", passes: "input-token-limit", limit: 11, body: body([]string{userText})},
@@ -403,7 +511,8 @@ func TestJSONWithToolsAccepted(t *testing.T) {
 		want    bool
 	}{
 		{genai.BackendGeminiAPI, "gemini-2.5-flash", false},
-		{genai.BackendGeminiAPI, "models/gemini-2.0-flash-001", false},
+		{genai.BackendGeminiAPI, "models/gemini-2.0-flash-001", true},
+		{genai.BackendGeminiAPI, "gemini-2.5-flash-lite", false},
 		{genai.BackendGeminiAPI, "gemini-1.5-pro", false},
 		{genai.BackendGeminiAPI, "gemini-3-flash-preview", true},
 		{genai.BackendGeminiAPI, "gemini-3.5-flash", true},

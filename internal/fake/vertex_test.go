@@ -33,10 +33,10 @@ func TestVertexClient(t *testing.T) {
 	}
 	call := resp.FunctionCalls()
 	cand := resp.Candidates[0]
-	// Vertex AI sends no function-call ids, no finishMessage, a createTime
-	// and a trafficType (see fill.go).
-	if len(call) != 1 || call[0].ID != "" || len(cand.Content.Parts[0].ThoughtSignature) == 0 || cand.FinishMessage != "" {
-		t.Errorf("call %+v, signature %q, finishMessage %q; want one call without id, with a signature, no finishMessage",
+	// Vertex AI sends Gemini 3's function-call ids (since mid-2026), no
+	// finishMessage, a createTime and a trafficType (see fill.go).
+	if len(call) != 1 || call[0].ID == "" || len(cand.Content.Parts[0].ThoughtSignature) == 0 || cand.FinishMessage != "" {
+		t.Errorf("call %+v, signature %q, finishMessage %q; want one call with an id and a signature, no finishMessage",
 			call, cand.Content.Parts[0].ThoughtSignature, cand.FinishMessage)
 	}
 	if !resp.CreateTime.Equal(created) || resp.UsageMetadata.TrafficType != genai.TrafficTypeOnDemand ||
@@ -124,23 +124,25 @@ func TestVertexAuth(t *testing.T) {
 	}
 }
 
-// On Vertex AI, history with function-call ids is refused, as the real one
-// refuses it; genai sends the ids it is given.
-func TestVertexRefusesFunctionCallIDs(t *testing.T) {
+// Vertex AI takes function-call ids back, as the real one does since 2026
+// (fields.go); genai sends the ids it is given.
+func TestVertexAcceptsFunctionCallIDs(t *testing.T) {
 	srv := newServer(t)
-	srv.Enqueue(fake.Text("unused"))
+	srv.Enqueue(fake.Text("ok"), fake.Text("ok"))
 	call := &genai.FunctionCall{ID: "call-1", Name: "f"}
 	resp := genai.NewPartFromFunctionResponse("f", map[string]any{})
 	resp.FunctionResponse.ID = "call-1"
 	history := []*genai.Content{user("hi"), {Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: call}}},
 		{Role: genai.RoleUser, Parts: []*genai.Part{resp}}}
-	_, err := srv.VertexClient().Models.GenerateContent(context.Background(), "gemini-2.5-flash", history, nil)
-	ae := asAPIError(t, err)
-	if ae.Code != 400 || !strings.Contains(ae.Message, `Unknown name "id" at 'contents[1].parts[0].function_call': Cannot find field.`) {
-		t.Errorf("error %+v; want 400 naming the unknown id", ae)
+	for name, c := range map[string]*genai.Client{"Vertex AI": srv.VertexClient(), "the Gemini API": srv.Client()} {
+		if _, err := c.Models.GenerateContent(context.Background(), "gemini-2.5-flash", history, nil); err != nil {
+			t.Errorf("history with function-call ids on %s: %v; want accepted", name, err)
+		}
 	}
-	if _, err := srv.Client().Models.GenerateContent(context.Background(), "gemini-2.5-flash", history, nil); err != nil {
-		t.Errorf("the same history on the Gemini API: %v; want accepted", err)
+	for _, r := range srv.Requests() {
+		if got := r.Contents[2].Parts[0].FunctionResponse.ID; got != "call-1" {
+			t.Errorf("request #%d (%v) carried response id %q; want call-1", r.Seq, r.Backend, got)
+		}
 	}
 }
 

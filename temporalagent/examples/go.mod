@@ -14,6 +14,7 @@ replace (
 require (
 	github.com/toolnexus/toolnexus-go v0.0.0-00010101000000-000000000000
 	github.com/toolnexus/toolnexus-go/temporalagent v0.0.0-00010101000000-000000000000
+	go.opentelemetry.io/otel/sdk v1.46.0
 	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/server v1.32.1
@@ -179,7 +180,6 @@ require (
 	go.opentelemetry.io/otel/exporters/prometheus v0.56.0 // indirect
 	go.opentelemetry.io/otel/log v0.20.0 // indirect
 	go.opentelemetry.io/otel/metric v1.46.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.46.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.46.0 // indirect
 	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect

@@ -1,10 +1,10 @@
-// Package offline is the examples' offline model: a reply function for
-// internal/fake that plays Gemini for the demo tools (package demotools),
-// so that the chat and the server work with no key and no network. It
-// reads the conversation the way the real model would receive it, over
-// HTTP through the real client and the agent loop, answers a question
-// with real function calls, and turns the function responses into an
-// answer.
+// Package offline is the offline model of the examples: it plays Gemini
+// for the demo tools (get_weather, current_time, calculate) behind
+// internal/fake, so that the chat, the server and the eval example work
+// with no key and no network. It reads the conversation the way the real model would
+// receive it, over HTTP through the real client and the agent loop,
+// answers a question with real function calls, and turns the function
+// responses into an answer.
 package offline
 
 import (
@@ -23,10 +23,10 @@ import (
 // that signatures come back.
 const ModelName = "gemini-3-offline-demo"
 
-// chunk and eventDelay make the offline answer stream in visible pieces.
+// Chunk and EventDelay make the offline answer stream in visible pieces.
 const (
-	chunk      = 12
-	eventDelay = 15 * time.Millisecond
+	Chunk      = 12
+	EventDelay = 15 * time.Millisecond
 )
 
 // NewServer returns a fake Gemini server that answers as the offline
@@ -46,32 +46,52 @@ func NewServer(extra ...func(*fake.Request) *fake.Reply) *fake.Server {
 	return srv
 }
 
-// Model answers one request as the offline model.
+// Model answers one request as the offline model: the calls or the text
+// [Answer] gives, the text streamed in visible pieces.
 func Model(req *fake.Request) *fake.Reply {
+	calls, text := Answer(req)
+	if len(calls) > 0 {
+		return fake.Calls(calls...)
+	}
+	return Streamed(fake.Text(text))
+}
+
+// Streamed makes r stream its text in visible pieces, as the offline
+// model's answers do.
+func Streamed(r *fake.Reply) *fake.Reply {
+	r.TextChunk, r.EventDelay = Chunk, EventDelay
+	return r
+}
+
+// Help is the answer to a message the offline model does not understand.
+const Help = "I am the offline demo model, so I only understand a few things: the weather in a city " +
+	"(\"What's the weather in Paris and Tokyo?\"), the time in a time zone (\"what time is it in UTC\") " +
+	"and arithmetic (\"what is (12+7)*3\"). Set GEMINI_API_KEY to chat with Gemini about anything."
+
+// Answer returns the offline model's answer to a request: the function
+// calls its last message asks for, bound to the tools the request declares
+// (see [Bind]), or the call that hands it to an agent the message names
+// (an agent tool: agent.AsTool's, a2aagent.RemoteTool's) or that answers
+// such an agent's question; or, when the last content holds function
+// responses, the text that sums them up; or, when it understands none of
+// it, [Help].
+func Answer(req *fake.Request) (calls []*genai.FunctionCall, text string) {
 	if len(req.Contents) == 0 {
-		return offlineText("I did not get a message.")
+		return nil, "I did not get a message."
 	}
 	last := req.Contents[len(req.Contents)-1]
 	if results := FunctionResponses(last); len(results) > 0 {
-		return offlineText(summarize(results))
+		return nil, Summarize(results)
 	}
-	question := TextOf(last)
+	question := Text(last)
 	if call := delegate(req, question); call != nil {
-		return fake.Calls(call)
+		return []*genai.FunctionCall{call}, ""
 	}
-	calls := bind(plan(question), declared(req))
+	calls = Bind(Plan(question), Declared(req))
 	if len(calls) == 0 {
-		return offlineText("I am the offline demo model, so I only understand a few things: the weather in a city " +
-			"(\"What's the weather in Paris and Tokyo?\"), the time in a time zone (\"what time is it in UTC\") " +
-			"and arithmetic (\"what is (12+7)*3\"). Set GEMINI_API_KEY to chat with Gemini about anything.")
+		return nil, Help
 	}
-	return fake.Calls(calls...)
-}
-
-func offlineText(s string) *fake.Reply {
-	r := fake.Text(s).WithTextChunk(chunk)
-	r.EventDelay = eventDelay
-	return r
+	return calls, ""
 }
 
 var (
@@ -97,14 +117,14 @@ var cityZones = map[string]string{
 	"sao paulo": "America/Sao_Paulo", "moscow": "Europe/Moscow", "dubai": "Asia/Dubai",
 }
 
-// plan decides which calls answer a question, in the order the question
+// Plan decides which calls answer a question, in the order the question
 // asks them. Each weather or time keyword starts a clause that runs to the
 // next one, so that "weather in Oslo and the time in Tokyo" gives two
 // calls, and every arithmetic expression is a calculate call, so that
 // "what is (12+7)*3 and what time is it in Tokyo?" gives two calls as
 // well: several requests in one message are parallel calls in one turn.
-// The calls name the demo tools; bind maps them to the tools declared.
-func plan(q string) []*genai.FunctionCall {
+// The calls name the demo tools; Bind maps them to the tools declared.
+func Plan(q string) []*genai.FunctionCall {
 	type clause struct {
 		start int
 		time  bool
@@ -168,8 +188,8 @@ func plan(q string) []*genai.FunctionCall {
 	return out
 }
 
-// declared returns the names of the functions a request declares.
-func declared(req *fake.Request) []string {
+// Declared returns the names of the functions a request declares.
+func Declared(req *fake.Request) []string {
 	var names []string
 	for _, t := range req.Tools {
 		for _, d := range t.FunctionDeclarations {
@@ -179,12 +199,12 @@ func declared(req *fake.Request) []string {
 	return names
 }
 
-// bind renames each planned call to the declared tool that does its job,
+// Bind renames each planned call to the declared tool that does its job,
 // and drops calls no declared tool can answer. A tool does a demo tool's
 // job when it has its name, or ends with it after a prefix and a
 // separator: an MCP server's get_weather may be declared as
 // demo_get_weather or demo.get_weather.
-func bind(calls []*genai.FunctionCall, names []string) []*genai.FunctionCall {
+func Bind(calls []*genai.FunctionCall, names []string) []*genai.FunctionCall {
 	var out []*genai.FunctionCall
 	for _, c := range calls {
 		if name := toolFor(names, c.Name); name != "" {
@@ -278,8 +298,8 @@ func expressions(q string) []expr {
 	return out
 }
 
-// summarize turns function responses into the answer.
-func summarize(results []*genai.FunctionResponse) string {
+// Summarize turns function responses into the answer.
+func Summarize(results []*genai.FunctionResponse) string {
 	var lines []string
 	for _, r := range results {
 		if msg, ok := r.Response["error"]; ok {
@@ -339,8 +359,8 @@ func FunctionResponses(c *genai.Content) []*genai.FunctionResponse {
 	return out
 }
 
-// TextOf returns the text of a content, thoughts left out.
-func TextOf(c *genai.Content) string {
+// Text returns the text of a content, thought parts left out.
+func Text(c *genai.Content) string {
 	var b strings.Builder
 	for _, p := range c.Parts {
 		if !p.Thought {

@@ -33,19 +33,19 @@ func TestPlan(t *testing.T) {
 		{"I have 3 cats", nil},
 	} {
 		var got []string
-		for _, c := range plan(tc.q) {
+		for _, c := range Plan(tc.q) {
 			for _, v := range c.Args {
 				got = append(got, c.Name+":"+v.(string))
 			}
 		}
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("plan(%q) = %v, want %v", tc.q, got, tc.want)
+			t.Errorf("Plan(%q) = %v, want %v", tc.q, got, tc.want)
 		}
 	}
 }
 
 func TestBind(t *testing.T) {
-	calls := plan("weather in Oslo, what is 2+2 and the time in UTC")
+	calls := Plan("weather in Oslo, what is 2+2 and the time in UTC")
 	for _, tc := range []struct {
 		declared []string
 		want     string
@@ -56,11 +56,11 @@ func TestBind(t *testing.T) {
 		{nil, ""},
 	} {
 		var got []string
-		for _, c := range bind(calls, tc.declared) {
+		for _, c := range Bind(calls, tc.declared) {
 			got = append(got, c.Name)
 		}
 		if strings.Join(got, " ") != tc.want {
-			t.Errorf("bind(%v) = %v, want %s", tc.declared, got, tc.want)
+			t.Errorf("Bind(%v) = %v, want %s", tc.declared, got, tc.want)
 		}
 	}
 }
@@ -73,15 +73,22 @@ func TestDelegate(t *testing.T) {
 	weather := &genai.FunctionDeclaration{Name: "get_weather", Parameters: &genai.Schema{Type: genai.TypeObject,
 		Properties: map[string]*genai.Schema{"city": {Type: genai.TypeString}}}}
 	tools := []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{weather, agentTool}}}
+	// ask returns the agent's call Answer makes, if any.
 	ask := func(contents ...*genai.Content) *genai.FunctionCall {
-		return delegate(&fake.Request{Contents: contents, Tools: tools}, TextOf(contents[len(contents)-1]))
+		calls, _ := Answer(&fake.Request{Contents: contents, Tools: tools})
+		for _, c := range calls {
+			if c.Name == "demo_agent" {
+				return c
+			}
+		}
+		return nil
 	}
 	if c := ask(genai.NewContentFromText("Ask the demo agent: what is the weather in Paris?", genai.RoleUser)); c == nil ||
 		c.Name != "demo_agent" || c.Args["request"] != "Ask the demo agent: what is the weather in Paris?" {
 		t.Errorf("a question for the agent: %+v", c)
 	}
-	if c := ask(genai.NewContentFromText("What is the weather in Paris?", genai.RoleUser)); c != nil {
-		t.Errorf("a question for no agent went to %s", c.Name)
+	if calls, _ := Answer(&fake.Request{Contents: []*genai.Content{genai.NewContentFromText("What is the weather in Paris?", genai.RoleUser)}, Tools: tools}); len(calls) != 1 || calls[0].Name != "get_weather" {
+		t.Errorf("a question for no agent: %+v", calls)
 	}
 	asked := []*genai.Content{
 		genai.NewContentFromText("Ask the demo agent: weather in Paris?", genai.RoleUser),
@@ -98,9 +105,9 @@ func TestDelegate(t *testing.T) {
 	if c := ask(append(asked, genai.NewContentFromText("What is the time?", genai.RoleUser))...); c != nil {
 		t.Errorf("another question answered the agent: %+v", c)
 	}
-	got := summarize([]*genai.FunctionResponse{{Name: "demo_agent", Response: map[string]any{"result": map[string]any{
+	got := Summarize([]*genai.FunctionResponse{{Name: "demo_agent", Response: map[string]any{"result": map[string]any{
 		"state": "input-required", "question": "get_weather needs approval.", "waiting_for": []any{}}}}})
 	if got != "demo_agent asks: get_weather needs approval. Answer yes or no." {
-		t.Errorf("summarize: %q", got)
+		t.Errorf("Summarize: %q", got)
 	}
 }

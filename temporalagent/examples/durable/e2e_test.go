@@ -348,6 +348,11 @@ func testAgents(models agent.Models, rec *recorder) []temporalagent.Agent {
 		{Name: "approve", Agent: newAgent(toolset.MustNew(pay, weather), func(c *agent.Config) {
 			c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Name == "pay" }
 		})},
+		// Each model call a regular activity that any worker picks up, and
+		// a lost one noticed within two seconds (long_test.go).
+		{Name: "long", Agent: newAgent(toolset.MustNew(weather), func(c *agent.Config) {
+			c.Observer = agent.ObserverFunc(func(_ context.Context, e *agent.Event) { rec.add("event", e.Kind.String()) })
+		}), RegularModelCalls: true, HeartbeatTimeout: 2 * time.Second},
 	}
 }
 
@@ -472,6 +477,8 @@ func scenarios(req *fake.Request) *fake.Reply {
 			return fake.Text("It is sunny in " + words[2] + ".")
 		}
 		return fake.Calls(fake.Call(agent.DefaultOutputToolName, map[string]any{"city": words[2], "sunny": true}))
+	case "longanswer":
+		return longAnswer(req, id)
 	case "pay":
 		if answered {
 			return fake.Text("payments handled")

@@ -1,0 +1,70 @@
+// Package devui is a development UI for an agent served by package
+// agentserver: a page in the browser to chat with the agent and see every
+// call it makes, without adding a print statement.
+//
+//	rec := devui.NewRecorder(nil)
+//	srv, _ := agentserver.New(agentserver.Config{Agent: a, Observer: rec})
+//	defer srv.Close(context.Background())
+//	http.Handle("/", devui.Handler(srv, nil)) // finds rec as the server's Observer
+//
+// examples/chat serves it for its agent: go run ./examples/chat -web localhost:8080.
+//
+// # The page
+//
+// One page of the package's own HTML, CSS and JavaScript, embedded in the
+// binary: no build step, nothing fetched from anywhere else (its Content
+// Security Policy allows its own origin only). Its views:
+//
+//   - Chat: the answer streams in as it is generated; thoughts are folded;
+//     each tool call is a card with its name, arguments, result or error,
+//     duration, and whether it ran in parallel with others; calls that need
+//     approval have Approve and Deny buttons, calls of browser tools
+//     (Options.BrowserTools) a form for their result; retries, a typed
+//     answer (as JSON) and the run's end are shown as they come. A page
+//     reloaded while a run goes on finds it and reads it from its start.
+//   - Runs: each recorded run as a timeline: model calls and tool calls as
+//     bars on one time axis, each under the span it belongs to (the run,
+//     the call that runs an agent as a tool), so that parallel calls are
+//     side by side and failed attempts and their waits are visible; the
+//     tokens of each model call (input, output, thoughts, cached); and, on
+//     a click, the exact request the call sent (model, contents, config with
+//     the tools' declarations) and the response it got, as JSON.
+//   - Conversations: the user's threads, each one's stored history with
+//     every content and part, any of them continued in the chat.
+//   - Agent: its name, model, request config, tools with their declarations
+//     as Gemini receives them, and limits.
+//
+// Thought signatures never reach the page: where one is, the page shows
+// that it is there and its size. Inline data (images, files) is shown by its
+// type and size too.
+//
+// # Talking to the server
+//
+// The chat is the AI SDK's UI message stream (package aisdk), mounted by
+// Handler at api/chat, with its resume route; the page's own client reads
+// it. The rest is a small JSON API, every route authenticated by the
+// server's Config.Authenticate and confined to the user it names:
+//
+//	GET  api/info                     the agent and the server's limits
+//	GET  api/threads                  the user's threads
+//	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer) and its run in progress
+//	GET  api/runs[?thread=id]         the user's recorded runs, the latest first
+//	GET  api/runs/{id}                a run's timeline
+//	GET  api/runs/{id}/calls/{span}   a model call's request and response
+//	POST api/runs/{id}/cancel         stop a run (application/json only)
+//
+// Another user's thread or run is answered exactly as one that does not
+// exist: 404. Errors are the server's: {"error":{"code","message"}}.
+//
+// # Recording
+//
+// The timelines come from a [Recorder], an agent.Observer the server is
+// given as Config.Observer: it keeps the last RecorderOptions.KeepRuns runs
+// of each user (20), of at most KeepUsers users (100), in memory, each with
+// at most MaxSpans steps (2000). Without one, the page works but has no
+// timelines, nor durations on its tool cards.
+//
+// The UI is for development: it shows users their own runs in full, the
+// requests their runs sent included. Mount it where the developers are,
+// behind the same authentication as the rest of the server.
+package devui

@@ -1,0 +1,910 @@
+// The toolnexus development UI: a chat over the server's AI SDK UI message
+// stream (api/chat), and views of the runs, conversations and agent over
+// the dev UI's JSON API. Plain JavaScript, no dependencies, no build step.
+'use strict';
+
+const state = {
+  info: null,
+  thread: '',
+  stream: null, // the AbortController of the chat stream being read
+  current: null, // the assistant message being streamed
+  runPoll: 0,
+  selectedRun: '',
+  selectedSpan: -1,
+};
+
+// ---- small helpers ----
+
+function $(id) { return document.getElementById(id); }
+
+// el makes an element: el('div', {class: 'x', onclick: f}, child, 'text').
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'class') e.className = v;
+    else if (k === 'style') Object.assign(e.style, v); // CSSOM: the page's CSP allows no style attribute
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function newID(prefix) {
+  const b = new Uint8Array(9);
+  crypto.getRandomValues(b);
+  return prefix + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+function pretty(v) {
+  if (typeof v === 'string') {
+    try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
+  }
+  return JSON.stringify(v, null, 2);
+}
+
+// short writes a value on one line when it is short, else indented.
+function short(v) {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s !== undefined && s.length <= 240 ? s : pretty(v);
+}
+
+function fmtMs(ms) {
+  if (ms === undefined || ms === null || isNaN(ms)) return '';
+  if (ms === 0) return '0';
+  if (ms < 1) return ms.toFixed(2) + ' ms';
+  if (ms < 1000) return Math.round(ms) + ' ms';
+  return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + ' s';
+}
+
+function fmtNum(n) { return (n || 0).toLocaleString('en-US'); }
+
+function toast(msg) {
+  const t = $('toast');
+  t.textContent = msg;
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, 6000);
+}
+
+// api fetches a JSON route of the dev UI; errors come back as thrown
+// Errors with the server's message and the status.
+async function api(path, init) {
+  const resp = await fetch(path, Object.assign({ headers: { Accept: 'application/json' } }, init));
+  if (!resp.ok) throw await responseError(resp);
+  return resp.json();
+}
+
+async function responseError(resp) {
+  let msg = resp.status + ' ' + resp.statusText;
+  try {
+    const body = await resp.json();
+    if (body && body.error) msg = body.error.message + ' (' + body.error.code + ')';
+  } catch { /* not JSON */ }
+  const err = new Error(msg);
+  err.status = resp.status;
+  return err;
+}
+
+function fail(err) {
+  if (err && err.name === 'AbortError') return;
+  toast(err && err.message ? err.message : String(err));
+}
+
+// ---- routing: #chat/<thread>, #runs/<run>, #threads/<thread>, #agent ----
+
+function route() {
+  const hash = decodeURIComponent(location.hash.slice(1));
+  const [view, ...rest] = hash.split('/');
+  const arg = rest.join('/');
+  const views = ['chat', 'runs', 'threads', 'agent'];
+  const v = views.includes(view) ? view : 'chat';
+  for (const name of views) {
+    $('view-' + name).hidden = name !== v;
+    $('nav-' + name).classList.toggle('active', name === v);
+  }
+  if (v !== 'runs') stopPolling();
+  if (v === 'chat') openChat(arg);
+  else if (v === 'runs') showRuns(arg);
+  else if (v === 'threads') showThreads(arg);
+  else showAgent();
+}
+
+function go(hash) {
+  if (location.hash === '#' + hash) route();
+  else location.hash = hash;
+}
+
+// ---- the chat ----
+
+function chatLink(thread) { return '#chat/' + encodeURIComponent(thread); }
+
+// openChat shows thread (a new one when empty): its stored history, then
+// the run in progress, if any, read from its start.
+async function openChat(thread) {
+  if (!thread) {
+    thread = state.thread || (state.info && state.info.thread) || newID('chat-');
+    history.replaceState(null, '', chatLink(thread));
+  }
+  $('nav-chat').href = chatLink(thread);
+  if (thread === state.thread && ($('messages').childElementCount > 0 || state.opening === thread)) return;
+  state.opening = thread;
+  stopStream();
+  state.thread = thread;
+  $('chat-thread').textContent = thread;
+  const box = $('messages');
+  box.replaceChildren();
+  let data = null;
+  try {
+    // A thread the server does not know is a new one: its history is
+    // asked for only when the list has it.
+    const known = await api('api/threads');
+    if (known.some((t) => t.id === thread)) data = await api('api/threads/' + encodeURIComponent(thread));
+  } catch (err) {
+    fail(err);
+  }
+  if (state.opening === thread) state.opening = '';
+  if (state.thread !== thread) return;
+  if (data) {
+    if (data.from > 0) box.append(el('p', { class: 'muted' }, `(${data.from} earlier contents not shown)`));
+    renderHistory(box, data.contents);
+    if (data.run) {
+      if (data.run.message) renderUser(box, textOf(data.run.message));
+      resume(thread);
+    }
+  }
+  scrollDown();
+}
+
+function stopStream() {
+  if (state.stream) state.stream.abort();
+  state.stream = null;
+  setBusy(false);
+}
+
+function setBusy(busy) {
+  $('stop').hidden = !busy;
+  $('send').disabled = busy;
+}
+
+function scrollDown() {
+  const box = $('messages');
+  box.scrollTop = box.scrollHeight;
+}
+
+function renderUser(box, text) {
+  box.append(el('div', { class: 'msg user' }, el('div', { class: 'bubble' }, text)));
+}
+
+function textOf(content) {
+  return (content.parts || []).filter((p) => p.text && !p.thought).map((p) => p.text).join('');
+}
+
+// browserTools are the tools the page declares, as the AI SDK transport
+// sends them.
+function browserTools() {
+  return ((state.info && state.info.browserTools) || []).map((t) => ({
+    name: t.name, description: t.description || '', inputSchema: t.parameters || { type: 'object', properties: {} },
+  }));
+}
+
+function isBrowserTool(name) {
+  return ((state.info && state.info.browserTools) || []).some((t) => t.name === name);
+}
+
+async function send(text) {
+  const box = $('messages');
+  renderUser(box, text);
+  const view = new AssistantMessage(box);
+  scrollDown();
+  await post({ id: state.thread, messages: [{ id: newID('m'), role: 'user', parts: [{ type: 'text', text }] }] }, view);
+}
+
+// decide sends the decision about a pending call, or a browser tool's
+// result, and reads the run on into the same message.
+async function decide(view, part) {
+  await post({ id: state.thread, messages: [{ id: newID('m'), role: 'assistant', parts: [part] }] }, view);
+}
+
+// post sends a chat request and streams its answer into view.
+async function post(body, view) {
+  stopStream();
+  body.tools = browserTools();
+  const ctl = new AbortController();
+  state.stream = ctl;
+  setBusy(true);
+  try {
+    const resp = await fetch('api/chat', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: ctl.signal,
+    });
+    if (!resp.ok) {
+      view.problem((await responseError(resp)).message);
+      return;
+    }
+    await readStream(resp, view, ctl);
+  } catch (err) {
+    if (err.name !== 'AbortError') view.problem('the stream broke: ' + err.message);
+  } finally {
+    if (state.stream === ctl) {
+      state.stream = null;
+      setBusy(false);
+    }
+  }
+}
+
+// resume reads the thread's run in progress from its start.
+async function resume(thread) {
+  stopStream();
+  const ctl = new AbortController();
+  state.stream = ctl;
+  setBusy(true);
+  try {
+    const resp = await fetch('api/chat/' + encodeURIComponent(thread) + '/stream', { signal: ctl.signal });
+    if (resp.status === 204 || state.thread !== thread) return;
+    if (!resp.ok) throw await responseError(resp);
+    const view = new AssistantMessage($('messages'));
+    await readStream(resp, view, ctl);
+  } catch (err) {
+    fail(err);
+  } finally {
+    if (state.stream === ctl) {
+      state.stream = null;
+      setBusy(false);
+    }
+  }
+}
+
+// readStream reads server-sent events of UI message chunks.
+async function readStream(resp, view, ctl) {
+  const reader = resp.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const frame = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      for (const line of frame.split('\n')) {
+        if (!line.startsWith('data: ')) continue;
+        const data = line.slice(6);
+        if (data === '[DONE]') { view.streamEnded(); return; }
+        if (ctl.signal.aborted) return;
+        view.chunk(JSON.parse(data));
+      }
+    }
+  }
+  view.streamEnded();
+}
+
+// AssistantMessage renders one run: text as it streams, folded thoughts,
+// a card per tool call, retries, the typed answer and the end.
+class AssistantMessage {
+  constructor(box) {
+    this.el = el('div', { class: 'msg assistant running' });
+    this.body = el('div', { class: 'body' });
+    this.meta = el('div', { class: 'meta' });
+    this.el.append(this.meta, this.body);
+    box.append(this.el);
+    this.parts = new Map(); // text and reasoning parts by id
+    this.cards = new Map(); // tool cards by call id
+    this.run = '';
+    this.ended = false;
+    this.refreshing = null;
+  }
+
+  chunk(c) {
+    switch (c.type) {
+      case 'start':
+        if (c.messageMetadata && c.messageMetadata.runId && this.run !== c.messageMetadata.runId) {
+          this.run = c.messageMetadata.runId;
+          this.el.dataset.run = this.run;
+          this.meta.replaceChildren(el('span', {}, this.run), el('a', { href: '#runs/' + encodeURIComponent(this.run), class: 'timeline-link' }, 'Timeline'));
+        }
+        break;
+      case 'text-start':
+        this.part(c.id, () => el('div', { class: 'text' }));
+        break;
+      case 'text-delta':
+        this.part(c.id, () => el('div', { class: 'text' })).append(c.delta);
+        break;
+      case 'reasoning-start':
+      case 'reasoning-delta': {
+        const text = this.part(c.id, () => {
+          const t = el('div', { class: 'text' });
+          this.body.append(el('details', { class: 'thought' }, el('summary', {}, 'Thoughts'), t));
+          return t;
+        }, true);
+        if (c.delta) text.append(c.delta);
+        break;
+      }
+      case 'tool-input-available':
+        this.card(c.toolCallId, c.toolName, c.input);
+        break;
+      case 'tool-approval-request':
+        this.card(c.toolCallId).waitApproval();
+        break;
+      case 'tool-approval-response': {
+        const card = this.cards.get(c.approvalId);
+        if (card) card.decided(c.approved, c.reason);
+        break;
+      }
+      case 'tool-output-available':
+        this.card(c.toolCallId).done(c.output);
+        this.refreshSoon();
+        break;
+      case 'tool-output-error':
+        this.card(c.toolCallId).failed(c.errorText);
+        this.refreshSoon();
+        break;
+      case 'tool-output-denied':
+        this.card(c.toolCallId).denied();
+        this.refreshSoon();
+        break;
+      case 'data-retry': {
+        const d = c.data;
+        this.body.append(el('div', { class: 'retry' },
+          `Model call failed (${d.reason}); retrying in ${fmtMs(d.delayMs)} — attempt ${d.attempt + 1} of turn ${d.turn + 1}`));
+        break;
+      }
+      case 'data-output':
+        this.body.append(el('div', { class: 'output' }, el('div', { class: 'label' }, 'Typed answer'),
+          el('pre', { class: 'json' }, pretty(c.data))));
+        break;
+      case 'error':
+        this.body.append(el('div', { class: 'error-line' }, 'Error: ' + c.errorText));
+        break;
+      case 'abort':
+        this.body.append(el('div', { class: 'error-line' }, 'Stopped: ' + (c.reason || 'the run was cancelled')));
+        break;
+      case 'finish':
+        this.finish(c);
+        break;
+      default:
+        break; // start-step, finish-step, text-end, reasoning-end, data parts of later versions
+    }
+    if (c.type !== 'finish' && c.type !== 'start') scrollDown();
+  }
+
+  part(id, make, appended) {
+    let p = this.parts.get(id);
+    if (!p) {
+      p = make();
+      if (!appended) this.body.append(p);
+      this.parts.set(id, p);
+    }
+    return p;
+  }
+
+  card(id, name, input) {
+    let card = this.cards.get(id);
+    if (!card) {
+      card = new ToolCard(this, id, name || '?', input || {});
+      this.cards.set(id, card);
+      this.body.append(card.el);
+    }
+    return card;
+  }
+
+  finish(c) {
+    if (c.finishReason === 'tool-calls') {
+      this.el.classList.add('waiting');
+      for (const card of this.cards.values()) {
+        if (card.state === 'running' && isBrowserTool(card.name)) card.waitBrowser();
+      }
+      this.refreshSoon();
+      return;
+    }
+    this.ended = true;
+    this.el.classList.remove('running', 'waiting');
+    const u = (c.messageMetadata && c.messageMetadata.usage) || {};
+    const words = { stop: 'Done', length: 'Cut at the output limit', 'content-filter': 'Blocked', error: 'Failed', other: 'Stopped' };
+    this.end = el('div', { class: 'end ' + (c.finishReason === 'stop' ? 'ok' : 'fail'), 'data-finish': c.finishReason },
+      `${words[c.finishReason] || c.finishReason} · tokens: ${fmtNum(u.inputTokens)} in (${fmtNum(u.cachedInputTokens)} cached), ` +
+      `${fmtNum(u.outputTokens)} out (${fmtNum(u.reasoningTokens)} thinking)`);
+    this.body.append(this.end);
+    this.refreshSoon();
+  }
+
+  streamEnded() {
+    for (const card of this.cards.values()) card.streamEnded();
+  }
+
+  problem(msg) {
+    this.el.classList.remove('running');
+    this.body.append(el('div', { class: 'error-line' }, msg));
+  }
+
+  // refreshSoon reads the run's timeline, for what the stream does not
+  // say: each call's duration and whether it ran in parallel.
+  refreshSoon() {
+    if (!this.run || !state.info || !state.info.recording) return;
+    if (this.refreshing) { this.again = true; return; }
+    this.refreshing = api('api/runs/' + encodeURIComponent(this.run)).then((tl) => {
+      for (const s of tl.spans) {
+        const card = s.kind === 'tool' && s.parent === 0 && this.cards.get(s.callId);
+        if (card) card.timing(s);
+      }
+      if (this.end && tl.done && !this.end.dataset.timed) {
+        this.end.dataset.timed = '1';
+        this.end.append(` · ${tl.modelCalls} model call${tl.modelCalls === 1 ? '' : 's'}, ${tl.toolCalls} tool call${tl.toolCalls === 1 ? '' : 's'} in ${fmtMs(tl.durationMs)}`);
+      } else if (this.end && !tl.done && (this.tries = (this.tries || 0) + 1) < 20) {
+        // The recorder reads the run's end a moment after the stream.
+        setTimeout(() => this.refreshSoon(), 100 * this.tries);
+      }
+    }).catch((err) => { if (err.status !== 404) fail(err); }).finally(() => {
+      this.refreshing = null;
+      if (this.again) { this.again = false; this.refreshSoon(); }
+    });
+  }
+}
+
+// ToolCard shows one tool call: its name, arguments, state, result or
+// error, duration and parallelism; buttons for an approval, a form for a
+// browser tool.
+class ToolCard {
+  constructor(msg, id, name, input) {
+    this.msg = msg;
+    this.id = id;
+    this.name = name;
+    this.state = 'running';
+    this.status = el('span', { class: 'badge status' }, 'running');
+    this.dur = el('span', { class: 'badge dur', hidden: true });
+    this.par = el('span', { class: 'badge par', hidden: true });
+    this.actions = el('div', { class: 'actions', hidden: true });
+    this.result = el('div', { class: 'result' });
+    this.el = el('div', { class: 'tool', 'data-call-id': id, 'data-name': name, 'data-state': 'running' },
+      el('div', { class: 'tool-head' }, el('span', { class: 'tool-name' }, name), this.status, this.dur, this.par),
+      el('div', { class: 'label' }, 'arguments'), el('pre', { class: 'json args' }, JSON.stringify(input)),
+      this.actions, this.result);
+  }
+
+  set(stateName, label, cls) {
+    this.state = stateName;
+    this.el.dataset.state = stateName;
+    this.status.textContent = label;
+    this.status.className = 'badge status ' + (cls || '');
+  }
+
+  waitApproval() {
+    this.set('waiting', 'needs approval', 'wait');
+    const approve = el('button', { class: 'primary approve', type: 'button' }, 'Approve');
+    const deny = el('button', { class: 'deny', type: 'button' }, 'Deny');
+    const reason = el('input', { type: 'text', class: 'reason', placeholder: 'reason (optional)' });
+    const answer = (approved) => {
+      approve.disabled = deny.disabled = true;
+      const approval = { id: this.id, approved };
+      if (!approved && reason.value) approval.reason = reason.value;
+      decide(this.msg, { type: 'tool-' + this.name, toolCallId: this.id, state: 'approval-responded', approval });
+    };
+    approve.addEventListener('click', () => answer(true));
+    deny.addEventListener('click', () => answer(false));
+    this.actions.replaceChildren(approve, deny, reason);
+    this.actions.hidden = false;
+  }
+
+  waitBrowser() {
+    this.set('waiting', 'runs in the browser: your answer', 'wait');
+    const area = el('textarea', { rows: 3, class: 'browser-result', placeholder: 'the result: JSON, or plain text' });
+    const ok = el('button', { class: 'primary send-result', type: 'button' }, 'Send result');
+    const bad = el('button', { class: 'send-error', type: 'button' }, 'Send as error');
+    const sendIt = (isError) => {
+      ok.disabled = bad.disabled = true;
+      const part = { type: 'tool-' + this.name, toolCallId: this.id };
+      if (isError) Object.assign(part, { state: 'output-error', errorText: area.value || 'the tool failed' });
+      else {
+        let output = area.value;
+        try { output = JSON.parse(area.value); } catch { /* plain text */ }
+        Object.assign(part, { state: 'output-available', output });
+      }
+      decide(this.msg, part);
+    };
+    ok.addEventListener('click', () => sendIt(false));
+    bad.addEventListener('click', () => sendIt(true));
+    this.actions.replaceChildren(el('form', { class: 'browser-form', onsubmit: (e) => { e.preventDefault(); sendIt(false); } },
+      el('div', { class: 'label' }, 'result of ' + this.name), area, el('div', { class: 'actions' }, ok, bad)));
+    this.actions.hidden = false;
+  }
+
+  decided(approved, reason) {
+    this.actions.hidden = true;
+    if (approved) this.set('running', 'approved, running');
+    else this.set('denied', 'denied' + (reason ? ': ' + reason : ''), 'bad');
+  }
+
+  done(output) {
+    this.actions.hidden = true;
+    this.set('done', 'done');
+    this.result.replaceChildren(el('div', { class: 'label' }, 'result'), el('pre', { class: 'json output' }, short(output)));
+  }
+
+  failed(text) {
+    this.actions.hidden = true;
+    this.set('error', 'error', 'bad');
+    this.result.replaceChildren(el('div', { class: 'label' }, 'error'), el('pre', { class: 'json error' }, text));
+  }
+
+  denied() {
+    this.actions.hidden = true;
+    this.set('denied', 'denied', 'bad');
+  }
+
+  streamEnded() {
+    if (this.state === 'running' && !this.msg.ended && this.msg.el.classList.contains('waiting') === false) {
+      this.set('running', 'running');
+    }
+  }
+
+  timing(s) {
+    if (s.end !== undefined && s.runStart !== undefined) {
+      this.dur.textContent = fmtMs(s.end - s.runStart);
+      this.dur.hidden = false;
+    }
+    if (s.wait && s.wait.to !== undefined) {
+      this.dur.textContent = (this.dur.hidden ? '' : this.dur.textContent + ' · ') + 'waited ' + fmtMs(s.wait.to - s.wait.from);
+      this.dur.hidden = false;
+    }
+    this.el.dataset.parallel = String(s.parallel);
+    if (s.parallel > 0) {
+      this.par.textContent = `parallel with ${s.parallel} other${s.parallel === 1 ? '' : 's'}`;
+      this.par.hidden = false;
+    }
+  }
+}
+
+// renderHistory renders stored contents as the chat shows them: the
+// user's messages, and each run's answer with its tool calls and results.
+function renderHistory(box, contents) {
+  let view = null;
+  for (const c of contents) {
+    const parts = c.parts || [];
+    const responses = parts.filter((p) => p.functionResponse);
+    if (c.role === 'user' && responses.length === 0) {
+      const text = textOf(c);
+      if (text) renderUser(box, text);
+      view = null;
+      continue;
+    }
+    if (!view) {
+      view = new AssistantMessage(box);
+      view.el.classList.remove('running');
+      view.ended = true;
+      view.calls = [];
+    }
+    if (responses.length > 0) {
+      responses.forEach((p, i) => {
+        const r = p.functionResponse;
+        const card = (r.id && view.cards.get(r.id)) || view.calls[i];
+        if (!card) return;
+        const resp = r.response || {};
+        if ('error' in resp) card.failed(typeof resp.error === 'string' ? resp.error : pretty(resp.error));
+        else card.done('result' in resp ? resp.result : resp);
+      });
+      view.calls = [];
+      continue;
+    }
+    parts.forEach((p, i) => {
+      if (p.functionCall) {
+        const id = p.functionCall.id || 'h' + Math.random();
+        const card = view.card(id, p.functionCall.name, p.functionCall.args || {});
+        card.set('done', 'no answer stored');
+        view.calls.push(card);
+      } else if (p.thought && p.text) {
+        view.chunk({ type: 'reasoning-delta', id: 'h' + box.childElementCount + '-' + i + Math.random(), delta: p.text });
+      } else if (p.text) {
+        view.chunk({ type: 'text-delta', id: 'h' + box.childElementCount + '-' + i + Math.random(), delta: p.text });
+      }
+    });
+  }
+}
+
+// ---- runs and their timelines ----
+
+function stopPolling() {
+  clearTimeout(state.runPoll);
+  state.runPoll = 0;
+}
+
+async function showRuns(run) {
+  stopPolling();
+  const list = $('run-list');
+  try {
+    const runs = await api('api/runs');
+    list.replaceChildren(...runs.map((r) => el('li', {
+      class: r.id === run ? 'active' : '', 'data-run': r.id, onclick: () => go('runs/' + encodeURIComponent(r.id)),
+    }, el('div', {}, r.message || r.id), el('div', { class: 'sub' },
+      `${r.state} · ${fmtMs(r.durationMs)} · ${r.modelCalls} model, ${r.toolCalls} tool calls · ${r.thread}`))));
+    if (runs.length === 0) {
+      list.replaceChildren(el('li', { class: 'muted' }, state.info && !state.info.recording
+        ? 'Runs are not recorded: give the server a devui.Recorder as Config.Observer.'
+        : 'No runs yet: send a message in the chat.'));
+    }
+    if (!run && runs.length > 0) run = runs[0].id;
+  } catch (err) { fail(err); }
+  if (run) showTimeline(run);
+}
+
+async function showTimeline(run) {
+  const detail = $('run-detail');
+  if (state.selectedRun !== run) state.selectedSpan = -1;
+  state.selectedRun = run;
+  let tl;
+  try {
+    tl = await api('api/runs/' + encodeURIComponent(run));
+  } catch (err) {
+    detail.replaceChildren(el('p', { class: 'error-line' }, err.message));
+    return;
+  }
+  if (state.selectedRun !== run || $('view-runs').hidden) return;
+  drawTimeline(detail, tl);
+  if (!tl.done) state.runPoll = setTimeout(() => showTimeline(run), 400);
+}
+
+// drawTimeline draws the run's spans as bars on one time axis, each under
+// the span it belongs to.
+function drawTimeline(detail, tl) {
+  const total = Math.max(tl.done ? tl.durationMs : tl.now, 1);
+  const pct = (ms) => (100 * Math.min(Math.max(ms, 0), total) / total).toFixed(3) + '%';
+  const width = (a, b) => (100 * Math.max(b - a, 0) / total).toFixed(3) + '%';
+  const children = new Map();
+  for (const s of tl.spans) {
+    if (!children.has(s.parent)) children.set(s.parent, []);
+    children.get(s.parent).push(s);
+  }
+  const rows = [];
+  const walk = (s, depth) => {
+    rows.push([s, depth]);
+    for (const c of children.get(s.id) || []) walk(c, depth + 1);
+  };
+  for (const s of children.get(-1) || []) walk(s, 0);
+
+  const axis = el('div', { class: 'tl-lane' });
+  const step = niceStep(total / 6);
+  for (let t = 0; t <= total; t += step) axis.append(el('span', { class: 'tick', style: { left: pct(t) } }, fmtMs(t)));
+  const tlBox = el('div', { class: 'tl', id: 'timeline' }, el('div', { class: 'tl-row tl-axis' }, el('div', { class: 'tl-label' }), axis));
+  const seg = (s, cls, from, to, title) => el('div', {
+    class: 'bar-seg ' + cls.split(' ').map((c) => 'k-' + c).join(' ') + (s.id === state.selectedSpan ? ' selected' : ''), style: { left: pct(from), width: width(from, to) },
+    title, 'data-span': s.id, 'data-kind': s.kind, 'data-name': s.name, 'data-from': from, 'data-to': to,
+    onclick: () => { state.selectedSpan = s.id; drawTimeline(detail, tl); },
+  });
+  for (const [s, depth] of rows) {
+    const end = s.end !== undefined ? s.end : tl.now;
+    const open = s.end === undefined ? ' open' : '';
+    const lane = el('div', { class: 'tl-lane' });
+    let label = s.name;
+    let tokens = '';
+    if (s.kind === 'model') {
+      label = `model call · turn ${s.turn + 1}` + (s.attempt > 1 ? ` · attempt ${s.attempt}` : '');
+      lane.append(seg(s, 'model' + (s.retried ? ' failed' : '') + open, s.start, end, `${s.name}: ${fmtMs(end - s.start)}`));
+      if (s.firstToken !== undefined) lane.append(el('div', { class: 'first-token', style: { left: pct(s.firstToken) }, title: 'first token' }));
+      if (s.retried && s.backoffMs > 0) lane.append(seg(s, 'backoff', end, end + s.backoffMs, `wait ${fmtMs(s.backoffMs)} before the next attempt`));
+      if (s.usage) tokens = `${fmtNum(s.usage.input)} in · ${fmtNum(s.usage.output)} out · ${fmtNum(s.usage.thoughts)} thoughts · ${fmtNum(s.usage.cached)} cached`;
+      if (s.retried) tokens = 'failed' + (s.failed ? ' (' + s.failed + ')' : '') + (s.reason ? ': ' + s.reason : '');
+    } else if (s.kind === 'tool') {
+      label = `${s.name}` + (s.parallel > 0 ? ` ∥${s.parallel + 1}` : '');
+      if (s.wait) {
+        const to = s.wait.to !== undefined ? s.wait.to : tl.now;
+        lane.append(seg(s, 'wait' + (s.wait.to === undefined ? ' open' : ''), s.wait.from, to, `waiting for ${s.wait.kind}: ${fmtMs(to - s.wait.from)}`));
+      }
+      const from = s.runStart !== undefined ? s.runStart : s.start;
+      if (!(s.wait && s.wait.to === undefined)) {
+        lane.append(seg(s, 'tool' + (s.error ? ' failed' : '') + open, from, end, `${s.name}: ${fmtMs(end - from)}`));
+      }
+      tokens = s.end !== undefined ? fmtMs(end - from) : 'running';
+      if (s.denied) tokens = 'denied';
+    } else {
+      label = (s.kind === 'run' ? 'run · ' : 'agent · ') + s.name;
+      lane.append(seg(s, s.kind + open, s.start, end, `${s.name}: ${fmtMs(end - s.start)}`));
+      tokens = fmtMs(end - s.start);
+    }
+    tlBox.append(el('div', { class: 'tl-row', 'data-span': s.id, 'data-kind': s.kind, 'data-depth': depth },
+      el('div', { class: 'tl-label', style: { paddingLeft: (8 + depth * 16) + 'px' }, title: label }, label, el('span', { class: 'tl-tokens' }, tokens)), lane));
+  }
+  const u = tl.usage;
+  const head = el('div', {},
+    el('h2', {}, 'Run ', el('code', {}, tl.id)),
+    el('table', { class: 'kv' },
+      el('tr', {}, el('td', {}, 'conversation'), el('td', {}, el('a', { href: chatLink(tl.thread) }, tl.thread))),
+      el('tr', {}, el('td', {}, 'message'), el('td', {}, tl.message || '')),
+      el('tr', {}, el('td', {}, 'state'), el('td', { id: 'run-state' }, tl.state + (tl.done && tl.done.error ? ': ' + tl.done.error.message : ''))),
+      el('tr', {}, el('td', {}, 'duration'), el('td', {}, fmtMs(tl.durationMs))),
+      el('tr', {}, el('td', {}, 'tokens'), el('td', {}, `${fmtNum(u.input)} in · ${fmtNum(u.output)} out · ${fmtNum(u.thoughts)} thoughts · ${fmtNum(u.cached)} cached`))),
+    tl.truncated ? el('p', { class: 'error-line' }, 'This run had more steps than the recorder keeps: the later ones are not shown.') : null,
+    el('div', { class: 'legend' },
+      ...[['model', 'model call'], ['tool', 'tool call'], ['agent', 'agent as a tool'], ['wait', 'waiting for a decision'], ['backoff', 'retry wait']]
+        .map(([c, t]) => el('span', {}, el('i', { class: 'bar-seg k-' + c, style: { position: 'static', display: 'inline-block' } }), t))));
+  const sel = tl.spans.find((s) => s.id === state.selectedSpan);
+  const panel = el('div', { id: 'span-detail' });
+  detail.replaceChildren(head, tlBox, panel);
+  if (sel) spanDetail(panel, tl, sel);
+}
+
+function niceStep(x) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(x, 0.001))));
+  for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
+  return 10 * p;
+}
+
+// spanDetail shows what one span did; for a model call, the exact request
+// it sent and the response it got.
+function spanDetail(panel, tl, s) {
+  const end = s.end !== undefined ? s.end : tl.now;
+  if (s.kind === 'model') {
+    const u = s.usage || {};
+    panel.append(el('h3', {}, `Model call: ${s.name}, turn ${s.turn + 1}, attempt ${s.attempt}`),
+      el('table', { class: 'kv' },
+        el('tr', {}, el('td', {}, 'latency'), el('td', {}, fmtMs(end - s.start) + (s.firstToken !== undefined ? ` (first token after ${fmtMs(s.firstToken - s.start)})` : ''))),
+        el('tr', {}, el('td', {}, 'streamed'), el('td', {}, s.stream ? 'yes' : 'no')),
+        el('tr', {}, el('td', {}, 'finish reason'), el('td', {}, s.finishReason || (s.retried ? 'failed' : '…'))),
+        s.retried ? el('tr', {}, el('td', {}, 'failure'), el('td', { class: 'error-line' }, [s.failed, s.reason].filter(Boolean).join(': ') || 'failed')) : null,
+        el('tr', {}, el('td', {}, 'function calls'), el('td', {}, String(s.calls || 0)))),
+      el('table', { class: 'tokens' }, el('tr', {}, el('th', {}, 'input'), el('th', {}, 'output'), el('th', {}, 'thoughts'), el('th', {}, 'cached')),
+        el('tr', {}, el('td', { class: 'tok-in' }, fmtNum(u.input)), el('td', { class: 'tok-out' }, fmtNum(u.output)),
+          el('td', { class: 'tok-thoughts' }, fmtNum(u.thoughts)), el('td', { class: 'tok-cached' }, fmtNum(u.cached)))));
+    const req = el('pre', { class: 'json', id: 'call-request' }, 'loading…');
+    const resp = el('pre', { class: 'json', id: 'call-response' }, 'loading…');
+    panel.append(el('h3', {}, 'Request'), req, el('h3', {}, 'Response'), resp);
+    api(`api/runs/${encodeURIComponent(tl.id)}/calls/${s.id}`).then((c) => {
+      req.textContent = pretty(c.request);
+      resp.textContent = c.response ? pretty(c.response) : '(no response: the call failed or is in flight)';
+    }).catch((err) => { req.textContent = err.message; resp.textContent = ''; });
+  } else if (s.kind === 'tool') {
+    panel.append(el('h3', {}, `Tool call: ${s.name}`),
+      el('table', { class: 'kv' },
+        el('tr', {}, el('td', {}, 'call id'), el('td', {}, s.callId || '')),
+        el('tr', {}, el('td', {}, 'turn'), el('td', {}, String(s.turn + 1))),
+        el('tr', {}, el('td', {}, 'ran for'), el('td', {}, s.end !== undefined ? fmtMs(end - (s.runStart !== undefined ? s.runStart : s.start)) : 'running')),
+        s.wait ? el('tr', {}, el('td', {}, 'waited'), el('td', {}, `${fmtMs((s.wait.to !== undefined ? s.wait.to : tl.now) - s.wait.from)} for ${s.wait.kind}` +
+          (s.wait.to !== undefined ? (s.wait.expired ? ' (expired)' : s.wait.approved ? ' (approved)' : ' (denied)') : ''))) : null,
+        el('tr', {}, el('td', {}, 'in parallel with'), el('td', {}, `${s.parallel} other call${s.parallel === 1 ? '' : 's'}`))),
+      el('h3', {}, 'Arguments'), el('pre', { class: 'json' }, pretty(s.args || {})),
+      el('h3', {}, s.error ? 'Error' : 'Result'), el('pre', { class: 'json' }, s.error || (s.output !== undefined ? pretty(s.output) : '…')));
+  } else {
+    panel.append(el('h3', {}, `${s.kind === 'run' ? 'Run' : 'Agent run'}: ${s.name}`), el('p', {}, fmtMs(end - s.start)));
+  }
+}
+
+// ---- conversations ----
+
+async function showThreads(thread) {
+  const list = $('thread-list');
+  try {
+    const threads = await api('api/threads');
+    list.replaceChildren(...threads.map((t) => el('li', {
+      class: t.id === thread ? 'active' : '', 'data-thread': t.id, onclick: () => go('threads/' + encodeURIComponent(t.id)),
+    }, el('div', {}, t.id, t.run ? el('span', { class: 'badge wait' }, ' running') : null),
+    el('div', { class: 'sub' }, `${t.len} contents · ${new Date(t.updated).toLocaleString()}`))));
+    if (threads.length === 0) list.replaceChildren(el('li', { class: 'muted' }, 'No conversations yet.'));
+  } catch (err) { fail(err); }
+  const detail = $('thread-detail');
+  if (!thread) return;
+  let data;
+  try {
+    data = await api('api/threads/' + encodeURIComponent(thread));
+  } catch (err) {
+    detail.replaceChildren(el('p', { class: 'error-line' }, err.message));
+    return;
+  }
+  const runs = await api('api/runs?thread=' + encodeURIComponent(thread)).catch(() => []);
+  detail.replaceChildren(
+    el('h2', {}, 'Conversation ', el('code', {}, data.id)),
+    el('div', { class: 'actions' },
+      el('button', { class: 'primary', id: 'continue', type: 'button', onclick: () => { state.thread = ''; go('chat/' + encodeURIComponent(data.id)); } }, 'Continue in chat'),
+      ' ', el('span', { class: 'muted' }, `${data.len} contents` + (data.run ? ` · a run is in progress (${data.run.id})` : ''))),
+    runs.length > 0 ? el('p', {}, 'Recorded runs: ', ...runs.map((r) => el('a', { href: '#runs/' + encodeURIComponent(r.id), class: 'run-link' }, r.id, ' '))) : null,
+    data.from > 0 ? el('p', { class: 'muted' }, `(${data.from} earlier contents not shown)`) : null,
+    ...data.contents.map((c, i) => contentView(c, data.from + i)));
+}
+
+// contentView shows one stored content with every part.
+function contentView(c, i) {
+  return el('div', { class: 'content ' + (c.role || ''), 'data-index': i },
+    el('div', { class: 'role' }, `#${i} ${c.role || '(no role)'}`),
+    ...(c.parts || []).map((p) => {
+      const kind = partKind(p);
+      const rest = Object.assign({}, p);
+      delete rest.thoughtSignature;
+      delete rest.thought;
+      let body;
+      if (kind === 'text' || kind === 'thought') body = el('div', { class: 'text' }, p.text);
+      else body = el('pre', { class: 'json' }, pretty(rest));
+      return el('div', { class: 'part', 'data-kind': kind },
+        el('div', { class: 'head' }, el('span', { class: 'badge' }, kind),
+          p.thoughtSignature ? el('span', { class: 'badge signature', title: 'the signature stays on the server' }, 'thought signature ' + p.thoughtSignature.replace(/^\(|, not shown\)$/g, '')) : null),
+        body);
+    }));
+}
+
+function partKind(p) {
+  if (p.thought) return 'thought';
+  for (const k of ['text', 'functionCall', 'functionResponse', 'inlineData', 'fileData', 'executableCode', 'codeExecutionResult']) {
+    if (k in p) return k;
+  }
+  const keys = Object.keys(p).filter((k) => k !== 'thoughtSignature');
+  return keys[0] || (p.thoughtSignature ? 'signature only' : 'empty');
+}
+
+// ---- the agent ----
+
+function showAgent() {
+  const info = state.info;
+  const detail = $('agent-detail');
+  if (!info) return;
+  const a = info.agent;
+  const l = a.limits;
+  const row = (k, v) => el('tr', {}, el('td', {}, k), el('td', {}, v));
+  const sys = a.config && a.config.systemInstruction ? textOf(a.config.systemInstruction) : '';
+  detail.replaceChildren(
+    el('h2', {}, 'Agent ', el('code', { id: 'agent-name' }, a.name || '(unnamed)')),
+    el('table', { class: 'kv' },
+      row('model', el('code', { id: 'agent-model' }, a.model)),
+      row('typed answer', a.typed ? 'yes' : 'no'),
+      row('system instruction', sys || '(none)')),
+    el('h3', {}, `Tools (${a.tools.length}), as Gemini receives them`),
+    ...a.tools.map((t) => el('details', { class: 'tool-decl', 'data-tool': t.name, open: true },
+      el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description)),
+      el('pre', { class: 'json' }, pretty(t.declaration)))),
+    info.browserTools.length > 0 ? el('h3', {}, 'Browser tools (declared by this page)') : null,
+    ...info.browserTools.map((t) => el('details', { 'data-tool': t.name },
+      el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description || '')),
+      el('pre', { class: 'json' }, pretty(t)))),
+    el('h3', {}, 'Limits'),
+    el('table', { class: 'kv', id: 'limits' },
+      row('model turns per run', l.maxTurns),
+      row('tools running at once', l.maxParallel),
+      row('calls per turn', l.maxCallsPerTurn),
+      row('tool timeout', l.toolTimeoutMs ? fmtMs(l.toolTimeoutMs) : 'none'),
+      row('tool output', l.maxOutputBytes > 0 ? fmtNum(l.maxOutputBytes) + ' bytes' : 'no bound'),
+      row('model call attempts', `${l.retry.maxAttempts} (backoff ${fmtMs(l.retry.initialDelayMs)} to ${fmtMs(l.retry.maxDelayMs)}, ×${l.retry.multiplier})`),
+      row('re-asks of an empty reply', l.retry.maxReasks),
+      row('approval timeout', fmtMs(info.server.approvalTimeoutMs)),
+      row('run timeout', info.server.runTimeoutMs ? fmtMs(info.server.runTimeoutMs) : 'none'),
+      row('runs in flight', info.server.maxRuns || 'no bound'),
+      row('request body', fmtNum(info.server.maxBodyBytes) + ' bytes')),
+    el('h3', {}, 'Request config'),
+    el('pre', { class: 'json' }, pretty(a.config)));
+}
+
+// ---- start ----
+
+async function start() {
+  $('composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = $('input').value.trim();
+    if (!text || state.stream) return;
+    $('input').value = '';
+    send(text).catch(fail);
+  });
+  $('input').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey) {
+      e.preventDefault();
+      $('composer').requestSubmit();
+    }
+  });
+  $('stop').addEventListener('click', () => {
+    const run = state.current && state.current.run;
+    const msgs = $('messages').querySelectorAll('.msg.assistant');
+    const last = msgs.length ? msgs[msgs.length - 1].dataset.run : run;
+    if (last) api('api/runs/' + encodeURIComponent(last) + '/cancel', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).catch(fail);
+  });
+  const fresh = () => { state.thread = ''; go('chat/' + newID('chat-')); };
+  $('new-chat').addEventListener('click', fresh);
+  $('new-thread').addEventListener('click', fresh);
+  window.addEventListener('hashchange', route);
+  try {
+    state.info = await api('api/info');
+    const title = state.info.title || ('dev UI · ' + (state.info.agent.name || state.info.agent.model));
+    $('title').textContent = title;
+    document.title = title;
+    $('who').textContent = state.info.user;
+  } catch (err) { fail(err); }
+  route();
+}
+
+start();

@@ -1,0 +1,125 @@
+package main
+
+// -web ADDR serves the chat's agent to a browser: package devui's page,
+// on package agentserver, with the same agent, tools (-mcp), approvals
+// (-approve) and conversations (-session) as the terminal chat.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/agentserver/devui"
+	"github.com/toolnexus/toolnexus-go/session"
+	"google.golang.org/genai"
+)
+
+// serveWeb serves the dev UI for a on opts.web until ctx is done or an
+// interrupt comes, then shuts down: runs in flight get a few seconds to
+// end, and every run is saved.
+func serveWeb(ctx context.Context, opts options, a *agent.Agent, convs *conversations, out io.Writer) error {
+	ln, err := net.Listen("tcp", opts.web)
+	if err != nil {
+		return err
+	}
+	rec := devui.NewRecorder(nil)
+	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var store session.Store = convs.store
+	if convs.path != "" {
+		store = sharedStore{convs.store} // the terminal's conversations are the page's threads
+	}
+	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Observer: rec, Logger: logger})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	uiOpts := &devui.Options{Recorder: rec, Title: "chat · " + a.Steps().Model()}
+	if convs.path != "" {
+		uiOpts.Thread = convs.name
+	}
+	hs := &http.Server{Handler: devui.Handler(srv, uiOpts), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	fmt.Fprintf(out, "Serving the dev UI at http://%s/ (Ctrl-C stops)\n", ln.Addr())
+	if convs.path != "" {
+		fmt.Fprintf(out, "Conversations are kept in %s; the page opens %q.\n", convs.path, convs.name)
+	}
+
+	var serveErr error
+	select {
+	case serveErr = <-served:
+	case <-ctx.Done():
+	case <-opts.interrupts:
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = srv.Close(shutdown)
+	if herr := hs.Shutdown(shutdown); herr != nil && err == nil {
+		err = herr
+	}
+	if serveErr == nil {
+		serveErr = <-served
+	}
+	if !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return err
+}
+
+// webPrefix starts the store id of every thread of the page's one user,
+// "local" (agentserver's anonymous user): agentserver names the thread
+// "chat" of user "local" "agentserver/local/chat".
+const webPrefix = "agentserver/local/"
+
+// sharedStore shows the terminal chat's conversations to the page as its
+// threads, and the page's threads to the terminal chat as conversations:
+// the thread "demo" is the conversation -session demo continues.
+type sharedStore struct{ session.Store }
+
+func (s sharedStore) name(id string) (string, error) {
+	name, ok := strings.CutPrefix(id, webPrefix)
+	if !ok {
+		return "", session.ErrNotFound
+	}
+	return name, nil
+}
+
+func (s sharedStore) Load(ctx context.Context, id string) ([]*genai.Content, error) {
+	name, err := s.name(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.Load(ctx, name)
+}
+
+func (s sharedStore) Append(ctx context.Context, id string, contents []*genai.Content) error {
+	name, err := s.name(id)
+	if err != nil {
+		return fmt.Errorf("chat: conversation %q is not the page's: %w", id, err)
+	}
+	return s.Store.Append(ctx, name, contents)
+}
+
+func (s sharedStore) Delete(ctx context.Context, id string) error {
+	name, err := s.name(id)
+	if err != nil {
+		return err
+	}
+	return s.Store.Delete(ctx, name)
+}
+
+func (s sharedStore) List(ctx context.Context) ([]session.Info, error) {
+	infos, err := s.Store.List(ctx)
+	for i := range infos {
+		infos[i].ID = webPrefix + infos[i].ID
+	}
+	return infos, err
+}
