@@ -93,3 +93,38 @@ func TestA2AErrors(t *testing.T) {
 		})
 	}
 }
+
+// -a2a in the page (-web): a thread of the page is one conversation with
+// the remote agent, whose question the next message of the thread
+// answers.
+func TestA2AWeb(t *testing.T) {
+	base := startWeb(t, options{a2a: []string{demoAgent(t)}})
+	stream := ask(t, base, "t1", "Ask the demo agent: what is the weather in Paris?")
+	if !strings.Contains(stream, `"toolName":"demo_agent"`) || !strings.Contains(stream, `"output":{"state":"input-required","question":"get_weather {\"city\":\"Paris\"} needs approval`) {
+		t.Fatalf("the first stream:\n%s", stream)
+	}
+	stream = ask(t, base, "t1", "yes")
+	if !strings.Contains(stream, `"input":{"approve":true,"request":"yes"}`) || !strings.Contains(stream, `"output":"Paris: heavy rain, 3°C`) {
+		t.Errorf("the answer's stream:\n%s", stream)
+	}
+	// Another thread is another remote conversation: nothing waits there.
+	stream = ask(t, base, "t2", "yes")
+	if strings.Contains(stream, "demo_agent") {
+		t.Errorf("another thread answered the first one's question:\n%s", stream)
+	}
+}
+
+// -a2a on the Interactions API (-api interactions): the same delegation.
+func TestA2AInteractions(t *testing.T) {
+	url := demoAgent(t)
+	out := chatOutput(t, options{a2a: []string{url}, api: "interactions"}, "Ask the demo agent: what is the weather in Paris?\nyes\n")
+	for _, want := range []string{
+		`demo_agent asks: get_weather {"city":"Paris"} needs approval`,
+		`→ demo_agent {"approve":true,"request":"yes"}`,
+		"demo_agent says: Paris: heavy rain, 3°C, humidity 53%, wind 45 km/h.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
