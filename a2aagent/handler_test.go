@@ -23,6 +23,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
 )
 
 // local is the handler of an agent on the fake model, in this process.
@@ -273,5 +274,84 @@ func TestMessageParts(t *testing.T) {
 	if len(parts) != 4 || parts[0].Text != "look" || string(parts[1].InlineData.Data) != "hi" || parts[1].InlineData.MIMEType != "image/png" ||
 		parts[2].FileData.FileURI != "gs://bucket/b.pdf" || parts[3].Text != `{"n":1}` {
 		t.Errorf("the model got %s", jsonOf(parts))
+	}
+}
+
+// events posts body to the JSON-RPC endpoint and returns the results of
+// the stream's events.
+func (l *local) events(body string) []map[string]any {
+	l.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, l.http.URL+a2aagent.DefaultPath, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer alice")
+	resp, err := l.http.Client().Do(req)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil || m["result"] == nil {
+				l.t.Fatalf("event %s: %v", data, err)
+			}
+			out = append(out, m["result"].(map[string]any))
+		}
+	}
+	return out
+}
+
+// A task is looked up for as long as its run is kept, whole, though its
+// stream and message/send read its end (agentserver cuts the logs of
+// other runs then): each turn's artifact, its text one part. A run that
+// another protocol started, whose log was cut to its end, is the task of
+// its answer.
+func TestTaskAfterItsEnd(t *testing.T) {
+	l := newLocal(t, nil, false)
+	l.model.Enqueue(fake.Calls(fake.Call("wait", nil)), fake.Text("Waited, as you asked.").WithTextChunk(3))
+	close(l.gate)
+	events := l.events(`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"messageId":"m1","role":"user","parts":[{"kind":"text","text":"wait"}]}}}`)
+	id, _ := events[0]["id"].(string)
+	if id == "" || events[len(events)-1]["status"].(map[string]any)["state"] != "completed" {
+		t.Fatalf("the stream %s", jsonOf(events))
+	}
+	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"` + id + `"}}`
+	_, _, m := l.rpc(get, "application/json", true)
+	want := `[{"artifactId":"ID-t0","parts":[{"data":{"args":{},"id":"ID-c0-0","name":"wait"},"kind":"data","metadata":{"adk_is_long_running":false,"adk_type":"function_call"}},` +
+		`{"data":{"id":"ID-c0-0","name":"wait","response":{"result":"done"}},"kind":"data","metadata":{"adk_type":"function_response"}}]},` +
+		`{"artifactId":"ID-t1","parts":[{"kind":"text","text":"Waited, as you asked."}]}]`
+	if got := jsonOf(m["result"].(map[string]any)["artifacts"]); got != strings.ReplaceAll(want, "ID", id) {
+		t.Errorf("tasks/get's artifacts %s\nwant %s", got, strings.ReplaceAll(want, "ID", id))
+	}
+	// Resubscribed, the task that is over: the task, whole, then its end.
+	again := l.events(`{"jsonrpc":"2.0","id":3,"method":"tasks/resubscribe","params":{"id":"` + id + `"}}`)
+	if len(again) != 2 || again[0]["kind"] != "task" || jsonOf(again[0]["artifacts"]) != strings.ReplaceAll(want, "ID", id) ||
+		again[1]["status"].(map[string]any)["state"] != "completed" || again[1]["final"] != true {
+		t.Errorf("resubscribed %s", jsonOf(again))
+	}
+
+	// A run of another protocol's, read to its end: its log is cut.
+	l.model.Enqueue(fake.Text("Elsewhere."))
+	att, err := l.srv.Submit(context.Background(), "alice", agentserver.Request{Thread: "other", Message: genai.NewContentFromText("hi", genai.RoleUser)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, _, err := att.Cursor.Next(context.Background(), time.Minute); err != nil {
+			break
+		}
+	}
+	att.Cursor.Close()
+	_, _, m = l.rpc(`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"id":"`+att.Run.ID+`"}}`, "application/json", true)
+	task := m["result"].(map[string]any)
+	if arts := jsonOf(task["artifacts"]); arts != `[{"artifactId":"`+att.Run.ID+`-t0","parts":[{"kind":"text","text":"Elsewhere."}]}]` ||
+		task["status"].(map[string]any)["state"] != "completed" || task["contextId"] != "other" {
+		t.Errorf("the task of a cut log %s", jsonOf(task))
+	}
+	again = l.events(`{"jsonrpc":"2.0","id":5,"method":"tasks/resubscribe","params":{"id":"` + att.Run.ID + `"}}`)
+	if len(again) != 3 || again[0]["kind"] != "task" || again[1]["kind"] != "artifact-update" || again[2]["status"].(map[string]any)["state"] != "completed" {
+		t.Errorf("resubscribed to the task of a cut log %s", jsonOf(again))
 	}
 }
