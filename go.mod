@@ -3,6 +3,7 @@ module github.com/toolnexus/toolnexus-go
 go 1.25.0
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3

@@ -49,6 +49,13 @@
 // flushed per record, a keep-alive comment when idle, a write deadline
 // that drops a client that reads nothing.
 //
+// A run that is over can be looked up for Config.KeepFinished. Its log is
+// cut to its last record once a reader has read its end and nobody reads
+// it, so that the runs kept cost little; a run started with
+// Request.KeepLog, for a protocol whose clients ask for a run's whole
+// story after its end (A2A's tasks/get), keeps its log, each turn's text
+// joined into one record.
+//
 // # Approvals and browser tools
 //
 // A call the agent's Config.NeedsApproval picks, and a call of a browser
@@ -85,8 +92,9 @@
 // # Observing
 //
 // Runs are ordinary agent runs: the agent's Observer and Config.Observer
-// see every event, with contexts that [RunID] and agent.Conversation read
-// the run and the thread from, and otelagent records the thread as
+// see every event, with contexts that [RunID], [RunUser] and
+// agent.Conversation read the run, its user and the thread from (so do
+// the tools the run calls), and otelagent records the thread as
 // gen_ai.conversation.id. [Server.Run] describes a run by id (its state,
 // the calls it waits for, how it ended: text, typed answer, usage),
 // [Server.Current] a thread's run in progress, [Server.Attach] reads a
@@ -116,7 +124,12 @@
 //     first record is KindStart and the last KindDone. The log of a run
 //     that is over may be cut to its last record (the in-process runner
 //     cuts it once a cursor has read its end and none reads it any more):
-//     a cursor on it reads the end.
+//     a cursor on it reads the end. The log of a run started with
+//     Input.KeepLog is kept whole for as long as the run is, every record
+//     at its offset, except that the pieces of a turn's text (and of its
+//     thoughts) may be joined once the run is over: the joined record has
+//     its first piece's offset and the text of them all, and the offsets
+//     of the others are no record's.
 //   - A pause comes once the turn's other calls have their results, and
 //     is the last record while the run waits; decisions are appended after
 //     it (KindDecision), then, if calls still wait, a new pause listing

@@ -216,7 +216,7 @@ func (l *localRunner) Close(ctx context.Context) error {
 func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*toolset.Tool) {
 	defer l.wg.Done()
 	ctx = agent.WithConversation(ctx, in.Conversation)
-	ctx = context.WithValue(ctx, runKey{}, r.id)
+	ctx = withRun(ctx, r.id, in.User)
 	if l.runTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, l.runTimeout, errRunTimeout)

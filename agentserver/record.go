@@ -59,7 +59,9 @@ const (
 // their fields point to.
 type Record struct {
 	// Offset is the record's position in its run's log, from 0: stable,
-	// and the same for every reader.
+	// and the same for every reader. (In the kept log of a run that is
+	// over, a turn's text is one record, at its first piece's offset: see
+	// Request.KeepLog.)
 	Offset int64 `json:"offset"`
 	Kind   Kind  `json:"kind"`
 	// Time is when the record was made.

@@ -1,6 +1,7 @@
 package agentserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,14 +29,18 @@ type run struct {
 	started                        time.Time
 
 	mu      sync.Mutex
-	records []Record // the log, from offset base
+	records []Record // the log, in offset order, from offset base
 	// base is the offset of records[0]: 0, until the log of a run that
 	// is over is cut to its last record (see trimLocked).
-	base    int64
-	readers []chan struct{} // each cursor's wake-up, signalled at each record
-	endRead bool            // a cursor read the KindDone record
-	state   State
-	done    *Done
+	base int64
+	// keepLog says to keep the log once the run is over (Input.KeepLog);
+	// joined is set once its text was joined, so that its offsets have
+	// gaps.
+	keepLog, joined bool
+	readers         []chan struct{} // each cursor's wake-up, signalled at each record
+	endRead         bool            // a cursor read the KindDone record
+	state           State
+	done            *Done
 	// ended and over are set by localRunner.ended, under its lock.
 	ended time.Time
 	over  bool
@@ -71,7 +77,7 @@ type pendingCall struct {
 
 func newRun(id string, in *Input, l *localRunner) *run {
 	r := &run{
-		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l,
+		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l, keepLog: in.KeepLog,
 		started: time.Now(), state: StateRunning,
 		decided: make(chan struct{}), settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
 		records: make([]Record, 0, 16),
@@ -521,8 +527,26 @@ func (r *run) finish(ctx context.Context, e *agent.Event) {
 	r.mu.Unlock()
 }
 
-// lenLocked returns the length of the log.
-func (r *run) lenLocked() int64 { return r.base + int64(len(r.records)) }
+// lenLocked returns the length of the log: the offset of the next record.
+func (r *run) lenLocked() int64 {
+	if n := len(r.records); n > 0 {
+		return r.records[n-1].Offset + 1
+	}
+	return r.base
+}
+
+// indexLocked returns the index in r.records of the first record at or
+// after offset pos (len(r.records) when there is none).
+func (r *run) indexLocked(pos int64) int {
+	switch {
+	case pos <= r.base:
+		return 0
+	case !r.joined:
+		return int(min(pos-r.base, int64(len(r.records))))
+	}
+	i, _ := slices.BinarySearchFunc(r.records, pos, func(rec Record, pos int64) int { return cmp.Compare(rec.Offset, pos) })
+	return i
+}
 
 // trimLocked cuts the log of a run that is over, and that nobody reads
 // any more, to its last record: a run is kept for a while after its end, to be
@@ -531,14 +555,73 @@ func (r *run) lenLocked() int64 { return r.base + int64(len(r.records)) }
 //
 // A log is cut only once a reader has read its end: a request that
 // started or continued the run may attach after the run ended, and must
-// still read what the run did.
+// still read what the run did. The log of a run started with KeepLog is
+// not cut: its text is joined instead (see joinLocked).
 func (r *run) trimLocked() {
-	if r.done == nil || !r.endRead || len(r.readers) > 0 || len(r.records) <= 1 {
+	if r.done == nil || len(r.readers) > 0 {
+		return
+	}
+	if r.keepLog {
+		r.joinLocked()
+		return
+	}
+	if !r.endRead || len(r.records) <= 1 {
 		return
 	}
 	last := r.records[len(r.records)-1]
 	r.base = last.Offset
 	r.records = []Record{last}
+}
+
+// joinLocked joins the pieces of text of each turn that follow one
+// another in the log into one record, and the pieces of thoughts so too:
+// the record keeps its first piece's offset and time. A kept log then
+// holds each text once, as the thread does, and a record per call, result
+// and turn. Nobody reads the log (a reader's offset could fall among
+// the pieces), and the run is over: no record comes after.
+func (r *run) joinLocked() {
+	if r.joined {
+		return
+	}
+	r.joined = true
+	n := 0
+	for i := range r.records {
+		if i == 0 || !continues(&r.records[i-1], &r.records[i]) {
+			n++
+		}
+	}
+	if n == len(r.records) {
+		return
+	}
+	out := make([]Record, 0, n)
+	for i := 0; i < len(r.records); {
+		rec := r.records[i]
+		j := i + 1
+		for j < len(r.records) && continues(&r.records[j-1], &r.records[j]) {
+			j++
+		}
+		if j > i+1 {
+			var b strings.Builder
+			size := 0
+			for k := i; k < j; k++ {
+				size += len(r.records[k].Text)
+			}
+			b.Grow(size)
+			for k := i; k < j; k++ {
+				b.WriteString(r.records[k].Text)
+			}
+			rec.Text = b.String()
+		}
+		out = append(out, rec)
+		i = j
+	}
+	r.records = out
+}
+
+// continues reports whether rec is a piece of the same text as prev: of
+// the same turn, and both the answer's text or both thoughts.
+func continues(prev, rec *Record) bool {
+	return (rec.Kind == KindText || rec.Kind == KindThought) && rec.Kind == prev.Kind && rec.Turn == prev.Turn
 }
 
 func (r *run) lastTurnLocked() int {
@@ -579,12 +662,11 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (Record, bool, er
 	for {
 		r := c.r
 		r.mu.Lock()
-		if c.pos < r.base {
-			c.pos = r.base // the log was cut: its end is what is left
-		}
-		if c.pos < r.lenLocked() {
-			rec := r.records[c.pos-r.base]
-			c.pos++
+		// A log that was cut holds its end from base; one that was joined
+		// has gaps in its offsets: the cursor reads the next record there is.
+		if i := r.indexLocked(c.pos); i < len(r.records) {
+			rec := r.records[i]
+			c.pos = rec.Offset + 1
 			if rec.Kind == KindDone {
 				r.endRead = true
 			}
@@ -624,7 +706,7 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (Record, bool, er
 func (c *cursor) Buffered() int {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return int(c.r.lenLocked() - max(c.pos, c.r.base))
+	return len(c.r.records) - c.r.indexLocked(c.pos)
 }
 
 // Close implements [Cursor].

@@ -28,7 +28,9 @@ type Runner interface {
 
 	// Attach returns a cursor on the run's log, at offset (0 reads the
 	// whole log; a run that is over may have kept only its last record,
-	// which the cursor then reads). An unknown run is ErrNotFound.
+	// which the cursor then reads, or, with Input.KeepLog, its text
+	// joined: the cursor reads from the first record at or after offset).
+	// An unknown run is ErrNotFound.
 	Attach(ctx context.Context, runID string, offset int64) (Cursor, error)
 
 	// Decide hands the run decisions about its pending calls, all or
@@ -75,6 +77,9 @@ type Input struct {
 	Message *genai.Content
 	// Tools are the browser tools the request declared, validated.
 	Tools []ToolDecl
+	// KeepLog says to keep the run's whole log once it is over, for as
+	// long as the run is kept (Request.KeepLog).
+	KeepLog bool
 }
 
 // A ToolDecl declares a tool that runs in the browser: the model may call

@@ -240,6 +240,15 @@ type Request struct {
 	// Tools are the browser tools the request declares; a run that
 	// starts gets them (a run that goes on keeps those it started with).
 	Tools []ToolDecl
+	// KeepLog keeps the whole log of the run that starts for as long as
+	// the server keeps the run (Config.KeepFinished), rather than letting
+	// it be cut to its last record once its end was read: for a protocol
+	// whose clients look a run's whole story up after they have read its
+	// end (A2A's tasks/get). Once the run is over and nobody reads it, the
+	// pieces of each turn's text and thoughts are joined into one record
+	// each, so that a kept log holds little more than what the run added
+	// to its thread. A run that goes on keeps the choice it started with.
+	KeepLog bool
 }
 
 // An Attachment is what a request did to its thread: the run, and the
@@ -323,7 +332,7 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	if req.Message == nil || len(req.Message.Parts) == 0 {
 		return Attachment{}, BadRequest(0, "no_message", "the request has no new user message")
 	}
-	info, c, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: req.Message, Tools: req.Tools})
+	info, c, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: req.Message, Tools: req.Tools, KeepLog: req.KeepLog})
 	if err != nil {
 		return Attachment{}, err
 	}

@@ -2,9 +2,12 @@ package agentserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -218,5 +221,110 @@ func TestFinishedLogIsCut(t *testing.T) {
 	}
 	if _, _, err := cur.Next(bg, 0); err != io.EOF {
 		t.Errorf("after the end: %v, want io.EOF", err)
+	}
+}
+
+// A run started with KeepLog keeps its whole log once it is over and
+// read, rather than its last record: every call, result and turn at its
+// offset, the pieces of each turn's text and thoughts joined into one
+// record at the first piece's offset. A cursor attached among the joined
+// pieces reads from the next record.
+func TestKeptLog(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.model.Enqueue(fake.Calls(call("Paris")),
+		fake.Parts(&genai.Part{Text: "Looking at the sky.", Thought: true}, genai.NewPartFromText("Sunny in Paris, all day long.")).WithTextChunk(4))
+	att, err := h.srv.Submit(bg, "alice", agentserver.Request{Thread: "t1", Message: genai.NewContentFromText("Weather?", genai.RoleUser), KeepLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []agentserver.Record
+	for {
+		rec, ok, err := att.Cursor.Next(bg, time.Minute)
+		if err == io.EOF {
+			break
+		}
+		if err != nil || !ok {
+			t.Fatalf("reading the run: %v %v", ok, err)
+		}
+		streamed = append(streamed, rec)
+	}
+	att.Cursor.Close()
+	info, err := h.srv.Run(bg, "alice", att.Run.ID)
+	if err != nil || info.Len != int64(len(streamed)) {
+		t.Fatalf("run %+v %v: want Len %d", info, err, len(streamed))
+	}
+
+	cur, err := h.srv.Attach(bg, "alice", att.Run.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []agentserver.Record
+	for {
+		rec, ok, err := cur.Next(bg, 0)
+		if err == io.EOF {
+			break
+		}
+		if err != nil || !ok {
+			t.Fatalf("reading the kept log: %v %v", ok, err)
+		}
+		kept = append(kept, rec)
+	}
+	cur.Close()
+
+	// What the stream read, its pieces joined: the log to expect.
+	var want []agentserver.Record
+	for _, rec := range streamed {
+		if n := len(want); n > 0 && (rec.Kind == agentserver.KindText || rec.Kind == agentserver.KindThought) &&
+			want[n-1].Kind == rec.Kind && want[n-1].Turn == rec.Turn {
+			want[n-1].Text += rec.Text
+			continue
+		}
+		want = append(want, rec)
+	}
+	if len(want) >= len(streamed) {
+		t.Fatalf("the stream read %d records, none of them pieces to join: %+v", len(streamed), streamed)
+	}
+	var got, wanted []string
+	for _, rec := range kept {
+		got = append(got, fmt.Sprintf("%d %s %q", rec.Offset, rec.Kind, rec.Text))
+	}
+	for _, rec := range want {
+		wanted = append(wanted, fmt.Sprintf("%d %s %q", rec.Offset, rec.Kind, rec.Text))
+	}
+	if strings.Join(got, "\n") != strings.Join(wanted, "\n") {
+		t.Errorf("the kept log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wanted, "\n"))
+	}
+	var text, thought *agentserver.Record
+	for i := range kept {
+		switch kept[i].Kind {
+		case agentserver.KindText:
+			text = &kept[i]
+		case agentserver.KindThought:
+			thought = &kept[i]
+		case agentserver.KindToolResult:
+			if string(kept[i].Result.Output) != `"sunny in Paris"` {
+				t.Errorf("the call's result %s", kept[i].Result.Output)
+			}
+		}
+	}
+	if text == nil || text.Text != "Sunny in Paris, all day long." || thought == nil || thought.Text != "Looking at the sky." {
+		t.Fatalf("text %+v, thought %+v", text, thought)
+	}
+
+	// Among the joined pieces, a cursor reads from the next record.
+	mid, err := h.srv.Attach(bg, "alice", att.Run.ID, text.Offset+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mid.Close()
+	if n := mid.Buffered(); n != len(kept)-slices.IndexFunc(kept, func(r agentserver.Record) bool { return r.Offset == text.Offset })-1 {
+		t.Errorf("Buffered from among the pieces = %d", n)
+	}
+	rec, ok, err := mid.Next(bg, 0)
+	if err != nil || !ok || rec.Offset <= text.Offset || rec.Kind == agentserver.KindText {
+		t.Errorf("the record after the joined text: %+v %v %v", rec, ok, err)
+	}
+	if _, err := h.srv.Attach(bg, "alice", att.Run.ID, info.Len+1); err == nil {
+		t.Error("Attach past the log's end succeeded")
 	}
 }

@@ -52,6 +52,8 @@ type options struct {
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
 	// whose tools are added.
 	mcp, mcpHTTP []string
+	// a2a are the -a2a values: remote A2A agents, each a tool.
+	a2a []string
 	// loginFile, when set, replaces the file in the user's config
 	// directory that keeps the logins to -mcp-http servers; loginOut,
 	// where the user is told to log in (nil: stderr); loginTimeout, how
@@ -155,6 +157,9 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer closeMCP()
+	if tools, err = withA2A(ctx, opts.a2a, tools, sources, out); err != nil {
+		return err
+	}
 
 	prompt := systemPrompt
 	if opts.web != "" {

@@ -5,6 +5,7 @@
 //
 //	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-v] [-approve] [-search] [-trace]
 //	                       [-session name] [-session-db file] [-web host:port] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
+//	                       [-a2a [name=]URL]...
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -45,6 +46,18 @@
 // so that you log in once. It never prints a token:
 //
 //	go run ./examples/chat -mcp-http tracker=https://mcp.example.com/mcp
+//
+// -a2a makes the A2A agent at a URL (its base URL, or its card's) a tool
+// (package a2aagent): the model hands it requests and reads its answers,
+// one remote conversation per chat conversation; when the agent asks
+// something (say, to approve a call of its own), the model relays the
+// question, and the next answer goes back to it. The tool is named after
+// the agent's card ("demo agent" is demo_agent), or "name=" in front.
+// examples/server serves such an agent; the offline model hands a
+// question that names the agent to it:
+//
+//	go run ./examples/server -approve &
+//	printf 'Ask the demo agent: what is the weather in Paris?\nyes\n' | go run ./examples/chat -a2a http://localhost:8080
 //
 // It streams the answer as it is generated and shows each tool call and its
 // result. Type /help for the commands. Ctrl-C stops the answer in progress;
@@ -123,8 +136,9 @@ func main() {
 	flag.StringVar(&opts.web, "web", "", "serve the chat in the browser at `host:port` (the dev UI: chat, timelines, conversations, the agent) instead of the terminal")
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")
+	flag.Var((*listFlag)(&opts.a2a), "a2a", "add the A2A agent at `URL` (its base URL or its card's) as a tool; \"name=URL\" names the tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]... [-a2a URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/a2aagent"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/agui"
@@ -22,6 +23,10 @@ import (
 // defaultModel is the model used with an API key, unless -model says
 // otherwise.
 const defaultModel = "gemini-3.5-flash"
+
+// agentName is the agent's name on its A2A card: a remote-agent tool of
+// it is called demo_agent.
+const agentName = "demo agent"
 
 const systemPrompt = "You are a helpful assistant in a web chat. Use the tools when they help: " +
 	"get_weather (its data is made up: say so), current_time and calculate. Answer briefly."
@@ -110,10 +115,17 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	chat := aisdk.Handler(a.srv)
 	mux.Handle("/api/chat", chat)
 	mux.Handle("/api/chat/", chat) // GET /api/chat/{id}/stream
+	// A2A: the card, whose url is the JSON-RPC endpoint (on the host the
+	// card was asked of).
+	a2a := a2aagent.Handler(a.srv, &a2aagent.Options{Name: agentName,
+		Description: "A demo agent: the (made-up) weather in a city, the time in a time zone, and arithmetic."})
+	mux.Handle(a2aagent.CardPath, a2a)
+	mux.Handle(a2aagent.DefaultPath, a2a)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "toolnexus demo agent (%s)\n\nAG-UI:  POST /agui (RunAgentInput), POST /agui/connect\n"+
-			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume)\n", model)
+			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume)\n"+
+			"A2A:    GET %s (the agent card), POST %s (JSON-RPC)\n", model, a2aagent.CardPath, a2aagent.DefaultPath)
 	})
 	a.handler = mux
 	return a, nil

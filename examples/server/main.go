@@ -2,7 +2,9 @@
 // weather, the time in a time zone, arithmetic) to web frontends, on both
 // protocols they speak: AG-UI (CopilotKit, @ag-ui/client) at POST /agui,
 // and the AI SDK's UI message stream (useChat) at POST /api/chat, with its
-// resume route GET /api/chat/{id}/stream.
+// resume route GET /api/chat/{id}/stream; and to other agents over A2A:
+// its card at GET /.well-known/agent-card.json, JSON-RPC at POST /a2a (the
+// card's url).
 //
 // Usage:
 //
@@ -19,6 +21,11 @@
 //
 //	curl -N localhost:8080/api/chat -H 'content-type: application/json' \
 //	  -d '{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is the weather in Paris?"}]}]}'
+//
+// A2A, with the chat as the other agent (its -a2a flag makes this agent a
+// tool of the chat's):
+//
+//	printf 'Ask the demo agent: what is the weather in Paris?\n' | go run ./examples/chat -a2a http://localhost:8080
 //
 // README.md has curl lines for an approval and a resume.
 package main
@@ -47,8 +54,9 @@ func main() {
 	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file` (default: in memory)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file]\n\n"+
-			"Serves the demo agent over AG-UI (POST /agui) and the AI SDK's UI message stream (POST /api/chat,\n"+
-			"GET /api/chat/{id}/stream), on Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")
+			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
+			"GET /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
+			"GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -89,7 +97,8 @@ func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logg
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,
-		"agui", "POST /agui", "aisdk", "POST /api/chat, GET /api/chat/{id}/stream", "approve", opts.approve)
+		"agui", "POST /agui", "aisdk", "POST /api/chat, GET /api/chat/{id}/stream",
+		"a2a", "GET /.well-known/agent-card.json, POST /a2a", "approve", opts.approve)
 	var serveErr error
 	select {
 	case serveErr = <-done:

@@ -85,7 +85,7 @@ func TestServerOffline(t *testing.T) {
 	}
 	index, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(index), "POST /agui") || !strings.Contains(string(index), "POST /api/chat") {
+	if !strings.Contains(string(index), "POST /agui") || !strings.Contains(string(index), "POST /api/chat") || !strings.Contains(string(index), "POST /a2a") {
 		t.Errorf("index %q", index)
 	}
 
@@ -128,6 +128,51 @@ func TestServerOffline(t *testing.T) {
 	if all := strings.Join(events, "\n"); !strings.Contains(all, `"RUN_STARTED"`) || !strings.Contains(all, `"toolCallName":"current_time"`) ||
 		!strings.Contains(events[len(events)-1], `"RUN_FINISHED"`) {
 		t.Errorf("AG-UI:\n%s", all)
+	}
+}
+
+// README's A2A session: the card, a streamed message that waits for an
+// approval, the decision on the same task.
+func TestServerA2A(t *testing.T) {
+	url := start(t, options{approve: true})
+	resp, err := http.Get(url + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card struct {
+		Name, URL string
+		Skills    []struct{ Name string }
+	}
+	json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if card.Name != "demo agent" || card.URL != url+"/a2a" || len(card.Skills) != 4 {
+		t.Errorf("card %+v", card)
+	}
+	_, events := post(t, url+"/a2a", `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"m1",`+
+		`"role":"user","contextId":"ctx-1","parts":[{"kind":"text","text":"What is the weather in Paris?"}]}}}`)
+	var last struct {
+		Result struct {
+			TaskID string
+			Status struct {
+				State   string
+				Message struct {
+					Parts []struct {
+						Data struct{ ID, Name string }
+					}
+				}
+			}
+		}
+	}
+	json.Unmarshal([]byte(events[len(events)-1]), &last)
+	st := last.Result.Status
+	if st.State != "input-required" || len(st.Message.Parts) != 2 || st.Message.Parts[1].Data.Name != "adk_request_confirmation" {
+		t.Fatalf("the stream ended with %s", events[len(events)-1])
+	}
+	_, events = post(t, url+"/a2a", `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"m2",`+
+		`"role":"user","taskId":"`+last.Result.TaskID+`","contextId":"ctx-1","parts":[{"kind":"data","data":{"id":"`+st.Message.Parts[1].Data.ID+
+		`","name":"adk_request_confirmation","response":{"confirmed":true}},"metadata":{"adk_type":"function_response"}}]}}}`)
+	if answer := events[0]; !strings.Contains(answer, `"state":"completed"`) || !strings.Contains(answer, "Paris: ") {
+		t.Errorf("after the approval: %s", answer)
 	}
 }
 

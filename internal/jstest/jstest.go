@@ -3,7 +3,7 @@
 // one place for JavaScript test dependencies.
 //
 // This directory holds package.json and its package-lock.json, which pin
-// the clients (ai, @ag-ui/client) and Node 22 itself (the npm package
+// the clients (ai, @ag-ui/client, @a2a-js/sdk) and Node 22 itself (the npm package
 // node@22: the machine's Node may be older, and ai@7 needs 22), and the
 // Node scripts the tests run. They are installed with
 //
@@ -87,7 +87,7 @@ func find() (*Runner, error) {
 	if major < MinNodeMajor {
 		return nil, fmt.Errorf("%s is Node %s; the scripts need %d or newer", node, v, MinNodeMajor)
 	}
-	for _, pkg := range []string{"ai", "@ag-ui/client"} {
+	for _, pkg := range []string{"ai", "@ag-ui/client", "@a2a-js/sdk"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			return nil, fmt.Errorf("no %s in node_modules", pkg)
 		}

@@ -71,8 +71,11 @@ const Help = "I am the offline demo model, so I only understand a few things: th
 
 // Answer returns the offline model's answer to a request: the function
 // calls its last message asks for, bound to the tools the request declares
-// (see [Bind]); or, when the last content holds function responses, the
-// text that sums them up; or, when it understands neither, [Help].
+// (see [Bind]), or the call that hands it to an agent the message names
+// (an agent tool: agent.AsTool's, a2aagent.RemoteTool's) or that answers
+// such an agent's question; or, when the last content holds function
+// responses, the text that sums them up; or, when it understands none of
+// it, [Help].
 func Answer(req *fake.Request) (calls []*genai.FunctionCall, text string) {
 	if len(req.Contents) == 0 {
 		return nil, "I did not get a message."
@@ -81,7 +84,11 @@ func Answer(req *fake.Request) (calls []*genai.FunctionCall, text string) {
 	if results := FunctionResponses(last); len(results) > 0 {
 		return nil, Summarize(results)
 	}
-	calls = Bind(Plan(Text(last)), Declared(req))
+	question := Text(last)
+	if call := delegate(req, question); call != nil {
+		return []*genai.FunctionCall{call}, ""
+	}
+	calls = Bind(Plan(question), Declared(req))
 	if len(calls) == 0 {
 		return nil, Help
 	}
@@ -330,7 +337,22 @@ func Summarize(results []*genai.FunctionResponse) string {
 			}
 			lines = append(lines, line+".")
 		default:
-			lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, r.Response["result"]))
+			switch res := r.Response["result"].(type) {
+			case string: // an agent's answer
+				lines = append(lines, fmt.Sprintf("%s says: %s", r.Name, res))
+			case map[string]any:
+				if res["state"] == "input-required" {
+					q := fmt.Sprint(res["question"])
+					if res["waiting_for"] != nil {
+						q += " Answer yes or no."
+					}
+					lines = append(lines, fmt.Sprintf("%s asks: %s", r.Name, q))
+					continue
+				}
+				lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, res))
+			default:
+				lines = append(lines, fmt.Sprintf("%s returned %v.", r.Name, res))
+			}
 		}
 	}
 	answer := strings.Join(lines, "\n")
@@ -371,4 +393,60 @@ func Text(c *genai.Content) string {
 		}
 	}
 	return b.String()
+}
+
+// delegate returns the call that hands the question to an agent: a
+// declared tool that takes a "request" (agent.AsTool's and
+// a2aagent.RemoteTool's do) and that the question names, its
+// underscores read as spaces ("Ask the demo agent: …" names demo_agent);
+// or, when the question is a yes or a no and the last thing an agent
+// answered was a question of its own (A2A's input-required), the call
+// that answers it.
+func delegate(req *fake.Request, question string) *genai.FunctionCall {
+	if name, yes, ok := pendingQuestion(req, question); ok {
+		return fake.Call(name, map[string]any{"request": question, "approve": yes})
+	}
+	q := strings.ToLower(question)
+	for _, t := range req.Tools {
+		for _, d := range t.FunctionDeclarations {
+			if takesRequest(d) && strings.Contains(q, strings.ReplaceAll(strings.ToLower(d.Name), "_", " ")) {
+				return fake.Call(d.Name, map[string]any{"request": question})
+			}
+		}
+	}
+	return nil
+}
+
+func takesRequest(d *genai.FunctionDeclaration) bool {
+	if d.Parameters != nil {
+		return d.Parameters.Properties["request"] != nil
+	}
+	m, _ := d.ParametersJsonSchema.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	return props["request"] != nil
+}
+
+var yesRE, noRE = regexp.MustCompile(`(?i)^\s*(y|yes|ok|sure|approve)\b`), regexp.MustCompile(`(?i)^\s*(n|no|deny|refuse)\b`)
+
+// pendingQuestion reports whether question answers an agent's question:
+// the last function response of the conversation is an agent's
+// input-required, and question is a yes or a no.
+func pendingQuestion(req *fake.Request, question string) (name string, yes, ok bool) {
+	yes = yesRE.MatchString(question)
+	if !yes && !noRE.MatchString(question) {
+		return "", false, false
+	}
+	for i := len(req.Contents) - 2; i >= 0; i-- {
+		rs := FunctionResponses(req.Contents[i])
+		if len(rs) == 0 {
+			continue
+		}
+		for _, r := range rs {
+			if res, _ := r.Response["result"].(map[string]any); res["state"] == "input-required" {
+				return r.Name, yes, true
+			}
+		}
+		return "", false, false
+	}
+	return "", false, false
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"google.golang.org/genai"
 )
 
 func TestPlan(t *testing.T) {
@@ -64,5 +67,52 @@ func TestBind(t *testing.T) {
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("Bind(%v) = %v, want %s", tc.declared, got, tc.want)
 		}
+	}
+}
+
+// A question that names an agent tool is handed to it; a yes or a no
+// after an agent's question answers it.
+func TestDelegate(t *testing.T) {
+	agentTool := &genai.FunctionDeclaration{Name: "demo_agent", Parameters: &genai.Schema{Type: genai.TypeObject,
+		Properties: map[string]*genai.Schema{"request": {Type: genai.TypeString}, "approve": {Type: genai.TypeBoolean}}}}
+	weather := &genai.FunctionDeclaration{Name: "get_weather", Parameters: &genai.Schema{Type: genai.TypeObject,
+		Properties: map[string]*genai.Schema{"city": {Type: genai.TypeString}}}}
+	tools := []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{weather, agentTool}}}
+	// ask returns the agent's call Answer makes, if any.
+	ask := func(contents ...*genai.Content) *genai.FunctionCall {
+		calls, _ := Answer(&fake.Request{Contents: contents, Tools: tools})
+		for _, c := range calls {
+			if c.Name == "demo_agent" {
+				return c
+			}
+		}
+		return nil
+	}
+	if c := ask(genai.NewContentFromText("Ask the demo agent: what is the weather in Paris?", genai.RoleUser)); c == nil ||
+		c.Name != "demo_agent" || c.Args["request"] != "Ask the demo agent: what is the weather in Paris?" {
+		t.Errorf("a question for the agent: %+v", c)
+	}
+	if calls, _ := Answer(&fake.Request{Contents: []*genai.Content{genai.NewContentFromText("What is the weather in Paris?", genai.RoleUser)}, Tools: tools}); len(calls) != 1 || calls[0].Name != "get_weather" {
+		t.Errorf("a question for no agent: %+v", calls)
+	}
+	asked := []*genai.Content{
+		genai.NewContentFromText("Ask the demo agent: weather in Paris?", genai.RoleUser),
+		genai.NewContentFromFunctionCall("demo_agent", map[string]any{"request": "…"}, genai.RoleModel),
+		genai.NewContentFromFunctionResponse("demo_agent", map[string]any{"result": map[string]any{"state": "input-required", "question": "get_weather needs approval."}}, genai.RoleUser),
+		genai.NewContentFromText("demo_agent asks: get_weather needs approval.", genai.RoleModel),
+	}
+	for answer, approve := range map[string]bool{"yes": true, "y, go on": true, "no": false} {
+		c := ask(append(asked, genai.NewContentFromText(answer, genai.RoleUser))...)
+		if c == nil || c.Name != "demo_agent" || c.Args["approve"] != approve || c.Args["request"] != answer {
+			t.Errorf("%q: %+v", answer, c)
+		}
+	}
+	if c := ask(append(asked, genai.NewContentFromText("What is the time?", genai.RoleUser))...); c != nil {
+		t.Errorf("another question answered the agent: %+v", c)
+	}
+	got := Summarize([]*genai.FunctionResponse{{Name: "demo_agent", Response: map[string]any{"result": map[string]any{
+		"state": "input-required", "question": "get_weather needs approval.", "waiting_for": []any{}}}}})
+	if got != "demo_agent asks: get_weather needs approval. Answer yes or no." {
+		t.Errorf("Summarize: %q", got)
 	}
 }

@@ -1,0 +1,395 @@
+package a2aagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/toolset"
+)
+
+// Defaults of the RemoteOptions fields whose zero value means "the
+// default".
+const (
+	DefaultMaxResponseBytes = 16 << 20
+	DefaultMaxConversations = 10000
+)
+
+// cancelTimeout bounds the tasks/cancel a call sends the remote agent
+// when it is stopped.
+const cancelTimeout = 5 * time.Second
+
+// RemoteOptions configure a RemoteTool. The zero value is usable.
+type RemoteOptions struct {
+	// HTTPClient sends every request, the card's and the agent's: give
+	// one whose transport authenticates (adds a token, presents a client
+	// certificate). Its transport sees each request's context, which names
+	// the calling run's conversation (agent.Conversation) and, for a run
+	// served by agentserver, its user (agentserver.RunUser): a token per
+	// user can be chosen there. The card's url receives the same
+	// credentials: point the tool at cards you trust. Nil means
+	// http.DefaultClient. A call is bounded by its context, not by the
+	// client: set agent.Config.ToolTimeout.
+	HTTPClient *http.Client
+
+	// Name and Description are the tool's. Empty means the card's: its
+	// name, made a valid tool name ("Travel Agent" is travel_agent), and
+	// its description with its skills.
+	Name, Description string
+
+	// MaxResponseBytes bounds what one response of the remote agent may
+	// hold, a stream counted whole: a larger one fails the call. Zero means
+	// DefaultMaxResponseBytes (16 MiB).
+	MaxResponseBytes int64
+
+	// MaxConversations bounds the remote conversations the tool
+	// remembers, one per conversation of ours; the least recently used is
+	// forgotten first, and its next call starts a new remote conversation.
+	// Zero means DefaultMaxConversations (10,000).
+	MaxConversations int
+}
+
+// remoteAgent is the remote agent a RemoteTool calls.
+type remoteAgent struct {
+	name     string // the tool's, for messages
+	card     *a2a.AgentCard
+	client   *a2aclient.Client
+	convs    *conversations
+	maxBytes int64
+}
+
+// RemoteTool returns a tool that hands a request to the remote A2A agent
+// whose card is at cardURL: the agent's base URL (its card is then at
+// CardPath under it) or the card's own URL, ending in .json. The card is
+// fetched now; the tool speaks JSON-RPC to the card's url, streaming when
+// the card says the agent can.
+//
+// The calling model passes "request", what to ask or tell the remote
+// agent, and the tool's result is the remote agent's answer: its text, or
+// its data (a typed agent's answer). Each conversation of ours
+// (agent.Conversation of the call's context: package session and
+// agentserver name it; for a run served by agentserver, of its user) is
+// one conversation of the remote agent's (its contextId), so that a
+// follow-up call goes on with what was said; calls of one conversation
+// are sent one at a time. Outside a conversation each call starts a new
+// remote one.
+//
+// When the remote agent needs input before it can go on (A2A's
+// input-required) the result says what it asks, and which of its calls
+// wait for approval; the next call of the conversation answers it:
+// "request" holds the answer, and "approve", true or false, decides the
+// calls that wait (the remote agent's own approvals, as agents of this
+// package and ADK ask for them).
+//
+// Every failure is an error result the model reads, naming the agent and
+// what went wrong: it could not be reached, it refused the credentials or
+// the request, its task failed or was rejected, it answered what A2A does
+// not allow, or it did not answer before the call's context ended (the
+// calling run was cancelled, or its ToolTimeout passed). A call that
+// stops so cancels its remote task.
+func RemoteTool(ctx context.Context, cardURL string, opts *RemoteOptions) (*toolset.Tool, error) {
+	if opts == nil {
+		opts = &RemoteOptions{}
+	}
+	if opts.MaxResponseBytes < 0 || opts.MaxConversations < 0 {
+		return nil, errors.New("a2aagent: a negative limit in RemoteOptions")
+	}
+	maxBytes := opts.MaxResponseBytes
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxResponseBytes
+	}
+	maxConvs := opts.MaxConversations
+	if maxConvs == 0 {
+		maxConvs = DefaultMaxConversations
+	}
+	hc := limitedClient(opts.HTTPClient, maxBytes)
+	card, err := resolveCard(ctx, hc, cardURL)
+	if err != nil {
+		return nil, err
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		return nil, fmt.Errorf("a2aagent: the agent at %s: %w", cardURL, err)
+	}
+	name := opts.Name
+	if name == "" {
+		name = toolName(card.Name)
+	}
+	ra := &remoteAgent{name: name, card: card, client: client, convs: newConversations(maxConvs), maxBytes: maxBytes}
+	t, err := toolset.Define(toolset.Tool{
+		Name:        name,
+		Description: first(opts.Description, describe(card)),
+		InputSchema: &jsonschema.Schema{
+			Type: "object",
+			Properties: map[string]*jsonschema.Schema{
+				"request": {Type: "string", Description: "What to ask or tell " + card.Name + ": the task in full (it does not see this conversation), or the answer to its question."},
+				"approve": {Type: "boolean", Description: "Only when " + card.Name + " waits for approval of calls it wants to make: true approves them, false refuses them (request then says why)."},
+			},
+			Required: []string{"request"},
+		},
+		Run: ra.call,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("a2aagent: the tool of the agent at %s: %w", cardURL, err)
+	}
+	return t, nil
+}
+
+// resolveCard fetches and checks the card at cardURL.
+func resolveCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.AgentCard, error) {
+	u, err := url.Parse(cardURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("a2aagent: %q is not an http:// or https:// URL", cardURL)
+	}
+	var opts []agentcard.ResolveOption
+	base := cardURL
+	if strings.HasSuffix(u.Path, ".json") {
+		opts = append(opts, agentcard.WithPath(u.Path))
+		base = (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+	}
+	card, err := agentcard.NewResolver(hc).Resolve(ctx, base, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("a2aagent: the agent card at %s: %w", cardURL, err)
+	}
+	cu, err := url.Parse(card.URL)
+	if err != nil || (cu.Scheme != "http" && cu.Scheme != "https") || cu.Host == "" {
+		return nil, fmt.Errorf("a2aagent: the agent card at %s has no http:// or https:// url (%q)", cardURL, card.URL)
+	}
+	if card.Name == "" {
+		return nil, fmt.Errorf("a2aagent: the agent card at %s has no name", cardURL)
+	}
+	return card, nil
+}
+
+var notToolChars = regexp.MustCompile(`[^a-z0-9_.:-]+`)
+
+// toolName makes a tool name of an agent's name: lower case, each run of
+// other characters an underscore, starting with a letter, at most 64
+// bytes.
+func toolName(s string) string {
+	n := strings.Trim(notToolChars.ReplaceAllString(strings.ToLower(s), "_"), "_.:-")
+	if n == "" || !(n[0] >= 'a' && n[0] <= 'z') {
+		n = "agent_" + n
+	}
+	if len(n) > 64 {
+		n = strings.TrimRight(n[:64], "_.:-")
+	}
+	return n
+}
+
+// describe is the tool's description: the card's, then its skills.
+func describe(card *a2a.AgentCard) string {
+	var b strings.Builder
+	b.WriteString("Asks " + card.Name + ", a remote agent: " + strings.TrimSpace(card.Description))
+	for _, s := range card.Skills {
+		if s.Name == "" || s.Name == card.Name && s.Description == card.Description {
+			continue
+		}
+		b.WriteString("\n- " + s.Name)
+		if s.Description != "" {
+			b.WriteString(": " + s.Description)
+		}
+	}
+	d := b.String()
+	if len(d) > 4000 {
+		d = d[:4000]
+	}
+	return d
+}
+
+// conversationKey names the calling run's conversation: "" when it names
+// none.
+func conversationKey(ctx context.Context) string {
+	c := agent.Conversation(ctx)
+	if c == "" {
+		return ""
+	}
+	return agentserver.RunUser(ctx) + "\x00" + c
+}
+
+// call is the tool's Run.
+func (ra *remoteAgent) call(ctx context.Context, args map[string]any) (any, error) {
+	request, _ := args["request"].(string)
+	approve, hasApprove := args["approve"].(bool)
+	conv, err := ra.convs.acquire(ctx, conversationKey(ctx))
+	if err != nil {
+		return nil, ra.stopped(ctx)
+	}
+	defer ra.convs.release(conv)
+
+	msg := a2a.NewMessage(a2a.MessageRoleUser)
+	msg.ContextID = conv.contextID
+	if w := conv.waiting; w != nil {
+		msg.TaskID = w.task
+		for _, c := range w.calls {
+			if c.confirmation {
+				if !hasApprove {
+					return nil, fmt.Errorf("%s waits for approval of %s: call it again with approve true or false", ra.name, w.callList())
+				}
+				msg.Parts = append(msg.Parts, a2a.DataPart{
+					Data:     map[string]any{"id": c.id, "name": c.name, "response": map[string]any{"confirmed": approve}},
+					Metadata: map[string]any{metaType: typeFunctionResponse},
+				})
+				continue
+			}
+			msg.Parts = append(msg.Parts, a2a.DataPart{
+				Data:     map[string]any{"id": c.id, "name": c.name, "response": map[string]any{"result": request}},
+				Metadata: map[string]any{metaType: typeFunctionResponse},
+			})
+		}
+	}
+	if request != "" || len(msg.Parts) == 0 {
+		msg.Parts = append(msg.Parts, a2a.TextPart{Text: request})
+	}
+
+	info := &callInfo{}
+	rctx := context.WithValue(ctx, callInfoKey{}, info)
+	var out outcome
+	var streamErr error
+	for ev, err := range ra.client.SendStreamingMessage(rctx, &a2a.MessageSendParams{Message: msg}) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		if err := out.add(ev); err != nil {
+			streamErr = err
+			break
+		}
+		if out.final {
+			break
+		}
+	}
+	if out.contextID != "" {
+		conv.contextID = out.contextID
+	}
+	if ctx.Err() != nil {
+		ra.cancelRemote(ctx, out.taskID)
+		return nil, ra.stopped(ctx)
+	}
+	if streamErr != nil {
+		if msg.TaskID != "" && isA2AError(streamErr) {
+			conv.waiting = nil // the agent refused the task: the next call starts another
+		}
+		return nil, ra.failed(streamErr, info)
+	}
+	if !out.final {
+		return nil, fmt.Errorf("%s: its answer ended before its task did (the connection was cut, or the agent stopped): the task's fate is unknown", ra.name)
+	}
+	return ra.result(conv, &out)
+}
+
+// result turns the end of a call into the tool's result, and remembers
+// what the conversation's next call needs.
+func (ra *remoteAgent) result(conv *conversation, out *outcome) (any, error) {
+	conv.waiting = nil
+	switch out.state {
+	case a2a.TaskStateCompleted:
+		if data, ok := out.data(); ok {
+			return data, nil
+		}
+		return out.text(), nil
+	case a2a.TaskStateInputRequired:
+		w := out.waiting()
+		conv.waiting = w
+		res := &inputRequired{State: "input-required", Question: out.statusText(),
+			Next: "To answer, call " + ra.name + " again: request holds the answer."}
+		for _, c := range w.calls {
+			res.WaitingFor = append(res.WaitingFor, waitingFor{Call: c.call, Args: c.args, NeedsApproval: c.confirmation})
+		}
+		if w.confirmations() > 0 {
+			res.Next += " approve: true runs the calls that need approval, false refuses them."
+		}
+		return res, nil
+	case a2a.TaskStateAuthRequired:
+		return nil, fmt.Errorf("%s needs authentication it was not given: %s", ra.name, first(out.statusText(), "it said no more"))
+	case a2a.TaskStateRejected:
+		return nil, fmt.Errorf("%s rejected the request: %s", ra.name, first(out.statusText(), "it gave no reason"))
+	case a2a.TaskStateCanceled:
+		return nil, fmt.Errorf("%s cancelled the task: %s", ra.name, first(out.statusText(), "it gave no reason"))
+	case a2a.TaskStateFailed:
+		return nil, fmt.Errorf("%s failed: %s", ra.name, first(out.statusText(), "it gave no reason"))
+	}
+	return nil, fmt.Errorf("%s ended its answer in the state %q, which A2A does not end a task in", ra.name, out.state)
+}
+
+// inputRequired is the result of a call the remote agent answered with a
+// question: what the model reads.
+type inputRequired struct {
+	State      string       `json:"state"`
+	Question   string       `json:"question"`
+	WaitingFor []waitingFor `json:"waiting_for,omitempty"`
+	Next       string       `json:"next"`
+}
+
+type waitingFor struct {
+	Call          string `json:"call"`
+	Args          any    `json:"args"`
+	NeedsApproval bool   `json:"needs_approval"`
+}
+
+// stopped is the error of a call whose context ended.
+func (ra *remoteAgent) stopped(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s did not answer in time (the call's time limit passed); its task was cancelled: %w", ra.name, ctx.Err())
+	}
+	return fmt.Errorf("the call of %s was cancelled: %w", ra.name, ctx.Err())
+}
+
+// failed is the error of a call the remote agent did not answer as A2A
+// says.
+func (ra *remoteAgent) failed(err error, info *callInfo) error {
+	var tooLarge *errTooLarge
+	switch {
+	case errors.As(err, &tooLarge) || info.tooLarge:
+		// (A reader may fail on the cut answer before it sees the limit.)
+		return fmt.Errorf("%s answered with more than %d bytes", ra.name, ra.maxBytes)
+	case info.status == http.StatusUnauthorized || info.status == http.StatusForbidden:
+		return fmt.Errorf("%s refused our credentials (HTTP %d): %w", ra.name, info.status, err)
+	case info.status != 0 && info.status != http.StatusOK:
+		return fmt.Errorf("%s refused the request (HTTP %d): %w", ra.name, info.status, err)
+	case !info.answered:
+		return fmt.Errorf("%s could not be reached: %w", ra.name, err)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		return fmt.Errorf("%s: the connection was cut before its answer ended: %w", ra.name, err)
+	case isA2AError(err):
+		return fmt.Errorf("%s refused the request: %w", ra.name, err)
+	}
+	return fmt.Errorf("%s answered with a malformed response: %w", ra.name, err)
+}
+
+// isA2AError reports whether err is an error the remote agent answered
+// with, as opposed to one reading its answer.
+func isA2AError(err error) bool {
+	for _, e := range []error{a2a.ErrParseError, a2a.ErrInvalidRequest, a2a.ErrMethodNotFound, a2a.ErrInvalidParams,
+		a2a.ErrInternalError, a2a.ErrServerError, a2a.ErrTaskNotFound, a2a.ErrTaskNotCancelable,
+		a2a.ErrUnsupportedOperation, a2a.ErrUnsupportedContentType, a2a.ErrInvalidAgentResponse} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// cancelRemote cancels the remote task of a call that was stopped, if it
+// had one, for a short while at most.
+func (ra *remoteAgent) cancelRemote(ctx context.Context, task a2a.TaskID) {
+	if task == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer cancel()
+	ra.client.CancelTask(cctx, &a2a.TaskIDParams{ID: task})
+}

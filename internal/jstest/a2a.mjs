@@ -1,0 +1,164 @@
+// @a2a-js/sdk's client (A2A 1.0) in its legacy mode, which speaks A2A 0.3
+// to our a2aagent handler and translates every answer to 1.0 shapes,
+// checking them. A2A_URL is the base URL of the tests' server (package
+// a2aagent's, in another process): the desk agent, whose model calls
+// get_weather for "weather in <city>", send_email (which needs approval)
+// for "email <to>" and "email two", and hold (released by POST
+// /test/release?key=) for "hold <key>". A request authenticates with
+// "Authorization: Bearer <user>".
+import assert from 'node:assert/strict';
+import { ClientFactory, JsonRpcTransportFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import { Role, TaskState } from '@a2a-js/sdk';
+
+const base = process.env.A2A_URL;
+if (!base) throw new Error('A2A_URL is not set');
+
+// client returns a client of user, speaking A2A 0.3.
+async function client(user) {
+  const fetchImpl = (url, init = {}) => fetch(url, { ...init, headers: { ...init.headers, Authorization: `Bearer ${user}` } });
+  const legacyCompat = { enabled: true };
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ legacyCompat, fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ legacyCompat }),
+  });
+  return factory.createFromUrl(base);
+}
+
+let seq = 0;
+const text = (value, extra = {}) => ({ message: { messageId: `m${++seq}`, role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value } }], ...extra } });
+
+// decision answers the confirmation of call id.
+const decision = (task, id, confirmed) => ({
+  message: {
+    messageId: `m${++seq}`, role: Role.ROLE_USER, taskId: task.taskId ?? task.id, contextId: task.contextId,
+    parts: [{ content: { $case: 'data', value: { id, name: 'adk_request_confirmation', response: { confirmed } } }, metadata: { adk_type: 'function_response' } }],
+  },
+});
+
+// collect reads stream's events to its end, or up to the first that until
+// holds of, leaving the stream open for more (a for await loop would
+// close it on break).
+async function collect(stream, until) {
+  const events = [];
+  for (;;) {
+    const { value, done } = await stream.next();
+    if (done) return events;
+    events.push(value.payload);
+    if (until?.(value.payload)) return events;
+  }
+}
+
+const dataParts = (events, type) => events.filter((e) => e.$case === 'artifactUpdate')
+  .flatMap((e) => e.value.artifact.parts).filter((p) => p.content.$case === 'data' && p.metadata?.adk_type === type).map((p) => p.content.value);
+const textOf = (events) => events.filter((e) => e.$case === 'artifactUpdate')
+  .flatMap((e) => e.value.artifact.parts).filter((p) => p.content.$case === 'text' && !p.metadata?.adk_thought).map((p) => p.content.value).join('');
+const last = (events) => events.at(-1);
+const confirmations = (status) => status.message.parts.filter((p) => p.content.$case === 'data').map((p) => p.content.value);
+
+const scenarios = {
+  // The card, and a streamed run: calls and results as ADK's data parts,
+  // text as it streams, the final status with the usage; tasks/get.
+  async stream() {
+    const c = await client('alice');
+    const card = await c.getAgentCard();
+    assert.equal(card.name, 'Weather Desk');
+    assert.ok(card.capabilities.streaming);
+    assert.deepEqual(card.skills.map((s) => s.name), ['Weather Desk', 'get_weather', 'send_email', 'hold']);
+    const events = await collect(c.sendMessageStream(text('weather in Lima')));
+    assert.equal(events[0].$case, 'task');
+    assert.equal(events[0].value.status.state, TaskState.TASK_STATE_SUBMITTED);
+    const calls = dataParts(events, 'function_call');
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].name, 'get_weather');
+    assert.deepEqual(calls[0].args, { city: 'Lima' });
+    assert.deepEqual(dataParts(events, 'function_response')[0].response, { result: 'sunny in Lima' });
+    assert.equal(textOf(events), 'Done: get_weather {"result":"sunny in Lima"}');
+    const fin = last(events);
+    assert.equal(fin.$case, 'statusUpdate');
+    assert.equal(fin.value.status.state, TaskState.TASK_STATE_COMPLETED);
+    assert.ok(fin.value.metadata.adk_usage_metadata.totalTokenCount > 0);
+    const task = await c.getTask({ id: events[0].value.id });
+    assert.equal(task.status.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal(task.artifacts.at(-1).parts[0].content.value, 'Done: get_weather {"result":"sunny in Lima"}');
+  },
+
+  // Approvals through input-required: one decision, the same again
+  // (refused), an unknown call (refused), then the last one.
+  async approval() {
+    const c = await client('alice');
+    const events = await collect(c.sendMessageStream(text('email two')));
+    const waiting = last(events).value;
+    assert.equal(waiting.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    const ids = confirmations(waiting.status).map((v) => v.id);
+    assert.equal(ids.length, 2);
+    assert.equal(confirmations(waiting.status)[0].args.originalFunctionCall.name, 'send_email');
+    const again = last(await collect(c.sendMessageStream(decision(waiting, ids[0], true)))).value;
+    assert.equal(again.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    await assert.rejects(c.sendMessage(decision(waiting, ids[0], true)), /decided already/);
+    await assert.rejects(c.sendMessage(decision(waiting, 'no-such-call', true)), /no-such-call/);
+    const done = await c.sendMessage(decision(waiting, ids[1], false));
+    assert.equal(done.status.state, TaskState.TASK_STATE_COMPLETED);
+    assert.match(done.artifacts.at(-1).parts[0].content.value, /sent to ann/);
+    await assert.rejects(c.sendMessage(decision(waiting, ids[1], true)), (err) => err.name === 'UnsupportedOperationError');
+  },
+
+  // tasks/cancel stops the run and its tool; the stream ends canceled.
+  async cancel() {
+    const c = await client('alice');
+    const stream = c.sendMessageStream(text('hold js1'));
+    const first = await collect(stream, (e) => dataParts([e], 'function_call').length > 0);
+    const id = first[0].value.id;
+    const canceled = await c.cancelTask({ id });
+    assert.equal(canceled.status.state, TaskState.TASK_STATE_CANCELED);
+    const rest = await collect(stream);
+    assert.equal(last(rest).value.status.state, TaskState.TASK_STATE_CANCELED);
+  },
+
+  // A client that drops its stream resubscribes: the task as it stands,
+  // then the rest of the run.
+  async resubscribe() {
+    const c = await client('alice');
+    const abort = new AbortController();
+    let id;
+    try {
+      for await (const ev of c.sendMessageStream(text('hold js2'), { signal: abort.signal })) {
+        if (ev.payload.$case === 'task') id = ev.payload.value.id;
+        if (dataParts([ev.payload], 'function_call').length > 0) abort.abort();
+      }
+    } catch (err) {
+      if (err.name !== 'AbortError') throw err;
+    }
+    const stream = c.resubscribeTask({ id });
+    const [snapshot] = await collect(stream, () => true);
+    assert.equal(snapshot.$case, 'task');
+    assert.equal(snapshot.value.status.state, TaskState.TASK_STATE_WORKING);
+    assert.equal(snapshot.value.artifacts[0].parts[0].content.value.name, 'hold');
+    const released = await fetch(`${base}/test/release?key=js2`, { method: 'POST' });
+    assert.equal(released.status, 200);
+    const rest = await collect(stream);
+    assert.deepEqual(dataParts(rest, 'function_response')[0].response, { result: 'released js2' });
+    assert.equal(last(rest).value.status.state, TaskState.TASK_STATE_COMPLETED);
+  },
+
+  // Another user's task is not found.
+  async otherUser() {
+    const alice = await client('alice');
+    const bob = await client('bob');
+    const task = await alice.sendMessage(text('weather in Rome'));
+    assert.equal(task.status.state, TaskState.TASK_STATE_COMPLETED);
+    await assert.rejects(bob.getTask({ id: task.id }), (err) => err.name === 'TaskNotFoundError');
+    await assert.rejects(bob.cancelTask({ id: task.id }), (err) => err.name === 'TaskNotFoundError');
+  },
+};
+
+let failed = 0;
+for (const [name, fn] of Object.entries(scenarios)) {
+  try {
+    await fn();
+    console.log(`ok ${name}`);
+  } catch (err) {
+    failed++;
+    console.log(`FAIL ${name}: ${err.stack ?? err}`);
+  }
+}
+if (failed) process.exit(1);
