@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"go.uber.org/goleak"
 )
 
@@ -145,8 +147,15 @@ func TestServerA2A(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&card)
 	resp.Body.Close()
-	if card.Name != "demo agent" || card.URL != url+"/a2a" || len(card.Skills) != 4 {
-		t.Errorf("card %+v", card)
+	// One skill for the agent, then one for each demo tool, in order.
+	want := []string{"demo agent"}
+	want = append(want, demotools.Set().Names()...)
+	var got []string
+	for _, skill := range card.Skills {
+		got = append(got, skill.Name)
+	}
+	if card.Name != "demo agent" || card.URL != url+"/a2a" || !slices.Equal(got, want) {
+		t.Errorf("card %+v, want skills %v", card, want)
 	}
 	_, events := post(t, url+"/a2a", `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"m1",`+
 		`"role":"user","contextId":"ctx-1","parts":[{"kind":"text","text":"What is the weather in Paris?"}]}}}`)
