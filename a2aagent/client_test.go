@@ -128,7 +128,7 @@ func TestA2AGoClientStream(t *testing.T) {
 	for _, s := range card.Skills {
 		skills = append(skills, s.Name)
 	}
-	if strings.Join(skills, ",") != "Weather Desk,get_weather,send_email,hold" || !strings.Contains(card.Description, "get_weather") {
+	if strings.Join(skills, ",") != "Weather Desk,get_weather,send_email,hold,count" || !strings.Contains(card.Description, "get_weather") {
 		t.Errorf("skills %v, description %q", skills, card.Description)
 	}
 
@@ -220,6 +220,52 @@ func TestA2AGoClientStream(t *testing.T) {
 	}
 	if thought != "pondering" || text != "thought it over" {
 		t.Errorf("thought %q, text %q", thought, text)
+	}
+}
+
+// A running call's progress is a working status whose message says it in
+// a sentence and carries it as a data part; the last report before the
+// result is among them, and tasks/get ends completed all the same.
+func TestA2AGoClientProgress(t *testing.T) {
+	srv := startServer(t)
+	c, _ := a2aClient(t, srv.URL, "alice")
+	events := collect(t, c.SendStreamingMessage(context.Background(), &a2a.MessageSendParams{Message: userText("count to 5")}))
+	var last *a2a.TaskStatusUpdateEvent
+	var callID any
+	for _, ev := range events {
+		if au, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+			for _, p := range au.Artifact.Parts {
+				if dp, ok := p.(a2a.DataPart); ok && dp.Metadata["adk_type"] == "function_call" {
+					callID = dp.Data["id"]
+				}
+				if dp, ok := p.(a2a.DataPart); ok && dp.Metadata["adk_type"] == "function_response" && last == nil {
+					t.Errorf("the call's result came before any progress")
+				}
+			}
+		}
+		st, ok := ev.(*a2a.TaskStatusUpdateEvent)
+		if !ok || st.Status.Message == nil || st.Status.State != a2a.TaskStateWorking {
+			continue
+		}
+		if st.Final {
+			t.Errorf("a progress status is final: %s", jsonOf(st))
+		}
+		last = st
+	}
+	if last == nil {
+		t.Fatalf("no progress in %s", jsonOf(events))
+	}
+	parts := last.Status.Message.Parts
+	if len(parts) != 2 || parts[0].(a2a.TextPart).Text != "count: 5 of 5, step 5" {
+		t.Fatalf("the last progress %s", jsonOf(last))
+	}
+	dp := parts[1].(a2a.DataPart)
+	if dp.Metadata["toolnexus_tool_progress"] != true || dp.Data["id"] != callID || dp.Data["name"] != "count" ||
+		dp.Data["done"] != 5.0 || dp.Data["total"] != 5.0 || dp.Data["message"] != "step 5" {
+		t.Errorf("the last progress's data %s (call %v)", jsonOf(dp), callID)
+	}
+	if st := finalStatus(t, events); st.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("final %s", jsonOf(st))
 	}
 }
 

@@ -40,6 +40,16 @@
 //	{"kind":"data","data":{"id":…,"name":"get_weather","response":{"result":…}},
 //	 "metadata":{"adk_type":"function_response"}}
 //
+// A running call's progress (toolset.ReportProgress, paced by the agent's
+// Config.ProgressInterval) is a status update, working and not final,
+// whose message says it in a sentence ("count_primes: 400 of 1000,
+// checked 400") and then holds it as a data part marked
+// toolnexus_tool_progress (ADK has no such part; its clients show the
+// sentence):
+//
+//	{"kind":"data","data":{"id":…,"name":"count_primes","done":400,"total":1000,"message":"checked 400"},
+//	 "metadata":{"toolnexus_tool_progress":true}}
+//
 // The last artifact of a completed task is the answer (adk-python reads
 // the last one). A typed agent's answer (agent.Typed) is one more
 // artifact, "-output", of one data part: the value when it is a JSON
@@ -108,5 +118,7 @@
 // RemoteTool reads an agent card and returns a toolset.Tool the model calls
 // with a request, and whose result is the remote agent's answer; see its
 // documentation for the conversation it keeps per conversation of ours,
-// its questions (input-required), and how it fails.
+// its questions (input-required), and how it fails. The remote agent's
+// progress parts are the calling tool's progress (an EventToolProgress of
+// the call, "count_primes: checked 400").
 package a2aagent

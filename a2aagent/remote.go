@@ -87,6 +87,11 @@ type remoteAgent struct {
 // are sent one at a time. Outside a conversation each call starts a new
 // remote one.
 //
+// The progress the remote agent's calls report (the parts its working
+// status carries, see Handler) is this call's progress
+// (toolset.ReportProgress), named for the remote tool: a stream of the
+// calling agent sees it as EventToolProgress.
+//
 // When the remote agent needs input before it can go on (A2A's
 // input-required) the result says what it asks, and which of its calls
 // wait for approval; the next call of the conversation answers it:
@@ -268,6 +273,7 @@ func (ra *remoteAgent) call(ctx context.Context, args map[string]any) (any, erro
 			streamErr = err
 			break
 		}
+		relayProgress(ctx, ev)
 		if out.final {
 			break
 		}
@@ -392,4 +398,38 @@ func (ra *remoteAgent) cancelRemote(ctx context.Context, task a2a.TaskID) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
 	ra.client.CancelTask(cctx, &a2a.TaskIDParams{ID: task})
+}
+
+// relayProgress reports, as the calling tool's progress, the progress of
+// a call of the remote agent that a status update of its working task
+// carries (see Handler): the remote call's done and total, and its tool's
+// name before its message ("count_primes: checked 400").
+func relayProgress(ctx context.Context, ev a2a.Event) {
+	su, ok := ev.(*a2a.TaskStatusUpdateEvent)
+	if !ok || su.Status.State != a2a.TaskStateWorking || su.Status.Message == nil {
+		return
+	}
+	for _, p := range su.Status.Message.Parts {
+		dp, ok := p.(a2a.DataPart)
+		if !ok {
+			continue
+		}
+		if marked, _ := dp.Metadata[metaProgress].(bool); !marked {
+			continue
+		}
+		done, ok := dp.Data["done"].(float64)
+		if !ok {
+			continue
+		}
+		total, _ := dp.Data["total"].(float64)
+		name, _ := dp.Data["name"].(string)
+		message, _ := dp.Data["message"].(string)
+		text := name
+		if message != "" && name != "" {
+			text += ": " + message
+		} else if message != "" {
+			text = message
+		}
+		toolset.ReportProgress(ctx, done, total, text)
+	}
 }

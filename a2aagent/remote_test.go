@@ -103,6 +103,34 @@ func TestRemoteToolDelegates(t *testing.T) {
 	}
 }
 
+// The remote agent's tool progress is the calling tool's: the caller's
+// stream sees it as the remote tool's EventToolProgress, before its result.
+func TestRemoteToolProgress(t *testing.T) {
+	srv := startServer(t)
+	c := newCaller(t, srv.URL, &a2aagent.RemoteOptions{HTTPClient: httpClient("alice")}, 0)
+	c.model.Enqueue(fake.Calls(fake.Call(c.tool.Name, map[string]any{"request": "count to 4"})), fake.Text("ok"))
+	var last *toolset.Progress
+	for e, err := range c.agent.Stream(context.Background(), genai.Text("go")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.Kind {
+		case agent.EventToolProgress:
+			if e.Tool != c.tool {
+				t.Errorf("progress of %v", e.Tool)
+			}
+			last = e.Progress
+		case agent.EventToolResult:
+			if last == nil {
+				t.Fatal("the result came before any progress")
+			}
+		}
+	}
+	if last == nil || last.Done != 4 || last.Total != 4 || last.Message != "count: step 4" {
+		t.Errorf("the last progress %+v", last)
+	}
+}
+
 // When the remote agent needs approval, the model reads what it asks;
 // its next call decides.
 func TestRemoteToolApproval(t *testing.T) {

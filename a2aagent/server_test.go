@@ -3,7 +3,8 @@ package a2aagent_test
 // The tests' A2A server runs in a process of its own: this test binary,
 // started again with serverEnv set (see TestMain). It serves two agents of
 // the fake model over A2A: the desk at "/" (weather, an email that needs
-// approval, a tool held until the test releases it) and a typed agent
+// approval, a tool held until the test releases it, one that reports
+// its progress) and a typed agent
 // under "/typed". Requests authenticate with "Authorization: Bearer
 // <user>". It prints "URL <base>" once it listens, "started <key>" and
 // "stopped <key>: <error>" as held tools start and see their context end,
@@ -21,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +68,9 @@ func serve() int {
 	type holdIn struct {
 		Key string `json:"key"`
 	}
+	type countIn struct {
+		N int `json:"n"`
+	}
 	tools := toolset.MustNew(
 		toolset.MustFunc("get_weather", "The weather in a city", func(ctx context.Context, in cityIn) (string, error) {
 			return "sunny in " + in.City, nil
@@ -82,6 +87,12 @@ func serve() int {
 				out.printf("stopped %s: %v", in.Key, ctx.Err())
 				return "", ctx.Err()
 			}
+		}),
+		toolset.MustFunc("count", "Counts to n, reporting each step", func(ctx context.Context, in countIn) (string, error) {
+			for i := 1; i <= in.N; i++ {
+				toolset.ReportProgress(ctx, float64(i), float64(in.N), fmt.Sprintf("step %d", i))
+			}
+			return fmt.Sprintf("counted to %d", in.N), nil
 		}),
 	)
 	desk, err := agent.New(agent.Config{Models: m.Client().Models, Model: model, Name: "Weather Desk", Tools: tools,
@@ -158,6 +169,9 @@ func deskModel(req *fake.Request) *fake.Reply {
 		return fake.Calls(fake.Call("send_email", map[string]any{"to": "ann"}), fake.Call("send_email", map[string]any{"to": "bob"}))
 	case strings.HasPrefix(q, "email "):
 		return fake.Calls(fake.Call("send_email", map[string]any{"to": strings.TrimPrefix(q, "email ")}))
+	case strings.HasPrefix(q, "count to "):
+		n, _ := strconv.Atoi(strings.TrimPrefix(q, "count to "))
+		return fake.Calls(fake.Call("count", map[string]any{"n": n}))
 	case strings.HasPrefix(q, "hold "):
 		return fake.Calls(fake.Call("hold", map[string]any{"key": strings.TrimPrefix(q, "hold ")}))
 	case q == "think":

@@ -22,6 +22,11 @@ const (
 	metaErrorCode   = "adk_error_code"
 	metaPartial     = "adk_partial"
 
+	// metaProgress marks the data part of a running call's progress
+	// (ours: ADK has none), which a status message of a working task
+	// carries; RemoteTool reads it back.
+	metaProgress = "toolnexus_tool_progress"
+
 	typeFunctionCall     = "function_call"
 	typeFunctionResponse = "function_response"
 
@@ -104,6 +109,9 @@ func (t *translator) events(rec *agentserver.Record, last bool) []a2a.Event {
 		return []a2a.Event{t.part(rec.Turn, callPart(rec.Call))}
 	case agentserver.KindToolResult:
 		return []a2a.Event{t.part(rec.Turn, resultPart(rec.Call, rec.Result))}
+	case agentserver.KindProgress:
+		msg := t.message(string(t.task)+"-progress-"+strconv.FormatInt(rec.Offset, 10), progressParts(rec.Call, rec.Progress)...)
+		return []a2a.Event{t.status(a2a.TaskStateWorking, rec.Time, msg, false)}
 	case agentserver.KindPause:
 		if last {
 			return []a2a.Event{t.inputRequired(rec)}
@@ -122,6 +130,32 @@ func callPart(c *agentserver.Call) a2a.DataPart {
 		Data:     map[string]any{"id": c.ID, "name": c.Name, "args": c.Args},
 		Metadata: map[string]any{metaType: typeFunctionCall, metaLongRunning: c.Wait == agentserver.WaitBrowser},
 	}
+}
+
+// progressParts are the parts of a running call's progress: a sentence
+// for a person, then the data, {"id", "name", "done", "total",
+// "message"}, marked toolnexus_tool_progress.
+func progressParts(c *agentserver.Call, p *agentserver.Progress) a2a.ContentParts {
+	var b strings.Builder
+	b.WriteString(c.Name)
+	switch {
+	case p.Total > 0:
+		fmt.Fprintf(&b, ": %g of %g", p.Done, p.Total)
+	default:
+		fmt.Fprintf(&b, ": %g", p.Done)
+	}
+	if p.Message != "" {
+		b.WriteString(", ")
+		b.WriteString(p.Message)
+	}
+	data := map[string]any{"id": c.ID, "name": c.Name, "done": p.Done}
+	if p.Total > 0 {
+		data["total"] = p.Total
+	}
+	if p.Message != "" {
+		data["message"] = p.Message
+	}
+	return a2a.ContentParts{a2a.TextPart{Text: b.String()}, a2a.DataPart{Data: data, Metadata: map[string]any{metaProgress: true}}}
 }
 
 // resultPart is the data part of a function response: the response the
