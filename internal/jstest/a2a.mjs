@@ -4,9 +4,11 @@
 // a2aagent's, in another process): the desk agent, whose model calls
 // get_weather for "weather in <city>", send_email (which needs approval)
 // for "email <to>" and "email two", and hold (released by POST
-// /test/release?key=) for "hold <key>". A request authenticates with
+// /test/release?key=) for "hold <key>", and count (which reports its
+// progress) for "count to <n>". A request authenticates with
 // "Authorization: Bearer <user>".
 import assert from 'node:assert/strict';
+import { runScenarios } from './scenarios.mjs';
 import { ClientFactory, JsonRpcTransportFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
 
@@ -63,7 +65,7 @@ const scenarios = {
     const card = await c.getAgentCard();
     assert.equal(card.name, 'Weather Desk');
     assert.ok(card.capabilities.streaming);
-    assert.deepEqual(card.skills.map((s) => s.name), ['Weather Desk', 'get_weather', 'send_email', 'hold']);
+    assert.deepEqual(card.skills.map((s) => s.name), ['Weather Desk', 'get_weather', 'send_email', 'hold', 'count']);
     const events = await collect(c.sendMessageStream(text('weather in Lima')));
     assert.equal(events[0].$case, 'task');
     assert.equal(events[0].value.status.state, TaskState.TASK_STATE_SUBMITTED);
@@ -80,6 +82,20 @@ const scenarios = {
     const task = await c.getTask({ id: events[0].value.id });
     assert.equal(task.status.state, TaskState.TASK_STATE_COMPLETED);
     assert.equal(task.artifacts.at(-1).parts[0].content.value, 'Done: get_weather {"result":"sunny in Lima"}');
+  },
+
+  // A running call's progress: working statuses whose message says it in
+  // a sentence and holds it as a data part; the last report among them.
+  async progress() {
+    const c = await client('alice');
+    const events = await collect(c.sendMessageStream(text('count to 3')));
+    const progress = events.filter((e) => e.$case === 'statusUpdate' && e.value.status.state === TaskState.TASK_STATE_WORKING && e.value.status.message);
+    assert.ok(progress.length > 0, 'no progress');
+    const parts = progress.at(-1).value.status.message.parts;
+    assert.equal(parts[0].content.value, 'count: 3 of 3, step 3');
+    assert.equal(parts[1].metadata.toolnexus_tool_progress, true);
+    assert.deepEqual({ ...parts[1].content.value, id: undefined }, { id: undefined, name: 'count', done: 3, total: 3, message: 'step 3' });
+    assert.equal(last(events).value.status.state, TaskState.TASK_STATE_COMPLETED);
   },
 
   // Approvals through input-required: one decision, the same again
@@ -151,14 +167,4 @@ const scenarios = {
   },
 };
 
-let failed = 0;
-for (const [name, fn] of Object.entries(scenarios)) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failed++;
-    console.log(`FAIL ${name}: ${err.stack ?? err}`);
-  }
-}
-if (failed) process.exit(1);
+await runScenarios(scenarios);

@@ -5,6 +5,7 @@
 // needs approval for Oslo, get_location is a frontend tool, and "fail"
 // makes the model fail.
 import assert from 'node:assert/strict';
+import { runScenarios } from './scenarios.mjs';
 import { HttpAgent } from '@ag-ui/client';
 
 const url = process.env.AGUI_URL;
@@ -185,14 +186,4 @@ const scenarios = {
   },
 };
 
-let failed = 0;
-for (const [name, fn] of Object.entries(scenarios)) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failed++;
-    console.log(`FAIL ${name}: ${err.stack ?? err}`);
-  }
-}
-if (failed) process.exit(1);
+await runScenarios(scenarios);

@@ -5,6 +5,7 @@
 // get_weather answers for a city, needs approval for Oslo, get_location is
 // a browser tool, and "fail" makes the model fail.
 import assert from 'node:assert/strict';
+import { runScenarios } from './scenarios.mjs';
 import {
   AbstractChat, DefaultChatTransport, readUIMessageStream, validateUIMessages, uiMessageChunkSchema,
   lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls,
@@ -255,14 +256,4 @@ const scenarios = {
   },
 };
 
-let failed = 0;
-for (const [name, run] of Object.entries(scenarios)) {
-  try {
-    await run();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failed++;
-    console.log(`FAIL ${name}: ${err.stack ?? err}`);
-  }
-}
-if (failed) process.exit(1);
+await runScenarios(scenarios);
