@@ -641,6 +641,9 @@ func (d *decoder) content(path string, v any) (*genai.Content, error) {
 	if err := d.genaiValue(path, v, &c); err != nil {
 		return nil, err
 	}
+	if len(c.Parts) == 0 {
+		c.Parts = nil // "parts": [] is no parts, as a content written without them reads
+	}
 	return &c, nil
 }
 
