@@ -44,7 +44,11 @@ type Config struct {
 	// otherwise (its Message is shown; other errors' text never is).
 	// Every thread and run belongs to one user, and no user reaches
 	// another's. Nil means one anonymous user, "local", for every request:
-	// for a server on localhost only.
+	// for a server on localhost only. Such a server refuses (403) a
+	// request that reached it on a loopback address for a host that is
+	// not localhost or a loopback address: that is how a page of another
+	// site, its name rebound to 127.0.0.1, would reach it (DNS
+	// rebinding).
 	Authenticate func(*http.Request) (user string, err error)
 
 	// Runner hosts the runs. Nil means in this process (see [Runner]).
