@@ -126,7 +126,7 @@ func decodeRequest(s *agentserver.Server, r *http.Request) (*rpcRequest, *rpcErr
 	req.ID = validID(req.ID)
 	switch {
 	case req.ID == nil:
-		return &rpcRequest{ID: nullID}, newRPCError(codeInvalidRequest, "the request's id must be a string, a number or null")
+		return &rpcRequest{ID: nullID}, newRPCError(codeInvalidRequest, "the request's id must be a string, a number or null, of at most %d bytes as JSON", maxIDBytes)
 	case req.JSONRPC != "2.0":
 		return &req, newRPCError(codeInvalidRequest, `the request's jsonrpc must be "2.0"`)
 	case req.Method == "":
@@ -135,12 +135,19 @@ func decodeRequest(s *agentserver.Server, r *http.Request) (*rpcRequest, *rpcErr
 	return &req, nil
 }
 
+// maxIDBytes bounds a request's id, as JSON: every event of a stream
+// repeats it.
+const maxIDBytes = 256
+
 // validID returns the id to answer with: the request's when it is a
-// string, a number or null (null when absent), nil when it is none of
-// them.
+// string, a number or null (null when absent) of at most maxIDBytes, nil
+// when it is none of them.
 func validID(id json.RawMessage) json.RawMessage {
 	if len(id) == 0 {
 		return nullID
+	}
+	if len(id) > maxIDBytes {
+		return nil
 	}
 	switch c := id[0]; {
 	case c == '"', c == '-', c >= '0' && c <= '9', string(id) == "null":
