@@ -71,7 +71,7 @@ func rpcErrorOf(err error) *rpcError {
 		e = newRPCError(codeInvalidParams, "%s", se.Message)
 	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns):
 		e = newRPCError(codeServerError, "%s", se.Message)
-		e.status = http.StatusServiceUnavailable
+		e.status = se.Status // 503, or 429 for a user's too many
 	case errors.Is(err, agentserver.ErrUnauthenticated):
 		e = newRPCError(codeServerError, "%s", se.Message)
 		e.status = se.Status

@@ -92,6 +92,12 @@ type Config struct {
 	// means no bound.
 	MaxRuns int
 
+	// MaxRunsPerUser bounds the runs in flight of one user, those that
+	// wait for decisions included; more are refused with 429, so that one
+	// user cannot take every run MaxRuns allows. Zero means no bound. A
+	// Runner of another kind than the in-process one applies its own.
+	MaxRunsPerUser int
+
 	// The limits of a request: a larger body is refused with 413, more
 	// messages, parts in a message, or browser tools with 400. Zero means
 	// the Default constant of the same name (4 MiB, 1000, 100, 64).
@@ -128,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("agentserver: Config.Agent: %w", err)
 	}
 	if cfg.ApprovalTimeout < 0 || cfg.RunTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.KeepFinished < 0 ||
-		cfg.MaxRuns < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
+		cfg.MaxRuns < 0 || cfg.MaxRunsPerUser < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
 		return nil, errors.New("agentserver: a negative limit in Config")
 	}
 	if cfg.Store == nil {
