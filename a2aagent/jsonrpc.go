@@ -69,7 +69,7 @@ func rpcErrorOf(err error) *rpcError {
 	case errors.Is(err, agentserver.ErrUnknownCall), errors.Is(err, agentserver.ErrDecided),
 		errors.Is(err, agentserver.ErrExpired), errors.Is(err, agentserver.ErrBadRequest):
 		e = newRPCError(codeInvalidParams, "%s", se.Message)
-	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns):
+	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns), errors.Is(err, agentserver.ErrTooManyReaders):
 		e = newRPCError(codeServerError, "%s", se.Message)
 		e.status = se.Status // 503, or 429 for a user's too many
 	case errors.Is(err, agentserver.ErrUnauthenticated):

@@ -102,8 +102,9 @@
 // rebound to 127.0.0.1 sends (DNS rebinding). Runs in flight are bounded
 // by Config.MaxRuns (503) and, so that one user cannot take them all,
 // Config.MaxRunsPerUser (429); both are unbounded unless set, and a
-// server open to many users should set them. A reader that stops reading
-// is dropped after Config.WriteTimeout.
+// server open to many users should set them. A run takes MaxReaders
+// readers at a time (its streams, resumed ones included; 429 beyond), and
+// a reader that stops reading is dropped after Config.WriteTimeout.
 //
 // # Observing
 //
@@ -136,7 +137,9 @@
 //     as it went (session.Stream's save), before its KindDone record.
 //   - The log is ordered and append-only: offsets start at 0, every
 //     reader sees the same records at the same offsets, Attach at any
-//     offset up to the log's length works while the run goes on, the
+//     offset up to the log's length works while the run goes on (the
+//     in-process runner takes MaxReaders cursors of one run at a time,
+//     besides those of decisions: more get 429), the
 //     first record is KindStart and the last KindDone. The log of a run
 //     that is over may be cut to its last record (the in-process runner
 //     cuts it once a cursor has read its end and none reads it any more):

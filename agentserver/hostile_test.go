@@ -3,12 +3,14 @@ package agentserver_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
 )
 
 // A server without Config.Authenticate, on localhost, takes requests for
@@ -48,5 +50,46 @@ func TestAnonymousRefusesAnotherHost(t *testing.T) {
 		if status, body := post(host); status != http.StatusOK {
 			t.Errorf("Host %q: %d %s, want the run", host, status, body)
 		}
+	}
+}
+
+// One run takes agentserver.MaxReaders readers at a time: a user cannot
+// open streams on it without bound, each of which every record wakes.
+func TestMaxReaders(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.model.Enqueue(fake.Calls(call("Gate")), fake.Text("Done."))
+	got := make(chan *response)
+	go func() { got <- h.post(bg, "alice", testRequest{Thread: "t1", Text: "gate?"}) }()
+	<-h.started
+	info := h.await("alice", "t1", func(agentserver.RunInfo) bool { return true })
+	var open []agentserver.Cursor
+	var refused error
+	for range agentserver.MaxReaders + 1 {
+		c, err := h.srv.Attach(bg, "alice", info.ID, 0)
+		if err != nil {
+			refused = err
+			break
+		}
+		open = append(open, c)
+	}
+	// The stream of the request that started the run reads it too.
+	if len(open) != agentserver.MaxReaders-1 || !errors.Is(refused, agentserver.ErrTooManyReaders) {
+		t.Fatalf("%d readers attached, then %v; want %d, then ErrTooManyReaders", len(open), refused, agentserver.MaxReaders-1)
+	}
+	if r := h.do(bg, "alice", "GET", "/replay?thread=t1", "", nil); r.status != 429 || r.errorCode() != "too_many_readers" {
+		t.Errorf("a stream over the bound: %d %s", r.status, r.body)
+	}
+	open[0].Close()
+	c, err := h.srv.Attach(bg, "alice", info.ID, 0)
+	if err != nil {
+		t.Fatalf("once a reader closed: %v", err)
+	}
+	open[0] = c
+	close(h.gate)
+	if resp := <-got; resp.last().Done == nil || resp.last().Done.Text != "Done." {
+		t.Errorf("the run: %v %s", resp.kinds(), resp.body)
+	}
+	for _, c := range open {
+		c.Close()
 	}
 }
