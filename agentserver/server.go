@@ -310,10 +310,18 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 		}
 	case cur.State == StateWaiting:
 		ds := slices.Clone(req.Decisions)
-		for _, d := range req.Results {
-			if slices.ContainsFunc(cur.Pending, func(p Pending) bool { return p.Call.ID == d.CallID }) &&
-				!slices.ContainsFunc(ds, func(e Decision) bool { return e.CallID == d.CallID }) {
-				ds = append(ds, d)
+		if len(req.Results) > 0 {
+			// A set of the calls decided, so that many results and
+			// decisions cost what they weigh, not their product.
+			decided := make(map[string]bool, len(ds))
+			for _, d := range ds {
+				decided[d.CallID] = true
+			}
+			for _, d := range req.Results {
+				if !decided[d.CallID] && slices.ContainsFunc(cur.Pending, func(p Pending) bool { return p.Call.ID == d.CallID }) {
+					decided[d.CallID] = true
+					ds = append(ds, d)
+				}
 			}
 		}
 		if req.Message != nil {
