@@ -29,7 +29,7 @@ const anonymous = "local"
 func (s *Server) User(r *http.Request) (string, error) {
 	if s.cfg.Authenticate == nil {
 		if !localHost(r) {
-			s.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "agentserver: an anonymous request on a loopback address named another host (DNS rebinding?)",
+			s.cfg.Logger.LogAttrs(r.Context(), slog.LevelDebug, "agentserver: an anonymous request on a loopback address named another host (DNS rebinding?)",
 				slog.String("host", r.Host))
 			return "", newError(http.StatusForbidden, "bad_host", ErrUnauthenticated,
 				"this server takes requests for localhost only: the Host header names another host")
