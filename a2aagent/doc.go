@@ -101,8 +101,8 @@
 // is not found (-32001), whatever is asked of it. Bad JSON-RPC gets the
 // spec's codes, with the request's id when it could be read: -32700 for a
 // body that is not JSON, -32600 for a request that is not one (a batch, a
-// wrong jsonrpc, an id that is an object or longer than 256 bytes as
-// JSON: every event of a stream repeats it), -32601 for an unknown method,
+// wrong jsonrpc, an id that is an object, not UTF-8, or longer than 256
+// bytes as JSON: every event of a stream repeats it), -32601 for an unknown method,
 // -32602 for bad params (a message with no parts or too many, an unknown
 // part kind, a bad decision), -32001 for a task not found, -32002 for a
 // task that cannot be canceled, -32003 for push notifications (not

@@ -131,6 +131,7 @@ func TestJSONRPCErrors(t *testing.T) {
 		{"an object id", `{"jsonrpc":"2.0","id":{},"method":"tasks/get"}`, 200, -32600, nil, false},
 		// Every event of a stream repeats the id: it is bounded.
 		{"a string id too long", `{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 300) + `","method":"message/stream","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`, 200, -32600, nil, false},
+		{"an id of invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"tasks/get\",\"params\":{\"id\":\"x\"}}", 200, -32600, nil, false},
 		{"a number id too long", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 300) + `,"method":"tasks/get","params":{"id":"x"}}`, 200, -32600, nil, false},
 		{"a number method", `{"jsonrpc":"2.0","id":"r","method":5}`, 200, -32600, "r", false},
 		{"no method", `{"jsonrpc":"2.0","id":"r"}`, 200, -32600, "r", false},

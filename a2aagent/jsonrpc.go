@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
 )
@@ -126,7 +127,7 @@ func decodeRequest(s *agentserver.Server, r *http.Request) (*rpcRequest, *rpcErr
 	req.ID = validID(req.ID)
 	switch {
 	case req.ID == nil:
-		return &rpcRequest{ID: nullID}, newRPCError(codeInvalidRequest, "the request's id must be a string, a number or null, of at most %d bytes as JSON", maxIDBytes)
+		return &rpcRequest{ID: nullID}, newRPCError(codeInvalidRequest, "the request's id must be a string, a number or null, of at most %d bytes of UTF-8 as JSON", maxIDBytes)
 	case req.JSONRPC != "2.0":
 		return &req, newRPCError(codeInvalidRequest, `the request's jsonrpc must be "2.0"`)
 	case req.Method == "":
@@ -140,14 +141,14 @@ func decodeRequest(s *agentserver.Server, r *http.Request) (*rpcRequest, *rpcErr
 const maxIDBytes = 256
 
 // validID returns the id to answer with: the request's when it is a
-// string, a number or null (null when absent) of at most maxIDBytes, nil
-// when it is none of them.
+// string, a number or null (null when absent) of at most maxIDBytes of
+// UTF-8, nil when it is none of them.
 func validID(id json.RawMessage) json.RawMessage {
 	if len(id) == 0 {
 		return nullID
 	}
-	if len(id) > maxIDBytes {
-		return nil
+	if len(id) > maxIDBytes || !utf8.Valid(id) {
+		return nil // (a response repeats the id's bytes as they came)
 	}
 	switch c := id[0]; {
 	case c == '"', c == '-', c >= '0' && c <= '9', string(id) == "null":
