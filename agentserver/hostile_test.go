@@ -1,10 +1,13 @@
 package agentserver_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,6 +53,22 @@ func TestAnonymousRefusesAnotherHost(t *testing.T) {
 		if status, body := post(host); status != http.StatusOK {
 			t.Errorf("Host %q: %d %s, want the run", host, status, body)
 		}
+	}
+	// An HTTP/1.0 client may name no host at all: no page of a browser.
+	conn, err := net.Dial("tcp", h.http.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"thread":"t-none","text":"Weather in Paris?"}`
+	fmt.Fprintf(conn, "POST /run HTTP/1.0\r\nX-Nothing: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a request naming no host: %d, want the run", resp.StatusCode)
 	}
 }
 

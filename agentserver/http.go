@@ -62,7 +62,7 @@ func localHost(r *http.Request) bool {
 	if !ok || !loopback(local.String()) {
 		return true // not served on a loopback address: its hosts are not ours to know
 	}
-	return loopback(r.Host)
+	return r.Host == "" || loopback(r.Host) // (an HTTP/1.0 client may name no host; a browser always does)
 }
 
 // loopback reports whether hostport (a host, or host:port) is a loopback
