@@ -101,7 +101,8 @@
 // is not found (-32001), whatever is asked of it. Bad JSON-RPC gets the
 // spec's codes, with the request's id when it could be read: -32700 for a
 // body that is not JSON, -32600 for a request that is not one (a batch, a
-// wrong jsonrpc, an id that is an object), -32601 for an unknown method,
+// wrong jsonrpc, an id that is an object, not UTF-8, or longer than 256
+// bytes as JSON: every event of a stream repeats it), -32601 for an unknown method,
 // -32602 for bad params (a message with no parts or too many, an unknown
 // part kind, a bad decision), -32001 for a task not found, -32002 for a
 // task that cannot be canceled, -32003 for push notifications (not
@@ -109,7 +110,8 @@
 // -32007 for the extended card (none). Each error's message says what is
 // wrong, and so does its data.error (where a2a-go's client reads it);
 // internal errors say nothing and are logged. A body over the server's
-// MaxBodyBytes is refused with 413, and a streaming method's error before
+// MaxBodyBytes is refused with 413, one not sent as application/json with
+// 415 (a page of another site could post it without asking), and a streaming method's error before
 // its stream is an SSE event of the error, as A2A clients read it.
 // Streams have the server's keep-alives and write deadline.
 //

@@ -129,6 +129,10 @@ func TestJSONRPCErrors(t *testing.T) {
 		{"not an object", `"hi"`, 200, -32600, nil, false},
 		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":7,"method":"tasks/get","params":{"id":"x"}}`, 200, -32600, 7.0, false},
 		{"an object id", `{"jsonrpc":"2.0","id":{},"method":"tasks/get"}`, 200, -32600, nil, false},
+		// Every event of a stream repeats the id: it is bounded.
+		{"a string id too long", `{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 300) + `","method":"message/stream","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`, 200, -32600, nil, false},
+		{"an id of invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"tasks/get\",\"params\":{\"id\":\"x\"}}", 200, -32600, nil, false},
+		{"a number id too long", `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 300) + `,"method":"tasks/get","params":{"id":"x"}}`, 200, -32600, nil, false},
 		{"a number method", `{"jsonrpc":"2.0","id":"r","method":5}`, 200, -32600, "r", false},
 		{"no method", `{"jsonrpc":"2.0","id":"r"}`, 200, -32600, "r", false},
 		{"unknown method", `{"jsonrpc":"2.0","id":"a","method":"tasks/list","params":{}}`, 200, -32601, "a", false},
@@ -164,6 +168,10 @@ func TestJSONRPCErrors(t *testing.T) {
 	}
 	if status, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`, "text/plain", true); status != 415 || m["error"] == nil {
 		t.Errorf("text/plain: %d %s", status, jsonOf(m))
+	}
+	// What a page of another site may post without asking the browser.
+	if status, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`, "", true); status != 415 || m["error"] == nil {
+		t.Errorf("no Content-Type: %d %s", status, jsonOf(m))
 	}
 	if status, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`, "application/json", false); status != 401 || m["error"] == nil {
 		t.Errorf("no credentials: %d %s", status, jsonOf(m))

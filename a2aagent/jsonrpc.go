@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
 )
@@ -69,9 +70,9 @@ func rpcErrorOf(err error) *rpcError {
 	case errors.Is(err, agentserver.ErrUnknownCall), errors.Is(err, agentserver.ErrDecided),
 		errors.Is(err, agentserver.ErrExpired), errors.Is(err, agentserver.ErrBadRequest):
 		e = newRPCError(codeInvalidParams, "%s", se.Message)
-	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns):
+	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns), errors.Is(err, agentserver.ErrTooManyReaders):
 		e = newRPCError(codeServerError, "%s", se.Message)
-		e.status = http.StatusServiceUnavailable
+		e.status = se.Status // 503, or 429 for a user's too many
 	case errors.Is(err, agentserver.ErrUnauthenticated):
 		e = newRPCError(codeServerError, "%s", se.Message)
 		e.status = se.Status
@@ -126,7 +127,7 @@ func decodeRequest(s *agentserver.Server, r *http.Request) (*rpcRequest, *rpcErr
 	req.ID = validID(req.ID)
 	switch {
 	case req.ID == nil:
-		return &rpcRequest{ID: nullID}, newRPCError(codeInvalidRequest, "the request's id must be a string, a number or null")
+		return &rpcRequest{ID: nullID}, newRPCError(codeInvalidRequest, "the request's id must be a string, a number or null, of at most %d bytes of UTF-8 as JSON", maxIDBytes)
 	case req.JSONRPC != "2.0":
 		return &req, newRPCError(codeInvalidRequest, `the request's jsonrpc must be "2.0"`)
 	case req.Method == "":
@@ -135,12 +136,19 @@ func decodeRequest(s *agentserver.Server, r *http.Request) (*rpcRequest, *rpcErr
 	return &req, nil
 }
 
+// maxIDBytes bounds a request's id, as JSON: every event of a stream
+// repeats it.
+const maxIDBytes = 256
+
 // validID returns the id to answer with: the request's when it is a
-// string, a number or null (null when absent), nil when it is none of
-// them.
+// string, a number or null (null when absent) of at most maxIDBytes of
+// UTF-8, nil when it is none of them.
 func validID(id json.RawMessage) json.RawMessage {
 	if len(id) == 0 {
 		return nullID
+	}
+	if len(id) > maxIDBytes || !utf8.Valid(id) {
+		return nil // (a response repeats the id's bytes as they came)
 	}
 	switch c := id[0]; {
 	case c == '"', c == '-', c >= '0' && c <= '9', string(id) == "null":

@@ -75,7 +75,9 @@ type remoteAgent struct {
 // whose card is at cardURL: the agent's base URL (its card is then at
 // CardPath under it) or the card's own URL, ending in .json. The card is
 // fetched now; the tool speaks JSON-RPC to the card's url, streaming when
-// the card says the agent can.
+// the card says the agent can. The card is the remote agent's to write:
+// the tool's declaration, which every model call sends, holds its name
+// cut to 100 bytes and a description of at most 4000.
 //
 // The calling model passes "request", what to ask or tell the remote
 // agent, and the tool's result is the remote agent's answer: its text, or
@@ -134,14 +136,17 @@ func RemoteTool(ctx context.Context, cardURL string, opts *RemoteOptions) (*tool
 		name = toolName(card.Name)
 	}
 	ra := &remoteAgent{name: name, card: card, client: client, convs: newConversations(maxConvs), maxBytes: maxBytes}
+	// The card is the remote agent's to write: its name goes into the
+	// declaration every model call sends, so it is bounded.
+	agentName := clip(card.Name, maxCardNameBytes)
 	t, err := toolset.Define(toolset.Tool{
 		Name:        name,
 		Description: first(opts.Description, describe(card)),
 		InputSchema: &jsonschema.Schema{
 			Type: "object",
 			Properties: map[string]*jsonschema.Schema{
-				"request": {Type: "string", Description: "What to ask or tell " + card.Name + ": the task in full (it does not see this conversation), or the answer to its question."},
-				"approve": {Type: "boolean", Description: "Only when " + card.Name + " waits for approval of calls it wants to make: true approves them, false refuses them (request then says why)."},
+				"request": {Type: "string", Description: "What to ask or tell " + agentName + ": the task in full (it does not see this conversation), or the answer to its question."},
+				"approve": {Type: "boolean", Description: "Only when " + agentName + " waits for approval of calls it wants to make: true approves them, false refuses them (request then says why)."},
 			},
 			Required: []string{"request"},
 		},
@@ -195,24 +200,39 @@ func toolName(s string) string {
 	return n
 }
 
-// describe is the tool's description: the card's, then its skills.
+// maxCardNameBytes and maxDescriptionBytes bound what of a card the tool's
+// declaration holds.
+const (
+	maxCardNameBytes    = 100
+	maxDescriptionBytes = 4000
+)
+
+// describe is the tool's description: the card's, then its skills, within
+// maxDescriptionBytes.
 func describe(card *a2a.AgentCard) string {
 	var b strings.Builder
-	b.WriteString("Asks " + card.Name + ", a remote agent: " + strings.TrimSpace(card.Description))
+	b.WriteString("Asks " + clip(card.Name, maxCardNameBytes) + ", a remote agent: " + clip(strings.TrimSpace(card.Description), maxDescriptionBytes))
 	for _, s := range card.Skills {
+		if b.Len() >= maxDescriptionBytes {
+			break
+		}
 		if s.Name == "" || s.Name == card.Name && s.Description == card.Description {
 			continue
 		}
-		b.WriteString("\n- " + s.Name)
+		b.WriteString("\n- " + clip(s.Name, maxCardNameBytes))
 		if s.Description != "" {
-			b.WriteString(": " + s.Description)
+			b.WriteString(": " + clip(s.Description, maxDescriptionBytes))
 		}
 	}
-	d := b.String()
-	if len(d) > 4000 {
-		d = d[:4000]
+	return clip(b.String(), maxDescriptionBytes)
+}
+
+// clip cuts s to at most n bytes of valid UTF-8.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return d
+	return strings.ToValidUTF8(s[:n], "")
 }
 
 // conversationKey names the calling run's conversation: "" when it names

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/a2aagent"
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -429,4 +430,29 @@ func task(id string) string {
 func status(id, state, text string) string {
 	return `data: {"jsonrpc":"2.0","id":"x","result":{"kind":"status-update","taskId":"` + id + `","contextId":"c","final":true,"status":{"state":"` + state +
 		`","message":{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"` + text + `"}]}}}}` + "\n\n"
+}
+
+// A hostile card cannot make the tool's declaration, which every model
+// call of the calling agent sends, as large as itself.
+func TestRemoteToolBoundsTheCard(t *testing.T) {
+	huge := strings.Repeat("é", 50000)
+	card, _ := json.Marshal(map[string]any{"name": "Big " + huge, "description": huge, "url": "http://127.0.0.1:1/a2a", "version": "1",
+		"protocolVersion": "0.3.0", "capabilities": map[string]any{"streaming": true}, "defaultInputModes": []string{"text/plain"},
+		"defaultOutputModes": []string{"text/plain"}, "preferredTransport": "JSONRPC",
+		"skills": []map[string]any{{"id": "a", "name": huge, "description": huge, "tags": []string{}}, {"id": "b", "name": "b", "description": huge, "tags": []string{}}}})
+	fs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(card) }))
+	defer fs.Close()
+	tool, err := a2aagent.RemoteTool(context.Background(), fs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, _ := json.Marshal(tool.InputSchema)
+	if len(tool.Description) > 4000 || len(schema) > 2000 || len(tool.Name) > 64 {
+		t.Errorf("the declaration holds %d bytes of description and %d of schema, the name %d", len(tool.Description), len(schema), len(tool.Name))
+	}
+	for _, s := range []string{tool.Description, string(schema)} {
+		if !utf8.ValidString(s) || !strings.Contains(s, "Big éé") {
+			t.Errorf("the declaration is not the card's, cut as UTF-8: %.200q", s)
+		}
+	}
 }

@@ -89,6 +89,23 @@
 // message that never holds a key, a stack or the model's raw error body;
 // the error itself goes to Config.Logger.
 //
+// # Hostile requests
+//
+// Every request is taken as hostile. A body is read only when it says it
+// is application/json (415 otherwise: a page of another site may post a
+// body of no type, or a form, without asking the browser, and not JSON),
+// within Config.MaxBodyBytes, its messages, parts and browser tools
+// within MaxMessages, MaxParts and MaxTools; ids are bounded (a user
+// name 256 bytes, a thread id 200). Without Config.Authenticate, a
+// request that reached a loopback address for another host than
+// localhost is refused (403 bad_host): what a page whose name was
+// rebound to 127.0.0.1 sends (DNS rebinding). Runs in flight are bounded
+// by Config.MaxRuns (503) and, so that one user cannot take them all,
+// Config.MaxRunsPerUser (429); both are unbounded unless set, and a
+// server open to many users should set them. A run takes MaxReaders
+// readers at a time (its streams, resumed ones included; 429 beyond), and
+// a reader that stops reading is dropped after Config.WriteTimeout.
+//
 // # Observing
 //
 // Runs are ordinary agent runs: the agent's Observer and Config.Observer
@@ -120,7 +137,9 @@
 //     as it went (session.Stream's save), before its KindDone record.
 //   - The log is ordered and append-only: offsets start at 0, every
 //     reader sees the same records at the same offsets, Attach at any
-//     offset up to the log's length works while the run goes on, the
+//     offset up to the log's length works while the run goes on (the
+//     in-process runner takes MaxReaders cursors of one run at a time,
+//     besides those of decisions: more get 429), the
 //     first record is KindStart and the last KindDone. The log of a run
 //     that is over may be cut to its last record (the in-process runner
 //     cuts it once a cursor has read its end and none reads it any more):

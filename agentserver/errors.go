@@ -26,8 +26,11 @@ var (
 	ErrClosed = errors.New("agentserver: the server is closing")
 	// ErrCancelled is the cause of a run stopped by Cancel.
 	ErrCancelled = errors.New("agentserver: the run was cancelled")
-	// ErrTooManyRuns: Config.MaxRuns runs are in flight.
+	// ErrTooManyRuns: Config.MaxRuns runs are in flight, or
+	// Config.MaxRunsPerUser runs of the request's user.
 	ErrTooManyRuns = errors.New("agentserver: too many runs in flight")
+	// ErrTooManyReaders: MaxReaders cursors read the run already.
+	ErrTooManyReaders = errors.New("agentserver: too many readers of the run")
 	// ErrBadRequest: the request is malformed or breaks a limit.
 	ErrBadRequest = errors.New("agentserver: bad request")
 	// ErrUnauthenticated: Config.Authenticate refused the request.

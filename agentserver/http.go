@@ -8,8 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 )
 
 // anonymous is the user of every request when Config.Authenticate is nil.
@@ -18,9 +21,19 @@ const anonymous = "local"
 // User returns the user r comes from, as Config.Authenticate names it.
 // A request it refuses gets an error whose status is 401 (or the
 // [*Error]'s own); a user name that is empty or longer than 256 bytes is
-// refused too.
+// refused too. Without Config.Authenticate every request is the anonymous
+// user's, except one that reached a loopback address naming a host that
+// is not a loopback one (403): what a page of another site sends once it
+// has rebound its name to 127.0.0.1 (DNS rebinding), to reach a server
+// on localhost as its own origin.
 func (s *Server) User(r *http.Request) (string, error) {
 	if s.cfg.Authenticate == nil {
+		if !localHost(r) {
+			s.cfg.Logger.LogAttrs(r.Context(), slog.LevelDebug, "agentserver: an anonymous request on a loopback address named another host (DNS rebinding?)",
+				slog.String("host", r.Host))
+			return "", newError(http.StatusForbidden, "bad_host", ErrUnauthenticated,
+				"this server takes requests for localhost only: the Host header names another host")
+		}
 		return anonymous, nil
 	}
 	user, err := s.cfg.Authenticate(r)
@@ -40,16 +53,56 @@ func (s *Server) User(r *http.Request) (string, error) {
 	return user, nil
 }
 
+// localHost reports whether r, when it reached a loopback address, names
+// a loopback host: a page of another site whose name was rebound to
+// 127.0.0.1 (DNS rebinding) is the same origin as the server for the
+// browser, but its requests name the site's host.
+func localHost(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || !loopback(local.String()) {
+		return true // not served on a loopback address: its hosts are not ours to know
+	}
+	return r.Host == "" || loopback(r.Host) // (an HTTP/1.0 client may name no host; a browser always does)
+}
+
+// loopback reports whether hostport (a host, or host:port) is a loopback
+// name or address.
+func loopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// truncate cuts s to at most n bytes, for a message that quotes a client.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
 // DecodeJSON reads r's body, a JSON value, into v: it must be sent as
-// application/json, within Config.MaxBodyBytes, and hold one well-formed
+// application/json (a Content-Type header says so: a request without one
+// is refused, since another site's page may send that one without asking
+// the browser, as it may send a form), within Config.MaxBodyBytes, and hold one well-formed
 // JSON value of v's shape. The error says what is wrong, for the client
 // (see [BadRequest]).
 func (s *Server) DecodeJSON(r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return BadRequest(http.StatusUnsupportedMediaType, "bad_content_type", "the body must be application/json, not %q", ct)
-		}
+	// A body of no type is refused too: a page of another site can post
+	// one (or a form) without asking, application/json it cannot.
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return BadRequest(http.StatusUnsupportedMediaType, "bad_content_type", "the body must be sent as application/json (a Content-Type header)")
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return BadRequest(http.StatusUnsupportedMediaType, "bad_content_type", "the body must be application/json, not %q", truncate(ct, 100))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {

@@ -21,6 +21,9 @@ func TestBadInput(t *testing.T) {
 		{"two JSON values", "alice", "application/json", `{"thread":"t1","text":"hi"} {}`, 400, "bad_json"},
 		{"a field of the wrong type", "alice", "application/json", `{"thread":7,"text":"hi"}`, 400, "bad_field"},
 		{"not JSON", "alice", "text/plain", `hello`, 415, "bad_content_type"},
+		// What another site's page may post without asking the browser.
+		{"JSON of no type", "alice", "", `{"thread":"t1","text":"hi"}`, 415, "bad_content_type"},
+		{"JSON as a form", "alice", "application/x-www-form-urlencoded", `{"thread":"t1","text":"hi"}`, 415, "bad_content_type"},
 		{"too large", "alice", "application/json", `{"thread":"t1","text":"` + strings.Repeat("x", 2000) + `"}`, 413, "too_large"},
 		{"no thread", "alice", "application/json", `{"text":"hi"}`, 400, "bad_thread"},
 		{"a thread id with a control character", "alice", "application/json", `{"thread":"t\u0001","text":"hi"}`, 400, "bad_thread"},

@@ -274,6 +274,27 @@ func TestMaxRuns(t *testing.T) {
 	}
 }
 
+// Config.MaxRunsPerUser bounds one user's runs in flight, so that one
+// user cannot take every run Config.MaxRuns allows.
+func TestMaxRunsPerUser(t *testing.T) {
+	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.MaxRuns, c.MaxRunsPerUser = 2, 1 }})
+	h.model.Enqueue(fake.Calls(call("Gate")), fake.Text("Bob's."), fake.Text("Done."), fake.Text("Later."))
+	got := make(chan *response)
+	go func() { got <- h.post(bg, "alice", testRequest{Thread: "t1", Text: "gate?"}) }()
+	<-h.started
+	if resp := h.post(bg, "alice", testRequest{Thread: "t2", Text: "hi"}); resp.status != 429 || resp.errorCode() != "too_many_runs" {
+		t.Errorf("alice's second run: %d %s", resp.status, resp.body)
+	}
+	if resp := h.post(bg, "bob", testRequest{Thread: "t1", Text: "hi"}); resp.last().Done.Text != "Bob's." {
+		t.Errorf("bob's run, while alice's goes on: %d %v %s", resp.status, resp.kinds(), resp.body)
+	}
+	close(h.gate)
+	<-got
+	if resp := h.post(bg, "alice", testRequest{Thread: "t2", Text: "hi"}); resp.last().Done.Text != "Later." {
+		t.Errorf("after alice's first run ended: %v %s", resp.kinds(), resp.body)
+	}
+}
+
 type plan struct {
 	City string `json:"city"`
 	Days int    `json:"days"`

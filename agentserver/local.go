@@ -28,6 +28,7 @@ type localRunner struct {
 	runTimeout      time.Duration
 	keep            time.Duration
 	maxRuns         int
+	maxPerUser      int
 
 	// ctx is the parent of every run's context: Close cancels it.
 	ctx  context.Context
@@ -38,6 +39,7 @@ type localRunner struct {
 	threads  map[string]*run // by thread: its latest run, while runs has it
 	finished []*run          // runs over, oldest first, until they are forgotten
 	inflight int
+	perUser  map[string]int // the runs in flight of each user that has one, when maxPerUser is set
 	closing  bool
 	wg       sync.WaitGroup // the runs
 	workers  *workers       // the runs' goroutines
@@ -47,9 +49,9 @@ func newLocalRunner(cfg *Config) *localRunner {
 	ctx, stop := context.WithCancelCause(context.Background())
 	return &localRunner{
 		agent: cfg.Agent, store: cfg.Store, observer: cfg.Observer, logger: cfg.Logger,
-		approvalTimeout: cfg.ApprovalTimeout, runTimeout: cfg.RunTimeout, keep: cfg.KeepFinished, maxRuns: cfg.MaxRuns,
+		approvalTimeout: cfg.ApprovalTimeout, runTimeout: cfg.RunTimeout, keep: cfg.KeepFinished, maxRuns: cfg.MaxRuns, maxPerUser: cfg.MaxRunsPerUser,
 		ctx: ctx, stop: stop,
-		runs: map[string]*run{}, threads: map[string]*run{},
+		runs: map[string]*run{}, threads: map[string]*run{}, perUser: map[string]int{},
 		workers: newWorkers(),
 	}
 }
@@ -72,6 +74,10 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, Cursor, er
 	case l.maxRuns > 0 && l.inflight >= l.maxRuns:
 		l.mu.Unlock()
 		return RunInfo{}, nil, newError(http.StatusServiceUnavailable, "too_many_runs", ErrTooManyRuns, "the server is busy; try again later")
+	case l.maxPerUser > 0 && l.perUser[in.User] >= l.maxPerUser:
+		l.mu.Unlock()
+		return RunInfo{}, nil, newError(http.StatusTooManyRequests, "too_many_runs", ErrTooManyRuns,
+			"you have %d runs in progress, as many as the server takes of one user: wait for one to end, or cancel it", l.maxPerUser)
 	}
 	r := newRun("run_"+rand.Text(), in, l)
 	runCtx, cancel := context.WithCancelCause(l.ctx)
@@ -79,6 +85,9 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, Cursor, er
 	l.runs[r.id] = r
 	l.threads[in.Thread] = r
 	l.inflight++
+	if l.maxPerUser > 0 {
+		l.perUser[in.User]++
+	}
 	l.wg.Add(1)
 	l.mu.Unlock()
 
@@ -116,6 +125,11 @@ func (l *localRunner) ended(r *run, at time.Time) {
 	defer l.mu.Unlock()
 	r.over = true
 	l.inflight--
+	if l.maxPerUser > 0 {
+		if l.perUser[r.user]--; l.perUser[r.user] == 0 {
+			delete(l.perUser, r.user)
+		}
+	}
 	r.ended = at
 	l.finished = append(l.finished, r)
 }

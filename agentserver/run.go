@@ -633,12 +633,23 @@ func (r *run) lastTurnLocked() int {
 	return 0
 }
 
+// MaxReaders bounds the cursors that read one run of the in-process
+// runner at a time, other than those of the requests that decide its
+// calls: Attach refuses more (429, ErrTooManyReaders), so that one user
+// cannot open streams on a run without bound (each record wakes every
+// reader).
+const MaxReaders = 32
+
 // attach returns a cursor on the log at offset.
 func (r *run) attach(offset int64) (Cursor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if offset < 0 || offset > r.lenLocked() {
 		return nil, BadRequest(0, "bad_offset", "offset %d is not in the run's log (%d records)", offset, r.lenLocked())
+	}
+	if len(r.readers) >= MaxReaders {
+		return nil, newError(http.StatusTooManyRequests, "too_many_readers", ErrTooManyReaders,
+			"%d streams read this run already: close one first", MaxReaders)
 	}
 	return r.attachLocked(offset), nil
 }

@@ -44,7 +44,11 @@ type Config struct {
 	// otherwise (its Message is shown; other errors' text never is).
 	// Every thread and run belongs to one user, and no user reaches
 	// another's. Nil means one anonymous user, "local", for every request:
-	// for a server on localhost only.
+	// for a server on localhost only. Such a server refuses (403) a
+	// request that reached it on a loopback address for a host that is
+	// not localhost or a loopback address: that is how a page of another
+	// site, its name rebound to 127.0.0.1, would reach it (DNS
+	// rebinding).
 	Authenticate func(*http.Request) (user string, err error)
 
 	// Runner hosts the runs. Nil means in this process (see [Runner]).
@@ -88,6 +92,12 @@ type Config struct {
 	// means no bound.
 	MaxRuns int
 
+	// MaxRunsPerUser bounds the runs in flight of one user, those that
+	// wait for decisions included; more are refused with 429, so that one
+	// user cannot take every run MaxRuns allows. Zero means no bound. A
+	// Runner of another kind than the in-process one applies its own.
+	MaxRunsPerUser int
+
 	// The limits of a request: a larger body is refused with 413, more
 	// messages, parts in a message, or browser tools with 400. Zero means
 	// the Default constant of the same name (4 MiB, 1000, 100, 64).
@@ -124,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("agentserver: Config.Agent: %w", err)
 	}
 	if cfg.ApprovalTimeout < 0 || cfg.RunTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.KeepFinished < 0 ||
-		cfg.MaxRuns < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
+		cfg.MaxRuns < 0 || cfg.MaxRunsPerUser < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
 		return nil, errors.New("agentserver: a negative limit in Config")
 	}
 	if cfg.Store == nil {
@@ -300,10 +310,18 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 		}
 	case cur.State == StateWaiting:
 		ds := slices.Clone(req.Decisions)
-		for _, d := range req.Results {
-			if slices.ContainsFunc(cur.Pending, func(p Pending) bool { return p.Call.ID == d.CallID }) &&
-				!slices.ContainsFunc(ds, func(e Decision) bool { return e.CallID == d.CallID }) {
-				ds = append(ds, d)
+		if len(req.Results) > 0 {
+			// A set of the calls decided, so that many results and
+			// decisions cost what they weigh, not their product.
+			decided := make(map[string]bool, len(ds))
+			for _, d := range ds {
+				decided[d.CallID] = true
+			}
+			for _, d := range req.Results {
+				if !decided[d.CallID] && slices.ContainsFunc(cur.Pending, func(p Pending) bool { return p.Call.ID == d.CallID }) {
+					decided[d.CallID] = true
+					ds = append(ds, d)
+				}
 			}
 		}
 		if req.Message != nil {

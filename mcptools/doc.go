@@ -145,6 +145,16 @@
 //		Streamable: &mcp.StreamableHTTPOptions{SessionTimeout: 5 * time.Minute},
 //	}))
 //
+// Every session costs the server a goroutine and its state until it ends
+// or times out, so the handler keeps at most [DefaultMaxSessions]
+// (10,000) of them, and [DefaultMaxSessionsPerUser] (100) of one user
+// verified by Auth: an initialize beyond is refused with 503 (429 for the
+// user's), until a session ends (HandlerOptions.MaxSessions and
+// MaxSessionsPerUser change them). go-sdk's handler refuses, for its
+// part, a body over 4 MiB or not sent as application/json, a request on
+// a loopback address for another host (DNS rebinding), and a session
+// used with another user's token.
+//
 // A handler reachable by others should let in only the clients it knows.
 // With [HandlerOptions.Auth] it is an OAuth protected resource, as MCP's
 // authorization spec describes: each request must carry a bearer token

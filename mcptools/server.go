@@ -83,6 +83,17 @@ type HandlerOptions struct {
 	// go-sdk's defaults, with SessionTimeout DefaultSessionTimeout.
 	Streamable *mcp.StreamableHTTPOptions
 
+	// MaxSessions bounds the sessions the handler keeps at a time: a
+	// request that would open one more (an initialize) is refused with
+	// 503 until a session ends or times out, so that clients that open
+	// sessions without end cannot exhaust the server's memory. With Auth,
+	// MaxSessionsPerUser bounds those of one verified user (429 beyond),
+	// so that one user cannot take them all. Zero means
+	// DefaultMaxSessions (10,000) and DefaultMaxSessionsPerUser (100);
+	// negative, no bound. A stateless handler keeps no session, and
+	// neither applies.
+	MaxSessions, MaxSessionsPerUser int
+
 	// Auth, when set, admits only requests with a valid OAuth bearer token
 	// for this server, and the verified token reaches each call's tool
 	// through [TokenInfo]; see [AuthOptions]. Nil serves whoever reaches
@@ -105,7 +116,10 @@ type HandlerOptions struct {
 // A client that comes back after that is told its session is unknown
 // (404) and, as the protocol asks, starts a new one; this package's
 // [Client] does so on its own. A client that stays connected without
-// calling for longer can send pings to keep its session.
+// calling for longer can send pings to keep its session. The handler
+// keeps at most DefaultMaxSessions sessions, DefaultMaxSessionsPerUser of
+// one user with opts.Auth, unless opts say otherwise: a client that would
+// open more is refused (503, or 429 for the user's).
 func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOptions) http.Handler {
 	var streamable mcp.StreamableHTTPOptions
 	if opts != nil && opts.Streamable != nil {
@@ -116,10 +130,29 @@ func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOpt
 	}
 	srv := NewServer(set, impl)
 	h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &streamable))
+	if !streamable.Stateless {
+		var o HandlerOptions
+		if opts != nil {
+			o = *opts
+		}
+		h = &sessionLimit{srv: srv, next: h, max: limit(o.MaxSessions, DefaultMaxSessions),
+			perUser: limit(o.MaxSessionsPerUser, DefaultMaxSessionsPerUser), users: map[string]string{}}
+	}
 	if opts != nil && opts.Auth != nil {
 		h = opts.Auth.protect(h)
 	}
 	return h
+}
+
+// limit is a limit of HandlerOptions: zero means def, negative none (0).
+func limit(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 // objectSchema returns s with its type written as the single string

@@ -250,3 +250,69 @@ func TestAuthMisconfigured(t *testing.T) {
 		t.Errorf("MetadataPath() at the root = %q", got)
 	}
 }
+
+// The handler keeps a bounded number of sessions, and one user cannot
+// take them all: a client that opens sessions without end is refused,
+// and its place is given back when a session ends.
+func TestSessionLimits(t *testing.T) {
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	resource := ts.URL + "/mcp"
+	set := toolset.MustNew(whoami)
+	auth := &mcptools.AuthOptions{Verify: userTokens(resource).verify, Resource: resource, AuthorizationServers: []string{"https://login.example.com"}}
+	mux.Handle("/mcp", mcptools.NewHTTPHandler(set, nil, &mcptools.HandlerOptions{Auth: auth, MaxSessions: 3, MaxSessionsPerUser: 2}))
+	mux.Handle("/open", mcptools.NewHTTPHandler(set, nil, &mcptools.HandlerOptions{MaxSessions: 2}))
+
+	type session struct{ url, token, id string }
+	var sessions []session
+	defer func() { // no session outlives the test
+		for _, s := range sessions {
+			endSession(t, s.url, s.token, s.id)
+		}
+	}()
+	open := func(url, token string, want int) string {
+		t.Helper()
+		resp, body := post(t, url, token, "")
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			sessions = append(sessions, session{url, token, id})
+		}
+		if resp.StatusCode != want {
+			t.Fatalf("initialize (%s): status %d %q; want %d", token, resp.StatusCode, body, want)
+		}
+		return resp.Header.Get("Mcp-Session-Id")
+	}
+	a1 := open(resource, "alice-token", 200)
+	open(resource, "alice-token", 200)
+	open(resource, "alice-token", http.StatusTooManyRequests)
+	open(resource, "bob-token", 200)
+	open(resource, "bob-token", http.StatusServiceUnavailable) // the handler's 3
+	if status := endSession(t, resource, "alice-token", a1); status != http.StatusNoContent {
+		t.Fatalf("alice ending her session: %d", status)
+	}
+	reopen := func(url, token string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second) // a hang guard only
+		for {
+			resp, body := post(t, url, token, "")
+			if resp.StatusCode == 200 {
+				sessions = append(sessions, session{url, token, resp.Header.Get("Mcp-Session-Id")})
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("initialize (%s) once a session ended: status %d %q", token, resp.StatusCode, body)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	reopen(resource, "alice-token")
+
+	// Without Auth, the handler's bound alone.
+	o1 := open(ts.URL+"/open", "", 200)
+	open(ts.URL+"/open", "", 200)
+	open(ts.URL+"/open", "", http.StatusServiceUnavailable)
+	if status := endSession(t, ts.URL+"/open", "", o1); status != http.StatusNoContent {
+		t.Fatalf("ending a session: %d", status)
+	}
+	reopen(ts.URL+"/open", "")
+}

@@ -409,6 +409,7 @@ func TestBadInput(t *testing.T) {
 		{"a message with an unknown role", `{"threadId":"t1","runId":"r1","messages":[{"id":"u","role":"robot","content":"hi"}]}`, "bad_message"},
 		{"too many messages", `{"threadId":"t1","runId":"r1","messages":[` + strings.Repeat(`{"id":"u","role":"user","content":"a"},`, 5) + `{"id":"u","role":"user","content":"hi"}]}`, "too_many_messages"},
 		{"too many parts", `{"threadId":"t1","runId":"r1","messages":[{"id":"u","role":"user","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, 3) + `{"type":"text","text":"b"}]}]}`, "too_many_parts"},
+		{"too many resume entries", `{` + ok + `,"resume":[` + strings.Repeat(`{"interruptId":"c","status":"resolved","payload":{"approved":true}},`, 5) + `{"interruptId":"c","status":"resolved","payload":{"approved":true}}]}`, "too_many_resume"},
 		{"an empty message", `{"threadId":"t1","runId":"r1","messages":[{"id":"u","role":"user","content":""}]}`, "no_message"},
 		{"a media URL", `{"threadId":"t1","runId":"r1","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"url","value":"https://example.com/a.png"}}]}]}`, "bad_part"},
 		{"bad base64", `{"threadId":"t1","runId":"r1","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"data","value":"@@","mimeType":"image/png"}}]}]}`, "bad_part"},

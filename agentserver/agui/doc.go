@@ -28,7 +28,9 @@
 // approval (editedArgs is refused), "cancelled" denies it (and is
 // ignored for an interrupt that is no longer pending, as the client
 // sends it for one that expired). A request on a busy thread is refused
-// with 409, unless it resumes the run that waits.
+// with 409, unless it resumes the run that waits. A request holds at
+// most the server's MaxMessages messages, and as many resume entries
+// (400 otherwise).
 //
 // POST {path}/connect with the same body reconnects: it streams the
 // thread's run in progress from its start, as one AG-UI run, or an empty

@@ -81,6 +81,8 @@ func read(s *agentserver.Server, r *http.Request) (*runAgentInput, agentserver.R
 		return nil, agentserver.Request{}, bad("missing_field", "the request has no messages")
 	case len(in.Messages) > maxMessages:
 		return nil, agentserver.Request{}, bad("too_many_messages", "%d messages; at most %d are taken", len(in.Messages), maxMessages)
+	case len(in.Resume) > maxMessages:
+		return nil, agentserver.Request{}, bad("too_many_resume", "%d resume entries; at most %d are taken", len(in.Resume), maxMessages)
 	case in.ProtocolVersion != "" && in.ProtocolVersion != "1" && !strings.HasPrefix(in.ProtocolVersion, "1."):
 		return nil, agentserver.Request{}, bad("unsupported_version", "protocol version %q is not supported; this server speaks AG-UI 1", in.ProtocolVersion)
 	}

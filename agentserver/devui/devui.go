@@ -99,7 +99,14 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.WriteError(w, r, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such route", Err: agentserver.ErrNotFound})
 	})
-	h.mux = mux
+	// A POST a browser says comes from a page of another origin is
+	// refused (Sec-Fetch-Site, Origin): the page's own are same-origin.
+	cross := http.NewCrossOriginProtection()
+	cross.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.WriteError(w, r, &agentserver.Error{Status: http.StatusForbidden, Code: "cross_origin",
+			Message: "a request from another site's page is refused", Err: agentserver.ErrBadRequest})
+	}))
+	h.mux = cross.Handler(mux)
 	return h
 }
 
@@ -109,7 +116,7 @@ type handler struct {
 	rec   *Recorder
 	files fs.FS
 	etags map[string]string
-	mux   *http.ServeMux
+	mux   http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

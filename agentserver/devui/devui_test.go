@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -820,5 +821,52 @@ func TestRedacted(t *testing.T) {
 		`{"functionResponse":{"name":"f","parts":[{"inlineData":{"data":"(3 bytes, not shown)","mimeType":"image/png"}}],"response":{"result":1}}}],"role":"model"}`
 	if string(b) != want {
 		t.Errorf("redacted:\n got %s\nwant %s", b, want)
+	}
+}
+
+// A page of another site cannot drive the UI's routes that change
+// something, whatever it sends: the browser says where a request comes
+// from (Sec-Fetch-Site, Origin), and the UI's own page is same-origin.
+func TestCrossSiteRefused(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	chat := `{"id":"t9","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"What is the weather in Paris?"}]}]}`
+	post := func(path, body string, header map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", e.http.URL+path, strings.NewReader(body))
+		req.Header.Set("X-User", "alice")
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	id := e.weatherRun("alice", "t1")
+	before := len(e.model.Requests())
+	for _, hd := range []map[string]string{
+		{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+		{"Sec-Fetch-Site": "same-site", "Origin": "http://other.localhost"},
+		{"Origin": "https://evil.example"}, // a browser that sends no Sec-Fetch-Site
+	} {
+		for _, path := range []string{"/api/chat", "/api/runs/" + id + "/cancel"} {
+			if status, body := post(path, chat, hd); status != http.StatusForbidden || !strings.Contains(body, `"cross_origin"`) {
+				t.Errorf("POST %s with %v: %d %s, want 403 cross_origin", path, hd, status, body)
+			}
+		}
+	}
+	if n := len(e.model.Requests()); n != before {
+		t.Errorf("%d requests of another site reached the model", n-before)
+	}
+	// The page's own requests, and those of programs (no browser headers).
+	u, _ := url.Parse(e.http.URL)
+	for _, hd := range []map[string]string{{"Sec-Fetch-Site": "same-origin", "Origin": e.http.URL}, {"Origin": "http://" + u.Host}, nil} {
+		if status, body := post("/api/runs/"+id+"/cancel", "{}", hd); status != http.StatusOK {
+			t.Errorf("POST cancel with %v: %d %s", hd, status, body)
+		}
 	}
 }

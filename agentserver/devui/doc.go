@@ -58,6 +58,18 @@
 // Another user's thread or run is answered exactly as one that does not
 // exist: 404. Errors are the server's: {"error":{"code","message"}}.
 //
+// No page of another site drives the UI for the person who opened it: a
+// POST a browser says comes from another origin (Sec-Fetch-Site, or an
+// Origin that is not the UI's) is refused with 403 (net/http's
+// CrossOriginProtection), and the server takes only bodies sent as
+// application/json, which such a page cannot send without asking. A
+// server without Config.Authenticate (the anonymous user, for
+// localhost) refuses requests that name another host than localhost,
+// which is what a page whose name was rebound to 127.0.0.1 sends (see
+// agentserver.Server.User). Serve the UI from its own origin: a page of
+// another origin that should reach it must be same-origin to it (a
+// proxy), not allowed by CORS.
+//
 // # Recording
 //
 // The timelines come from a [Recorder], an agent.Observer the server is
