@@ -226,6 +226,7 @@ func (h *handler) runOf(r *http.Request, user string) (*runRec, error) {
 	if rec == nil {
 		return nil, notFound("run %q not found", id)
 	}
+	rec.caughtUp(r.Context(), h.s)
 	return rec, nil
 }
 

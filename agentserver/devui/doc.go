@@ -76,7 +76,9 @@
 // given as Config.Observer: it keeps the last RecorderOptions.KeepRuns runs
 // of each user (20), of at most KeepUsers users (100), in memory, each with
 // at most MaxSpans steps (2000). Without one, the page works but has no
-// timelines, nor durations on its tool cards.
+// timelines, nor durations on its tool cards. A run's timeline holds what
+// its stream has shown: a client that saw a call wait for approval, or the
+// run end, finds it in the timeline it asks for next.
 //
 // The UI is for development: it shows users their own runs in full, the
 // requests their runs sent included. Mount it where the developers are,

@@ -158,6 +158,11 @@ type runRec struct {
 	// followed is closed once the run's log was read to its end (or could
 	// not be read).
 	followed chan struct{}
+	// read is the offset after the last record the follower took, and
+	// advanced is closed (and replaced) each time read moves on: see
+	// caughtUp.
+	read     int64
+	advanced chan struct{}
 }
 
 // Observe implements agent.Observer.
@@ -189,7 +194,7 @@ func (r *Recorder) Observe(ctx context.Context, e *agent.Event) {
 // start records a served run that begins, and follows its log.
 func (r *Recorder) start(ctx context.Context, s *agentserver.Server, id string, e *agent.Event, now time.Time) {
 	rec := &runRec{id: id, subs: map[string]*subRun{}, state: agentserver.StateRunning,
-		callIDs: map[int][]string{}, retries: map[[2]int]string{}, followed: make(chan struct{})}
+		callIDs: map[int][]string{}, retries: map[[2]int]string{}, followed: make(chan struct{}), advanced: make(chan struct{})}
 	root := &span{id: 0, parent: -1, kind: "run", name: e.Agent, agent: e.Agent, start: now}
 	if root.name == "" {
 		root.name = "agent"
@@ -234,6 +239,9 @@ func (r *Recorder) follow(ctx context.Context, s *agentserver.Server, rec *runRe
 		if ok {
 			rec.mu.Lock()
 			rec.record(&rec2)
+			rec.read = rec2.Offset + 1
+			close(rec.advanced)
+			rec.advanced = make(chan struct{})
 			rec.mu.Unlock()
 		}
 	}
@@ -295,6 +303,41 @@ func (r *Recorder) forgetUser(keep string) {
 		delete(r.runs, rec.id)
 	}
 	delete(r.users, oldest)
+}
+
+// caughtUpWait bounds how long caughtUp waits for the follower: a hang
+// guard, for a follower that cannot read (the run's records come in
+// microseconds).
+const caughtUpWait = 5 * time.Second
+
+// caughtUp waits until the follower has read every record the run's log
+// holds now, so that what a client saw in its stream (a call waiting for
+// approval, the run's end) is in the run's timeline when it asks for it
+// next; it returns early when the log was read to its end or ctx ends.
+func (rec *runRec) caughtUp(ctx context.Context, s *agentserver.Server) {
+	info, err := s.Runner().Lookup(ctx, rec.id)
+	if err != nil {
+		return
+	}
+	timer := time.NewTimer(caughtUpWait)
+	defer timer.Stop()
+	for {
+		rec.mu.Lock()
+		read, advanced := rec.read, rec.advanced
+		rec.mu.Unlock()
+		if read >= info.Len {
+			return
+		}
+		select {
+		case <-advanced:
+		case <-rec.followed:
+			return
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // lookup returns user's recorded run id, or nil.
