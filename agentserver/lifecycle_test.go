@@ -102,7 +102,7 @@ func TestCloseMidStream(t *testing.T) {
 	case last.Kind == "abort":
 	case last.Kind == agentserver.KindDone && last.Done.State == agentserver.StateCancelled && last.Done.Error.Code == "server_closing":
 	default:
-		t.Errorf("the stream ended with %+v (%v)", last, resp.kinds())
+		t.Errorf("the stream ended with %+v (%v), status %d, body %q", last, resp.kinds(), resp.status, resp.body)
 	}
 	stored := h.stored("alice", "t1")
 	if len(stored) != 3 || stored[2].Parts[0].FunctionResponse == nil {
@@ -110,6 +110,38 @@ func TestCloseMidStream(t *testing.T) {
 	}
 	if resp := h.post(bg, "alice", testRequest{Thread: "t2", Text: "hi"}); resp.status != 503 || resp.errorCode() != "closing" {
 		t.Errorf("a request after Close: %d %s", resp.status, resp.body)
+	}
+}
+
+// A run accepted before Close whose stream begins after it (Close ran
+// out of time while the request was between the two) is not answered as
+// refused: its stream says what became of it, the run cancelled and
+// saved.
+func TestStreamBeginsAfterClose(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.model.Enqueue(fake.Calls(call("Gate")))
+	att, err := h.srv.Submit(bg, "alice", agentserver.Request{Thread: "t1", Message: genai.NewContentFromText("Weather at the gate?", genai.RoleUser)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-h.started
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if err := h.srv.Close(ctx); err != context.Canceled {
+		t.Errorf("Close = %v, want context.Canceled", err)
+	}
+	w := httptest.NewRecorder()
+	h.srv.ServeEvents(w, httptest.NewRequest(http.MethodGet, "/run", nil), att.Cursor, &recordEncoder{run: att.Run.ID})
+	_, events, err := readEvents(w.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != http.StatusOK || len(events) < 2 {
+		t.Fatalf("status %d, events %+v", w.Code, events)
+	}
+	last := events[len(events)-1]
+	if last.Kind != agentserver.KindDone || last.Done.State != agentserver.StateCancelled || last.Done.Error.Code != "server_closing" {
+		t.Errorf("the stream ended with %+v", last)
 	}
 }
 

@@ -184,6 +184,9 @@ func (s *Server) Runner() Runner { return s.runner }
 // error event. Close returns when every run and stream has ended (a
 // client that reads nothing holds its stream for Config.WriteTimeout at
 // most); the error is ctx's when it had to cancel runs or cut streams.
+// A request whose run started before Close, and whose stream begins after
+// it, is answered with what the run's log holds (its end, the run
+// cancelled and saved), not refused: nothing it started goes untold.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true

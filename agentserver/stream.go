@@ -128,14 +128,23 @@ const flushAt = 8 << 10
 // cur.
 func (s *Server) ServeEvents(w http.ResponseWriter, r *http.Request, cur Cursor, enc Encoder) {
 	defer cur.Close()
-	if !s.streamStarts() {
-		s.WriteError(w, r, s.closed())
-		return
+	// A stream that begins once the server has stopped streaming (its run
+	// started before Close, which ran out of time or is over meanwhile)
+	// still says what its run's log holds, the run's end as a rule (it was
+	// cancelled, and saved), without waiting for more: the client learns
+	// what became of its request rather than a refusal of it.
+	stopped := !s.streamStarts()
+	if !stopped {
+		defer s.streamEnds()
 	}
-	defer s.streamEnds()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer context.AfterFunc(s.stopStreams, cancel)()
+	wait := s.cfg.KeepAlive
+	if stopped {
+		wait = 0
+	} else {
+		defer context.AfterFunc(s.stopStreams, cancel)()
+	}
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -160,7 +169,10 @@ func (s *Server) ServeEvents(w http.ResponseWriter, r *http.Request, cur Cursor,
 		return
 	}
 	for {
-		rec, ok, err := cur.Next(ctx, s.cfg.KeepAlive)
+		rec, ok, err := cur.Next(ctx, wait)
+		if err == nil && !ok && stopped {
+			err = ErrClosed
+		}
 		if err != nil {
 			if r.Context().Err() != nil {
 				return // the client has gone
