@@ -168,6 +168,9 @@ func appendResponse(b []byte, id json.RawMessage, result any, e *rpcError) ([]by
 		v, err = json.Marshal(e)
 	} else {
 		b = append(b, `,"result":`...)
+		if b, ok := appendEvent(b, result); ok {
+			return append(b, '}'), nil
+		}
 		v, err = json.Marshal(result)
 	}
 	if err != nil {

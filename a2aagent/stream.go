@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/wire"
 )
 
 // stream returns the stream that answers message/stream: the task's
@@ -144,9 +145,10 @@ func (e *encoder) Record(w *agentserver.EventWriter, rec *agentserver.Record, la
 	}
 }
 
-// A text piece is most of a stream's events: its event is the JSON
-// a2a-go's types make of the first piece of its artifact (or of the next
-// ones, which append), with the text in place of a mark.
+// A text piece is most of a stream's events: its event is the JSON of
+// the first piece of its artifact (or of the next ones, which append),
+// written once per turn, with the text in place of a mark: a piece costs
+// its text's escaping, and neither the event's values nor their encoding.
 type textFrame struct{ before, after []byte }
 
 type textKey struct {
@@ -158,27 +160,31 @@ type textKey struct {
 const textMark, textMarkJSON = "\x00", `"\u0000"`
 
 func (e *encoder) text(w *agentserver.EventWriter, rec *agentserver.Record) {
+	w.End(e.appendText(w.Begin(), rec))
+}
+
+// appendText appends the JSON-RPC response of a text piece's event.
+func (e *encoder) appendText(b []byte, rec *agentserver.Record) []byte {
 	k := textKey{rec.Turn, e.tr.started[rec.Turn]}
 	f := e.frames[k]
 	if f == nil {
-		b, err := appendResponse(nil, e.id, e.tr.events(&agentserver.Record{Kind: agentserver.KindText, Turn: rec.Turn, Text: textMark}, false)[0], nil)
-		i := bytes.Index(b, []byte(textMarkJSON))
-		if err != nil || i < 0 || bytes.Count(b, []byte(textMarkJSON)) != 1 {
+		frame, err := appendResponse(nil, e.id, e.tr.events(&agentserver.Record{Kind: agentserver.KindText, Turn: rec.Turn, Text: textMark}, false)[0], nil)
+		i := bytes.Index(frame, []byte(textMarkJSON))
+		if err != nil || i < 0 || bytes.Count(frame, []byte(textMarkJSON)) != 1 {
 			e.tr.started[rec.Turn] = k.append // not reached: the mark is the only such text
-			e.write(w, e.tr.events(rec, false)[0], nil)
-			return
+			b, _ = appendResponse(b, e.id, e.tr.events(rec, false)[0], nil)
+			return b
 		}
-		f = &textFrame{b[:i], b[i+len(textMarkJSON):]}
+		f = &textFrame{frame[:i], frame[i+len(textMarkJSON):]}
 		if e.frames == nil {
 			e.frames = map[textKey]*textFrame{}
 		}
 		e.frames[k] = f
 	}
 	e.tr.started[rec.Turn] = true
-	text, _ := json.Marshal(rec.Text) // a string always encodes
-	b := append(w.Begin(), f.before...)
-	b = append(b, text...)
-	w.End(append(b, f.after...))
+	b = append(b, f.before...)
+	b = wire.String(b, rec.Text)
+	return append(b, f.after...)
 }
 
 // Abort implements agentserver.Encoder: the stream is cut short, the

@@ -171,6 +171,14 @@ func (r *run) intercept(ctx context.Context, call *genai.FunctionCall) *toolset.
 		}
 		return nil
 	}
+	return r.answerOf(ctx, call, c)
+}
+
+// answerOf waits for the decision about call c, and returns what the call
+// then answers. Apart from intercept, whose common path (a call that does
+// not wait) it keeps small: intercept runs on each call's goroutine,
+// whose stack would otherwise grow for it.
+func (r *run) answerOf(ctx context.Context, call *genai.FunctionCall, c *Call) *toolset.Result {
 	d, ok := r.await(ctx, c.ID)
 	switch {
 	case !ok:

@@ -19,7 +19,8 @@ type Encoder interface {
 	// Record writes the events of rec. last is set when the stream ends
 	// after it: at the run's end (KindDone), or at a pause that no record
 	// follows (the run waits for decisions). A pause that records follow
-	// was resolved: it comes with last unset.
+	// was resolved: it comes with last unset. rec is valid during the
+	// call only: the stream reuses it for the next record.
 	Record(w *EventWriter, rec *Record, last bool)
 	// Abort writes the events that end a stream cut short: the server
 	// stopped streaming, or the log could not be read.
@@ -168,8 +169,13 @@ func (s *Server) ServeEvents(w http.ResponseWriter, r *http.Request, cur Cursor,
 	if !flush() {
 		return
 	}
+	// One record for the whole stream: handed to enc by pointer, a record
+	// declared in the loop would be allocated for each.
+	var rec Record
 	for {
-		rec, ok, err := cur.Next(ctx, wait)
+		var ok bool
+		var err error
+		rec, ok, err = cur.Next(ctx, wait)
 		if err == nil && !ok && stopped {
 			err = ErrClosed
 		}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
-	"github.com/toolnexus/toolnexus-go/agentserver/internal/wire"
+	"github.com/toolnexus/toolnexus-go/internal/wire"
 )
 
 // encoder maps a run's records to AG-UI events, for one AG-UI run.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
-	"github.com/toolnexus/toolnexus-go/agentserver/internal/wire"
+	"github.com/toolnexus/toolnexus-go/internal/wire"
 )
 
 // encoder maps a run's records to UI message chunks, for one stream.
