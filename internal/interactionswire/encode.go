@@ -1,8 +1,6 @@
 package interactionswire
 
-import (
-	"unicode/utf8"
-)
+import "github.com/toolnexus/toolnexus-go/internal/wire"
 
 // AppendJSON appends the JSON array of steps to b: what Marshal writes for
 // them, without reflection. The client writes every request's input and
@@ -24,14 +22,14 @@ func appendStep(b []byte, s *Step) []byte {
 		return append(b, s.Raw...)
 	}
 	b = append(b, `{"type":`...)
-	b = appendString(b, s.Type)
+	b = wire.StringNoHTML(b, s.Type)
 	if len(s.Content) > 0 {
 		b = append(b, `,"content":`...)
 		b = appendContents(b, s.Content)
 	}
 	if s.Signature != nil {
 		b = append(b, `,"signature":`...)
-		b = appendString(b, *s.Signature)
+		b = wire.StringNoHTML(b, *s.Signature)
 	}
 	if len(s.Summary) > 0 {
 		b = append(b, `,"summary":`...)
@@ -72,10 +70,10 @@ func appendContents(b []byte, cs []Content) []byte {
 // appendContentJSON appends one content item as Content.MarshalJSON writes it.
 func appendContentJSON(b []byte, c *Content) []byte {
 	b = append(b, `{"type":`...)
-	b = appendString(b, c.Type)
+	b = wire.StringNoHTML(b, c.Type)
 	if c.Type == "text" {
 		b = append(b, `,"text":`...)
-		b = appendString(b, c.Text)
+		b = wire.StringNoHTML(b, c.Text)
 		if len(c.Annotations) > 0 {
 			b = append(b, `,"annotations":`...)
 			b = append(b, c.Annotations...)
@@ -95,61 +93,5 @@ func appendMember(b []byte, name, value string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return appendString(b, value)
-}
-
-const hex = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json
-// escapes it without HTML escaping: quotes, backslashes and control
-// characters, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return wire.StringNoHTML(b, value)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/toolnexus/toolnexus-go/internal/wire"
 )
 
 // encodingJSON is the reference: what encoding/json writes for s, without
@@ -86,8 +88,8 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(appendString(nil, s)), encodingJSON(t, s); got != want {
-			t.Errorf("appendString(%q) = %s; want %s", s, got, want)
+		if got, want := string(wire.StringNoHTML(nil, s)), encodingJSON(t, s); got != want {
+			t.Errorf("wire.StringNoHTML(%q) = %s; want %s", s, got, want)
 		}
 	})
 }

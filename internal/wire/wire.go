@@ -10,17 +10,31 @@ import (
 
 const hex = "0123456789abcdef"
 
-// plain marks the ASCII bytes a JSON string holds as they are; every
-// other byte needs a look: an escape, or a UTF-8 check.
-var plain = func() (t [256]bool) {
+// plain and plainHTML mark the ASCII bytes a JSON string holds as they
+// are (plainHTML: but for <, > and &, which encoding/json escapes by
+// default); every other byte needs a look: an escape, or a UTF-8 check.
+var plain, plainHTML = func() (t, h [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		t[c] = c != '"' && c != '\\'
+		h[c] = t[c] && c != '<' && c != '>' && c != '&'
 	}
-	return t
+	return t, h
 }()
 
-// String appends s as a JSON string, quotes included.
+// String appends s as a JSON string, quotes included, escaped as
+// encoding/json.Marshal escapes it: <, > and & as well.
 func String(b []byte, s string) []byte {
+	return appendString(b, s, &plainHTML)
+}
+
+// StringNoHTML appends s as a JSON string, escaped as an encoding/json
+// Encoder with SetEscapeHTML(false) escapes it: quotes, backslashes and
+// control characters, U+2028 and U+2029, invalid UTF-8 as U+FFFD.
+func StringNoHTML(b []byte, s string) []byte {
+	return appendString(b, s, &plain)
+}
+
+func appendString(b []byte, s string, plain *[256]bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
