@@ -1,5 +1,6 @@
 // Package wire appends JSON to byte slices, for the protocol packages'
-// events: strings escaped as encoding/json escapes them (invalid UTF-8
+// events and the Interactions API's requests: strings escaped as
+// encoding/json escapes them (with HTML escaping or without, invalid UTF-8
 // replaced), without reflection or allocation.
 package wire
 
