@@ -53,6 +53,61 @@ type Store interface {
 type Info struct {
 	ID      string
 	Len     int       // the number of contents
+	Bytes   int64     // the size of its contents, as the store encodes them (the JSON the API speaks)
 	Created time.Time // the first append
 	Updated time.Time // the last append
 }
+
+// A Lister is a [Store] that lists and totals the conversations whose ids
+// start with a prefix without reading the others: an index range, not a
+// scan of the store. agentserver's ids start with their owner, so a prefix
+// is an owner's conversations. The stores of this module (Memory,
+// sqlitestore, pgstore) are Listers; [ListPage] and [UsageOf] serve any
+// Store, through List where it is not one.
+type Lister interface {
+	Store
+
+	// ListPage returns one page of the conversations whose ids start with
+	// opts.Prefix, the most recently appended to first (ties by id), and
+	// the cursor of the next page. Appends between two pages may move a
+	// conversation to an earlier page; a listing never returns one twice
+	// in a page nor skips one that was not appended to meanwhile.
+	ListPage(ctx context.Context, opts ListOptions) (Page, error)
+
+	// Usage totals the conversations whose ids start with prefix.
+	Usage(ctx context.Context, prefix string) (Usage, error)
+}
+
+// ListOptions selects one page of a listing.
+type ListOptions struct {
+	// Prefix keeps the conversations whose id starts with it; "" keeps all.
+	Prefix string
+	// Limit is the most conversations a page holds: 0 means
+	// [DefaultPageSize]; more than [MaxPageSize] is MaxPageSize.
+	Limit int
+	// Cursor continues a listing: the Next of its previous page. "" starts
+	// it. A cursor is opaque, and one the store did not make is an error
+	// wrapping [ErrBadCursor].
+	Cursor string
+}
+
+// Page is one page of a listing.
+type Page struct {
+	Infos []Info
+	Next  string // the cursor of the next page; "" after the last
+}
+
+// Usage totals a set of conversations.
+type Usage struct {
+	Conversations int
+	Bytes         int64 // the sum of their Info.Bytes
+}
+
+// Page sizes of a listing.
+const (
+	DefaultPageSize = 100
+	MaxPageSize     = 1000
+)
+
+// ErrBadCursor is returned, wrapped, by ListPage for a cursor it did not make.
+var ErrBadCursor = errors.New("session: bad listing cursor")
