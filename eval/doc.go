@@ -90,8 +90,9 @@
 // judge outage). [Evaluate]'s CaseResult.Status and Report.Status say
 // so, and [Test] fails every case that did not pass. A run's status in the
 // results follows adk eval's rule (failed if a metric failed, else passed
-// if one passed). The turns a run never reached, an agent error having
-// stopped it, are not scored: their turn scores are not evaluated. The
+// if one passed). The turns a run never reached, an error having stopped
+// it, are not scored: their turn scores are not evaluated, and so are the
+// metrics of a run none of whose turns ran. The
 // [Report] is a value first: [Report.Table] renders it, and it marshals as
 // ADK's EvalSetResult ([Report.MarshalJSON]), which ADK's tools read.
 //

@@ -348,30 +348,36 @@ func actualTurn(user *genai.Content, added []*genai.Content, author string, app 
 
 // score scores a run with every metric, concurrently, and decides its
 // status. The metrics score the turns that ran; the turns that never ran
-// are not evaluated.
+// are not evaluated, and nor is a run none of whose turns ran.
 func (r *runner) score(ctx context.Context, c *Case, run *Run) {
 	ran := len(run.Turns) - run.notRun
 	in := &Input{Case: c, Actual: run.Turns[:ran:ran], Run: run}
 	if c.Scenario == nil {
 		in.Expected = c.Turns
 	}
+	skip := run.Skipped
+	if skip == "" && ran == 0 && run.Err != nil {
+		skip = "no turn ran: an error stopped the run before its first"
+	}
+	notRun := func(s *Score) *Score {
+		for range run.notRun {
+			s.Turns = append(s.Turns, TurnScore{Status: NotEvaluated, Reason: "the turn never ran: an error stopped the run before it"})
+		}
+		return s
+	}
 	run.Scores = make([]*Score, len(r.metrics))
 	var wg sync.WaitGroup
 	for i, m := range r.metrics {
-		if run.Skipped != "" {
-			s := &Score{Status: NotEvaluated, Reason: run.Skipped}
-			finish(s, m, len(run.Turns))
-			run.Scores[i] = s
+		if skip != "" {
+			s := &Score{Status: NotEvaluated, Reason: skip}
+			finish(s, m, ran)
+			run.Scores[i] = notRun(s)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := evaluate(ctx, m, in)
-			for range run.notRun {
-				s.Turns = append(s.Turns, TurnScore{Status: NotEvaluated, Reason: "the turn never ran: an error stopped the run before it"})
-			}
-			run.Scores[i] = s
+			run.Scores[i] = notRun(evaluate(ctx, m, in))
 		}()
 	}
 	wg.Wait()

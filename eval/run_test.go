@@ -132,6 +132,14 @@ func TestStartFromSession(t *testing.T) {
 	if nobody.Status != eval.Failed || !errors.Is(nobody.Runs[0].Err, session.ErrNotFound) {
 		t.Errorf("nobody: %v, %v; want a failed run wrapping session.ErrNotFound", nobody.Status, nobody.Runs[0].Err)
 	}
+	// No turn of nobody's ran: nothing is scored (its turn expects no
+	// call, which a turn that never ran must not match).
+	if m := nobody.Metrics[0]; m.Status != eval.NotEvaluated || !strings.Contains(m.Reason, "no turn ran") {
+		t.Errorf("nobody's trajectory: %+v; want not evaluated: no turn ran", m)
+	}
+	if ts := nobody.Runs[0].Scores[0].Turns; len(ts) != 1 || ts[0].Status != eval.NotEvaluated {
+		t.Errorf("nobody's turn scores: %+v; want one, not evaluated", ts)
+	}
 }
 
 // An agent error fails its run and leaves the later turns empty; the error
