@@ -9,34 +9,43 @@ import (
 	"sync"
 )
 
+// convKey names a conversation of ours: the calling run's user
+// (agentserver.RunUser) and its conversation (agent.Conversation). The
+// zero key names none.
+type convKey struct{ user, conversation string }
+
 // conversation is what a RemoteTool remembers of one conversation of
 // ours: the remote agent's contextId for it, and its task that waits for
-// input. Calls of one conversation hold its slot one at a time.
+// input. Calls of one conversation hold its slot one at a time, and only
+// the call holding it reads or writes contextID and waiting.
 type conversation struct {
-	key       string
+	key       convKey
 	slot      chan struct{}
+	refs      int // calls holding or waiting for slot; guarded by conversations.mu
 	contextID string
 	waiting   *waiting
 }
 
 // conversations is a bounded set of conversations, the least recently
-// used forgotten first.
+// used forgotten first, but never one a call holds or waits for: while
+// more conversations than max are in use, the set holds them all.
 type conversations struct {
 	max int
 	mu  sync.Mutex
-	m   map[string]*list.Element
+	m   map[convKey]*list.Element
 	lru list.List // of *conversation, the most recent first
 }
 
 func newConversations(max int) *conversations {
-	return &conversations{max: max, m: map[string]*list.Element{}}
+	return &conversations{max: max, m: map[convKey]*list.Element{}}
 }
 
 // acquire returns key's conversation once no other call holds it, or
-// ctx's error. A call with no conversation ("") gets one of its own.
-func (cs *conversations) acquire(ctx context.Context, key string) (*conversation, error) {
+// ctx's error. A call with no conversation (the zero key) gets one of its
+// own. Every conversation acquire returns is given back with release.
+func (cs *conversations) acquire(ctx context.Context, key convKey) (*conversation, error) {
 	var c *conversation
-	if key == "" {
+	if key == (convKey{}) {
 		c = &conversation{slot: make(chan struct{}, 1)}
 	} else {
 		cs.mu.Lock()
@@ -46,23 +55,49 @@ func (cs *conversations) acquire(ctx context.Context, key string) (*conversation
 		} else {
 			c = &conversation{key: key, slot: make(chan struct{}, 1)}
 			cs.m[key] = cs.lru.PushFront(c)
-			for cs.lru.Len() > cs.max {
-				old := cs.lru.Back()
-				cs.lru.Remove(old)
-				delete(cs.m, old.Value.(*conversation).key)
-			}
 		}
+		c.refs++
+		cs.evict()
 		cs.mu.Unlock()
 	}
 	select {
 	case c.slot <- struct{}{}:
 		return c, nil
 	case <-ctx.Done():
+		cs.unref(c)
 		return nil, ctx.Err()
 	}
 }
 
-func (cs *conversations) release(c *conversation) { <-c.slot }
+// release gives back a conversation acquire returned.
+func (cs *conversations) release(c *conversation) {
+	<-c.slot
+	cs.unref(c)
+}
+
+// unref ends a call's use of c; c may then be forgotten.
+func (cs *conversations) unref(c *conversation) {
+	if c.key == (convKey{}) {
+		return
+	}
+	cs.mu.Lock()
+	c.refs--
+	cs.evict()
+	cs.mu.Unlock()
+}
+
+// evict forgets the least recently used conversations that no call holds
+// or waits for, while there are more than max. cs.mu is held.
+func (cs *conversations) evict() {
+	for e := cs.lru.Back(); e != nil && cs.lru.Len() > cs.max; {
+		prev := e.Prev()
+		if c := e.Value.(*conversation); c.refs == 0 {
+			cs.lru.Remove(e)
+			delete(cs.m, c.key)
+		}
+		e = prev
+	}
+}
 
 // callInfo is what the transport saw of a call's HTTP exchanges: whether
 // the remote agent answered, and the status of its last answer.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/a2aproject/a2a-go/a2a"
 )
@@ -87,7 +88,7 @@ func TestConversations(t *testing.T) {
 	cs := newConversations(2)
 	ctx := context.Background()
 	use := func(key, contextID string) *conversation {
-		c, err := cs.acquire(ctx, key)
+		c, err := cs.acquire(ctx, ck(key))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,16 +108,68 @@ func TestConversations(t *testing.T) {
 	if c := use("c", ""); c.contextID != "ctx-c" {
 		t.Errorf("c was forgotten")
 	}
-	held, _ := cs.acquire(ctx, "c")
+	held, _ := cs.acquire(ctx, ck("c"))
 	stop, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := cs.acquire(stop, "c"); !errors.Is(err, context.Canceled) {
+	if _, err := cs.acquire(stop, ck("c")); !errors.Is(err, context.Canceled) {
 		t.Errorf("a call on a busy conversation: %v", err)
 	}
 	cs.release(held)
 	if a, b := use("", "x"), use("", ""); a == b || b.contextID != "" {
 		t.Error("calls with no conversation share one")
 	}
+}
+
+// ck is the key of a conversation of one user.
+func ck(conversation string) convKey {
+	if conversation == "" {
+		return convKey{}
+	}
+	return convKey{user: "u", conversation: conversation}
+}
+
+// A conversation a call holds, or waits for, is never forgotten, however
+// many others come and go: the next call of it waits for the one in
+// progress and gets the same conversation, its contextId included. Once
+// idle, it is forgotten as the bound says.
+func TestConversationsInUseStay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cs := newConversations(1)
+		ctx := t.Context()
+		first, _ := cs.acquire(ctx, ck("a"))
+		for _, other := range []string{"b", "c"} { // each would evict a
+			c, _ := cs.acquire(ctx, ck(other))
+			cs.release(c)
+		}
+		got := make(chan *conversation)
+		go func() {
+			c, _ := cs.acquire(ctx, ck("a"))
+			got <- c
+		}()
+		synctest.Wait()
+		select {
+		case c := <-got:
+			t.Fatalf("a second call of a holds a conversation (%p, the first's %p) while the first holds its own", c, first)
+		default:
+		}
+		first.contextID = "ctx-a"
+		cs.release(first)
+		second := <-got
+		if second != first || second.contextID != "ctx-a" {
+			t.Errorf("the second call of a got %p (contextId %q); want the first's %p (ctx-a)", second, second.contextID, first)
+		}
+		cs.release(second)
+		if n := cs.lru.Len(); n != 1 {
+			t.Errorf("%d conversations remembered; want 1", n)
+		}
+		c, _ := cs.acquire(ctx, ck("d")) // a is idle: it goes
+		cs.release(c)
+		if c, _ := cs.acquire(ctx, ck("a")); c == first {
+			t.Error("an idle conversation over the bound was kept")
+		} else {
+			cs.release(c)
+		}
+	})
 }
 
 func jsonString(v any) string {

@@ -58,7 +58,10 @@ type RemoteOptions struct {
 	// MaxConversations bounds the remote conversations the tool
 	// remembers, one per conversation of ours; the least recently used is
 	// forgotten first, and its next call starts a new remote conversation.
-	// Zero means DefaultMaxConversations (10,000).
+	// A conversation a call holds or waits for is never forgotten: while
+	// more conversations than the bound have calls in flight, the tool
+	// remembers each of them until its calls end. Zero means
+	// DefaultMaxConversations (10,000).
 	MaxConversations int
 }
 
@@ -83,10 +86,12 @@ type remoteAgent struct {
 // agent, and the tool's result is the remote agent's answer: its text, or
 // its data (a typed agent's answer). Each conversation of ours
 // (agent.Conversation of the call's context: package session and
-// agentserver name it; for a run served by agentserver, of its user) is
-// one conversation of the remote agent's (its contextId), so that a
-// follow-up call goes on with what was said; calls of one conversation
-// are sent one at a time. Outside a conversation each call starts a new
+// agentserver name it; for a run served by agentserver, of its user,
+// agentserver.RunUser, so that two users' threads of one name are two
+// conversations) is one conversation of the remote agent's (its
+// contextId), so that a follow-up call goes on with what was said; calls
+// of one conversation are sent one at a time, the later ones waiting for
+// the earlier to end. Outside a conversation each call starts a new
 // remote one.
 //
 // The progress the remote agent's calls report (the parts its working
@@ -235,14 +240,14 @@ func clip(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "")
 }
 
-// conversationKey names the calling run's conversation: "" when it names
-// none.
-func conversationKey(ctx context.Context) string {
+// conversationKey names the calling run's conversation, the user's own:
+// the zero key when it names none.
+func conversationKey(ctx context.Context) convKey {
 	c := agent.Conversation(ctx)
 	if c == "" {
-		return ""
+		return convKey{}
 	}
-	return agentserver.RunUser(ctx) + "\x00" + c
+	return convKey{user: agentserver.RunUser(ctx), conversation: c}
 }
 
 // call is the tool's Run.

@@ -83,12 +83,18 @@
 // (for the rubric metrics, the mean of every rubric verdict), and passes
 // when the score reaches the threshold. Over several runs, a case's score
 // is the mean of the metric's turn scores over all runs (ADK's
-// AgentEvaluator). Under [Test] a case fails when a metric is below its
-// threshold or not evaluated, or when a run failed; a run's status in the
-// results follows ADK's rule (failed if a metric failed, else passed if
-// one passed). The [Report] is a value first: [Report.Table] renders it,
-// and it marshals as ADK's EvalSetResult ([Report.MarshalJSON]), which
-// ADK's tools read.
+// AgentEvaluator). A case passes only when every metric passed and every
+// run ran to its end, as ADK's AgentEvaluator decides: it fails when a
+// metric is below its threshold or a run failed, and is not evaluated,
+// which is not a pass either, when a metric has no score (no judge, a
+// judge outage). [Evaluate]'s CaseResult.Status and Report.Status say
+// so, and [Test] fails every case that did not pass. A run's status in the
+// results follows adk eval's rule (failed if a metric failed, else passed
+// if one passed). The turns a run never reached, an error having stopped
+// it, are not scored: their turn scores are not evaluated, and so are the
+// metrics of a run none of whose turns ran. The
+// [Report] is a value first: [Report.Table] renders it, and it marshals as
+// ADK's EvalSetResult ([Report.MarshalJSON]), which ADK's tools read.
 //
 // # Differences from ADK
 //

@@ -36,9 +36,10 @@ func (s Status) String() string {
 	return "Status(" + strconv.Itoa(int(s)) + ")"
 }
 
-// combine decides an outcome from its parts' as ADK decides a case's from
-// its metrics' (local_eval_service.py, _generate_final_eval_status): Failed
-// if one failed, else Passed if one passed, else NotEvaluated.
+// combine decides a run's outcome from its metrics' as ADK's adk eval
+// decides an eval case result's (local_eval_service.py,
+// _generate_final_eval_status): Failed if one failed, else Passed if one
+// passed, else NotEvaluated. A case's status is stricter: see caseStatus.
 func combine(statuses []Status) Status {
 	out := NotEvaluated
 	for _, s := range statuses {
@@ -86,8 +87,9 @@ type Input struct {
 	// Expected are the case's turns; nil for a scenario case, which has
 	// none.
 	Expected []Turn
-	// Actual are the turns of the run, one per expected turn for a
-	// scripted case (the turns after an agent error are empty).
+	// Actual are the turns of the run that ran: one per expected turn for
+	// a scripted case, but for the turns after an error that stopped the
+	// run, which no metric scores (their turn scores are NotEvaluated).
 	Actual []Turn
 	// Run is the run: the agent's results, usage, latency, error.
 	Run *Run

@@ -47,7 +47,10 @@ type Report struct {
 	// Cases are the cases' results, in the set's order; under [Test], the
 	// cases go test's -run selected.
 	Cases []*CaseResult
-	// Status is Passed when every case passed, Failed when one failed.
+	// Status is Failed when a case failed, else NotEvaluated when a case
+	// was not evaluated (a metric that has no score: no judge, a judge
+	// outage, an unknown metric), else Passed: every case passed. A gate
+	// on Status == Passed fails when a metric could not be scored.
 	Status Status
 	// Passed, Failed and NotEvaluated count the cases.
 	Passed, Failed, NotEvaluated int
@@ -80,8 +83,10 @@ type CaseResult struct {
 	// ADK's AgentEvaluator scores them: the mean of the metric's turn
 	// scores over all runs, against its threshold.
 	Metrics []MetricResult
-	// Status is Failed when a metric failed or a run failed, Passed when
-	// every metric passed; NotEvaluated otherwise.
+	// Status is Failed when a metric failed or a run failed, else
+	// NotEvaluated when a metric was not evaluated, else Passed: every
+	// metric passed, as ADK's AgentEvaluator decides. [Test] fails the
+	// case unless it is Passed.
 	Status Status
 }
 
@@ -119,14 +124,14 @@ func (rep *Report) finish() {
 		}
 	}
 	rep.Cases = cases
-	rep.Status = Passed
-	for _, c := range rep.Cases {
+	statuses := make([]Status, len(rep.Cases))
+	for i, c := range rep.Cases {
+		statuses[i] = c.Status
 		switch c.Status {
 		case Passed:
 			rep.Passed++
 		case Failed:
 			rep.Failed++
-			rep.Status = Failed
 		default:
 			rep.NotEvaluated++
 		}
@@ -140,9 +145,7 @@ func (rep *Report) finish() {
 			}
 		}
 	}
-	if rep.Failed == 0 && rep.Passed == 0 && len(rep.Cases) > 0 {
-		rep.Status = NotEvaluated
-	}
+	rep.Status = allPassed(statuses)
 }
 
 // newCaseResult aggregates a case's runs as ADK's AgentEvaluator does
@@ -181,20 +184,45 @@ func newCaseResult(c *Case, runs []*Run, metrics []Metric) *CaseResult {
 		}
 		cr.Metrics = append(cr.Metrics, mr)
 	}
-	statuses := make([]Status, len(cr.Metrics))
-	for i, mr := range cr.Metrics {
-		statuses[i] = mr.Status
+	cr.Status = caseStatus(cr.Metrics, runs)
+	return cr
+}
+
+// caseStatus decides a case's status from its metrics' scores over all
+// runs, as ADK's AgentEvaluator fails a case (agent_evaluator.py,
+// _process_metrics_and_get_failures: every metric that did not pass,
+// scored below its threshold or not scored at all, is a failure of the
+// test; _get_failures_from_final_eval_status: so is a run that failed):
+// Failed if a run or a metric failed, else NotEvaluated if a metric was
+// not evaluated, else Passed. Evaluate's reports and Test's subtests both
+// read it.
+func caseStatus(metrics []MetricResult, runs []*Run) Status {
+	statuses := make([]Status, 0, len(metrics)+len(runs))
+	for _, mr := range metrics {
+		statuses = append(statuses, mr.Status)
 	}
-	cr.Status = combine(statuses)
 	for _, run := range runs {
 		if run.Err != nil {
-			cr.Status = Failed
+			statuses = append(statuses, Failed)
 		}
 	}
-	if len(metrics) == 0 && cr.Status != Failed {
-		cr.Status = Passed
+	return allPassed(statuses)
+}
+
+// allPassed is the status of a whole whose parts must all pass: Failed if
+// one failed, else NotEvaluated if one was not evaluated, else Passed
+// (with no parts too).
+func allPassed(statuses []Status) Status {
+	out := Passed
+	for _, s := range statuses {
+		switch s {
+		case Failed:
+			return Failed
+		case NotEvaluated:
+			out = NotEvaluated
+		}
 	}
-	return cr
+	return out
 }
 
 // Table returns the report as a table, a row per case and a column per

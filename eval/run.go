@@ -106,8 +106,9 @@ type Run struct {
 	// Start is the conversation the run started from (Options.Start).
 	Start []*genai.Content
 	// Turns are the actual turns, as ADK records them: one per expected
-	// turn for a scripted case (those after an agent error are empty), one
-	// per simulated user message for a scenario.
+	// turn for a scripted case (those after an agent error are empty:
+	// they never ran, and every metric's score of them is NotEvaluated),
+	// one per simulated user message for a scenario.
 	Turns []Turn
 	// Results are the agent's results, Results[i] for Turns[i]: every
 	// model turn, tool call and result, their timings and usage. History
@@ -134,6 +135,9 @@ type Run struct {
 
 	// Scores are the metrics' scores, in the order of the metrics.
 	Scores []*Score
+	// notRun counts the turns at the end of Turns that never ran, an
+	// error having stopped the run before them.
+	notRun int
 	// Status is the run's outcome, as ADK decides a case's from its
 	// metrics: Failed if the run failed or any metric failed, else Passed
 	// if any passed, else NotEvaluated.
@@ -269,6 +273,7 @@ func (r *runner) converse(ctx context.Context, c *Case, run *Run) {
 			run.Turns = append(run.Turns, Turn{User: user})
 			run.Results = append(run.Results, nil)
 			run.Latency = append(run.Latency, 0)
+			run.notRun++
 			continue
 		}
 		history, err = r.turn(ctx, run, history, user)
@@ -342,25 +347,37 @@ func actualTurn(user *genai.Content, added []*genai.Content, author string, app 
 }
 
 // score scores a run with every metric, concurrently, and decides its
-// status.
+// status. The metrics score the turns that ran; the turns that never ran
+// are not evaluated, and nor is a run none of whose turns ran.
 func (r *runner) score(ctx context.Context, c *Case, run *Run) {
-	in := &Input{Case: c, Actual: run.Turns, Run: run}
+	ran := len(run.Turns) - run.notRun
+	in := &Input{Case: c, Actual: run.Turns[:ran:ran], Run: run}
 	if c.Scenario == nil {
 		in.Expected = c.Turns
+	}
+	skip := run.Skipped
+	if skip == "" && ran == 0 && run.Err != nil {
+		skip = "no turn ran: an error stopped the run before its first"
+	}
+	notRun := func(s *Score) *Score {
+		for range run.notRun {
+			s.Turns = append(s.Turns, TurnScore{Status: NotEvaluated, Reason: "the turn never ran: an error stopped the run before it"})
+		}
+		return s
 	}
 	run.Scores = make([]*Score, len(r.metrics))
 	var wg sync.WaitGroup
 	for i, m := range r.metrics {
-		if run.Skipped != "" {
-			s := &Score{Status: NotEvaluated, Reason: run.Skipped}
-			finish(s, m, len(run.Turns))
-			run.Scores[i] = s
+		if skip != "" {
+			s := &Score{Status: NotEvaluated, Reason: skip}
+			finish(s, m, ran)
+			run.Scores[i] = notRun(s)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run.Scores[i] = evaluate(ctx, m, in)
+			run.Scores[i] = notRun(evaluate(ctx, m, in))
 		}()
 	}
 	wg.Wait()

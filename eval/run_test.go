@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/eval"
 	"github.com/toolnexus/toolnexus-go/geminitest"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -130,6 +132,14 @@ func TestStartFromSession(t *testing.T) {
 	if nobody.Status != eval.Failed || !errors.Is(nobody.Runs[0].Err, session.ErrNotFound) {
 		t.Errorf("nobody: %v, %v; want a failed run wrapping session.ErrNotFound", nobody.Status, nobody.Runs[0].Err)
 	}
+	// No turn of nobody's ran: nothing is scored (its turn expects no
+	// call, which a turn that never ran must not match).
+	if m := nobody.Metrics[0]; m.Status != eval.NotEvaluated || !strings.Contains(m.Reason, "no turn ran") {
+		t.Errorf("nobody's trajectory: %+v; want not evaluated: no turn ran", m)
+	}
+	if ts := nobody.Runs[0].Scores[0].Turns; len(ts) != 1 || ts[0].Status != eval.NotEvaluated {
+		t.Errorf("nobody's turn scores: %+v; want one, not evaluated", ts)
+	}
 }
 
 // An agent error fails its run and leaves the later turns empty; the error
@@ -201,10 +211,115 @@ func TestCriteriaMetrics(t *testing.T) {
 	if s := oslo.Runs[0].Scores[0]; s.Criterion == nil || s.Criterion.Match != eval.MatchAnyOrder {
 		t.Errorf("the score does not record its criterion: %+v", s.Criterion)
 	}
-	// Failed (the unknown metric) is not: the case is PASSED, as ADK
-	// decides a case's status; under go test it fails (see TestTest).
-	if oslo.Status != eval.Passed {
-		t.Errorf("oslo: %v", oslo.Status)
+	// The unknown metric has no score: the case does not pass, as ADK's
+	// AgentEvaluator decides; under go test it fails (see TestTest).
+	if oslo.Status != eval.NotEvaluated || rep.Status != eval.NotEvaluated {
+		t.Errorf("oslo: %v, report: %v; want NOT_EVALUATED", oslo.Status, rep.Status)
+	}
+}
+
+// A case whose judged metric could not be scored does not pass, though its
+// other metric passed: no judge, or a judge outage, leaves the case and
+// the report not evaluated, so that a gate on Report.Status fails as
+// Test's subtest does (TestTest), and as ADK's AgentEvaluator fails it. A
+// run's own status keeps adk eval's rule.
+func TestUnscoredMetricDoesNotPass(t *testing.T) {
+	set := &eval.Set{ID: "s", Cases: []eval.Case{{ID: "paris", Turns: weatherSet().Cases[0].Turns[:1]}}}
+	for _, tc := range []struct {
+		name   string
+		judge  func(srv *geminitest.Server) *eval.Judge
+		reason string
+	}{
+		{"no judge", func(*geminitest.Server) *eval.Judge { return nil }, "needs a judge"},
+		{"judge outage", func(srv *geminitest.Server) *eval.Judge {
+			return &eval.Judge{Models: srv.Client().Models, Samples: 2, Retry: agent.RetryPolicy{MaxAttempts: 1}}
+		}, "the judge model failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := geminitest.Start(t)
+			srv.SetReplyFunc(models(func(*geminitest.Request) *geminitest.Reply { return geminitest.Overloaded() }))
+			metrics := []eval.Metric{eval.ToolTrajectory{Threshold: 1}, eval.FinalResponseMatch{Judge: tc.judge(srv), Threshold: 0.5}}
+			rep, err := eval.Evaluate(context.Background(), set, eval.Options{Agent: weatherAgent(t, srv), Metrics: metrics})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr := rep.Cases[0]
+			if cr.Metrics[0].Status != eval.Passed || cr.Metrics[1].Status != eval.NotEvaluated || !strings.Contains(cr.Metrics[1].Reason, tc.reason) {
+				t.Fatalf("metrics = %+v; want the trajectory passed and the judged metric not evaluated (%q)", cr.Metrics, tc.reason)
+			}
+			if cr.Status != eval.NotEvaluated {
+				t.Errorf("case status = %v, want NOT_EVALUATED", cr.Status)
+			}
+			if rep.Status != eval.NotEvaluated || rep.Passed != 0 || rep.NotEvaluated != 1 {
+				t.Errorf("report status %v, %d passed, %d not evaluated; want NOT_EVALUATED, 0, 1", rep.Status, rep.Passed, rep.NotEvaluated)
+			}
+			if !strings.Contains(rep.Table(), "0 passed, 0 failed, 1 not evaluated") {
+				t.Errorf("the table does not say so:\n%s", rep.Table())
+			}
+			if run := cr.Runs[0]; run.Status != eval.Passed {
+				t.Errorf("run status = %v; want PASSED (adk eval's rule: a metric passed, none failed)", run.Status)
+			}
+		})
+	}
+}
+
+// The turns an agent error kept from running are not scored: every
+// metric's score of them is not evaluated (an empty expected trajectory
+// does not match a turn that never ran), no metric is asked about them,
+// and the case's mean is of the turns that ran.
+func TestTurnsNotRunAreNotScored(t *testing.T) {
+	srv := geminitest.Start(t)
+	srv.SetReplyFunc(func(req *geminitest.Request) *geminitest.Reply {
+		if strings.Contains(req.Text(), "fail") {
+			return geminitest.Error(400, "Request contains an invalid argument.")
+		}
+		return weatherModel(req)
+	})
+	set := &eval.Set{ID: "s", Cases: []eval.Case{{ID: "c", Turns: []eval.Turn{
+		eval.UserTurn("hi").WithResponse("I only know the weather."),
+		eval.UserTurn("now fail").WithResponse("I only know the weather."),
+		eval.UserTurn("never sent").WithResponse("I only know the weather."),
+		eval.UserTurn("never sent either").WithResponse("I only know the weather."),
+	}}}}
+	var mu sync.Mutex
+	var asked []string
+	seen := eval.TurnFunc("seen", 1, func(_ context.Context, actual, _ *eval.Turn) (float64, string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, actual.UserText())
+		return 1, "", nil
+	})
+	rep, err := eval.Evaluate(context.Background(), set, eval.Options{Agent: weatherAgent(t, srv), Runs: 2,
+		Metrics: []eval.Metric{eval.ToolTrajectory{Threshold: 1}, seen}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := rep.Cases[0]
+	for _, run := range cr.Runs {
+		if run.Err == nil || len(run.Turns) != 4 {
+			t.Fatalf("run %d: error %v, %d turns; want turn 2's error and 4 turns", run.Index+1, run.Err, len(run.Turns))
+		}
+		for _, s := range run.Scores {
+			if len(s.Turns) != 4 {
+				t.Fatalf("%s: %d turn scores; want 4", s.Metric, len(s.Turns))
+			}
+			for i, ts := range s.Turns[2:] {
+				if ts.Status != eval.NotEvaluated || !strings.Contains(ts.Reason, "never ran") {
+					t.Errorf("run %d, %s, turn %d, which never ran: %v %q; want NOT_EVALUATED", run.Index+1, s.Metric, i+3, ts.Status, ts.Reason)
+				}
+			}
+		}
+	}
+	for _, u := range asked {
+		if strings.HasPrefix(u, "never sent") {
+			t.Errorf("the metric was asked about %q, a turn that never ran", u)
+		}
+	}
+	if m := cr.Metrics[0]; m.Turns != 4 {
+		t.Errorf("the case's trajectory is the mean of %d turn scores; want 4 (2 turns that ran, 2 runs)", m.Turns)
+	}
+	if cr.Status != eval.Failed || rep.Status != eval.Failed {
+		t.Errorf("case %v, report %v; want FAILED", cr.Status, rep.Status)
 	}
 }
 
@@ -220,8 +335,20 @@ func TestTestHelper(t *testing.T) {
 	set.Cases = append(set.Cases, eval.Case{ID: "a/b", Turns: []eval.Turn{eval.UserTurn("What is the weather in Rome?").
 		WithCalls(&genai.FunctionCall{Name: "get_weather", Args: map[string]any{"city": "Rome"}}).WithResponse("It is sunny in Rome.")}})
 	set.Cases = append(set.Cases, eval.Case{ID: "chat", Scenario: &eval.Scenario{StartingPrompt: "Hi", Plan: "Chat about the weather."}})
-	metrics := []eval.Metric{eval.ToolTrajectory{Threshold: 1}, eval.ResponseMatch{Threshold: 0.8}}
-	eval.Test(t, set, eval.Options{Agent: weatherAgent(t, srv), Metrics: metrics, ResultFile: os.Getenv("EVAL_TEST_RESULT")})
+	set.Cases = append(set.Cases, eval.Case{ID: "unscored", Turns: []eval.Turn{eval.UserTurn("What is the weather in Rome?").
+		WithCalls(&genai.FunctionCall{Name: "get_weather", Args: map[string]any{"city": "Rome"}}).WithResponse("It is sunny in Rome.")}})
+	judged := eval.Func("judged", 0.5, func(_ context.Context, in *eval.Input) (*eval.Score, error) {
+		if in.Case.ID == "unscored" {
+			return nil, errors.New("the judge is out")
+		}
+		return &eval.Score{Value: 1}, nil
+	})
+	metrics := []eval.Metric{eval.ToolTrajectory{Threshold: 1}, eval.ResponseMatch{Threshold: 0.8}, judged}
+	rep := eval.Test(t, set, eval.Options{Agent: weatherAgent(t, srv), Metrics: metrics, ResultFile: os.Getenv("EVAL_TEST_RESULT")})
+	for _, c := range rep.Cases {
+		t.Logf("report: case %s %v", c.Case.ID, c.Status)
+	}
+	t.Logf("report: %v", rep.Status)
 }
 
 // Under go test, each case is a subtest that fails, with a readable
@@ -253,7 +380,13 @@ func TestTest(t *testing.T) {
 		`actual answer:   "It is sunny in Oslo."`,
 		"--- FAIL: TestTestHelper/weather/chat",
 		"tool_trajectory_avg_score: not evaluated: the case is a scenario, and Options.Simulator is nil",
-		`eval set "weather": 4 cases, 1 run each: 2 passed, 1 failed, 1 not evaluated`,
+		// Two metrics passed, one has no score: the subtest fails, and
+		// the report Evaluate would return says the same.
+		"--- FAIL: TestTestHelper/weather/unscored",
+		"judged: not evaluated: the judge is out",
+		"report: case paris PASSED", "report: case oslo FAILED", "report: case a/b PASSED",
+		"report: case chat NOT_EVALUATED", "report: case unscored NOT_EVALUATED", "report: FAILED",
+		`eval set "weather": 5 cases, 1 run each: 2 passed, 1 failed, 2 not evaluated`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the output lacks %q:\n%s", want, got)
@@ -267,7 +400,7 @@ func TestTest(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res["eval_set_id"] != "weather" || len(res["eval_case_results"].([]any)) != 4 {
+	if res["eval_set_id"] != "weather" || len(res["eval_case_results"].([]any)) != 5 {
 		t.Errorf("results: %s", raw)
 	}
 }

@@ -82,8 +82,13 @@
 // that makes fewer requests than were recorded fails when it ends. The
 // file is JSON meant to be read and reviewed: request bodies indented,
 // response bodies byte for byte as the API sent them (a stream as its
-// events). No key, token or header is written, but the responses'
-// Content-Type; ReplayOptions.Scrub removes whatever else must not be.
+// events; bytes that are not UTF-8, such as an uploaded file's, in base64).
+// No key, token or request header is written; the responses' headers are,
+// but for noise that describes one connection or one moment (Date,
+// Server-Timing, hop-by-hop headers…; [Replay] lists them), so that what
+// genai reads of them replays too: the tier that served a call, the upload
+// URL and status of Files.Upload. ReplayOptions.Scrub removes whatever
+// else must not be.
 // Recording needs -geminitest.record, or GEMINITEST_RECORD=1 for go test
 // ./..., and refuses to run where CI is set.
 //

@@ -2,6 +2,7 @@ package geminitest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/internal/textdiff"
 	"google.golang.org/genai"
@@ -109,8 +111,8 @@ type ReplayOptions struct {
 }
 
 // An Exchange is one request and its response, as a recording stores
-// them. Bodies are JSON, but for a stream, which is its server-sent
-// events; headers are not stored, but the response's Content-Type.
+// them. Request headers are not stored; of the response's, every one but
+// those [Replay] documents as dropped.
 type Exchange struct {
 	// Method and URL are the request's: URL is the path and the query,
 	// without the key parameter, and for Vertex AI without the project and
@@ -123,6 +125,9 @@ type Exchange struct {
 	Status      int
 	ContentType string
 	Response    []byte
+	// Header holds the response's other headers: all but Content-Type and
+	// the ones dropped as noise (see [Replay]). Nil when there are none.
+	Header http.Header
 }
 
 // A Cassette is the recording of one test's Gemini API traffic, in a file
@@ -162,11 +167,26 @@ type stored struct {
 // With -geminitest.record (or GEMINITEST_RECORD=1) it records instead:
 // its clients send the requests to the real API, with the key of
 // GEMINI_API_KEY, and when tb ends the file is written, human-readable,
-// with no header but the response's Content-Type, no key query parameter,
-// and the key and bearer tokens replaced by REDACTED wherever they appear
-// whole in a body (a model that spells one out across stream events is
+// with no request header, no key query parameter, and the key and bearer
+// tokens replaced by REDACTED wherever they appear whole in a URL, a
+// header or a body (a model that spells one out across stream events is
 // ReplayOptions.Scrub's to catch). Recording refuses to run where the CI
 // environment variable is set. Re-recording is the same command.
+//
+// The response's headers are kept, and replayed, since genai and the code
+// above it read them (X-Gemini-Service-Tier, the tier that served a call;
+// X-Goog-Upload-URL and X-Goog-Upload-Status, which Files.Upload needs;
+// any header through SDKHTTPResponse), but for those that only describe
+// one connection or one moment, or that a client does not read: the
+// hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate,
+// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade),
+// Content-Length (a replay sets it from the body), Date, Age, Expires,
+// Server, Server-Timing, Alt-Svc, Set-Cookie, and the browser directives
+// Vary, X-Content-Type-Options, X-Frame-Options and X-XSS-Protection.
+//
+// Bodies are written as JSON when they are JSON, a stream as its events,
+// other text as a string, and bytes that are not UTF-8 (an uploaded or
+// downloaded file) in base64, so that every body replays byte for byte.
 //
 // An empty file means testdata/geminitest/<test name>.json, a file per
 // test and subtest. opts may be nil.
@@ -367,13 +387,18 @@ func (t replayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Method, u, c.file, diff)
 		msg := fmt.Sprintf("geminitest: no recorded exchange in %s matches this request", c.file)
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 400, "message": msg, "status": "FAILED_PRECONDITION"}})
-		return response(req, http.StatusBadRequest, "application/json; charset=UTF-8", b), nil
+		return response(req, http.StatusBadRequest, "application/json; charset=UTF-8", nil, b), nil
 	}
-	return response(req, match.Status, match.ContentType, slices.Clone(match.Response)), nil
+	return response(req, match.Status, match.ContentType, match.Header, slices.Clone(match.Response)), nil
 }
 
-func response(req *http.Request, status int, contentType string, body []byte) *http.Response {
-	h := http.Header{}
+// response returns a replayed response: the headers kept, Content-Type and
+// body.
+func response(req *http.Request, status int, contentType string, header http.Header, body []byte) *http.Response {
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
 	if contentType != "" {
 		h.Set("Content-Type", contentType)
 	}
@@ -492,7 +517,7 @@ func (t recordTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	e.Status, e.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
+	e.Status, e.ContentType, e.Header = resp.StatusCode, resp.Header.Get("Content-Type"), keptHeaders(resp.Header)
 	c.mu.Unlock()
 	resp.Body = &teeBody{ReadCloser: resp.Body, c: c, e: e}
 	return resp, nil
@@ -504,6 +529,32 @@ func bearerToken(h string) string {
 		return ""
 	}
 	return strings.TrimSpace(token)
+}
+
+// droppedHeaders are the response headers a recording does not keep, by
+// canonical name: hop-by-hop, recomputed, of one moment or one server, or
+// for browsers only. Replay's doc lists them.
+var droppedHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Connection": true,
+	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Length": true, "Content-Type": true, // Content-Type is Exchange.ContentType
+	"Date": true, "Age": true, "Expires": true, "Server": true, "Server-Timing": true, "Alt-Svc": true, "Set-Cookie": true,
+	"Vary": true, "X-Content-Type-Options": true, "X-Frame-Options": true, "X-Xss-Protection": true,
+}
+
+// keptHeaders returns the headers of h a recording keeps; nil for none.
+func keptHeaders(h http.Header) http.Header {
+	var out http.Header
+	for k, vs := range h {
+		if droppedHeaders[http.CanonicalHeaderKey(k)] {
+			continue
+		}
+		if out == nil {
+			out = http.Header{}
+		}
+		out[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
+	}
+	return out
 }
 
 // teeBody keeps what the client reads of a response.
@@ -545,19 +596,15 @@ func (c *Cassette) write() {
 		if !e.done {
 			x.Response = nil
 		}
+		x.Header = x.Header.Clone()
 		if c.opts.Scrub != nil {
 			c.opts.Scrub(&x)
 		}
+		redact(&x, c.secrets)
 		exchanges = append(exchanges, x)
 	}
-	secrets := slices.Clone(c.secrets)
 	c.mu.Unlock()
 	data := formatCassette(exchanges)
-	for _, s := range secrets {
-		if len(s) >= 8 {
-			data = bytes.ReplaceAll(data, []byte(s), []byte("REDACTED"))
-		}
-	}
 	if err := os.MkdirAll(filepath.Dir(c.file), 0o755); err != nil {
 		c.tb.Errorf("geminitest: %v", err)
 		return
@@ -569,13 +616,32 @@ func (c *Cassette) write() {
 	c.tb.Logf("geminitest: recorded %d exchanges in %s", len(exchanges), c.file)
 }
 
+// redact replaces every secret of at least 8 bytes by REDACTED wherever a
+// recording writes it: before the bodies are encoded, so that base64 hides
+// none.
+func redact(e *Exchange, secrets []string) {
+	for _, s := range secrets {
+		if len(s) < 8 {
+			continue
+		}
+		e.URL = strings.ReplaceAll(e.URL, s, "REDACTED")
+		e.ContentType = strings.ReplaceAll(e.ContentType, s, "REDACTED")
+		e.Body = bytes.ReplaceAll(e.Body, []byte(s), []byte("REDACTED"))
+		e.Response = bytes.ReplaceAll(e.Response, []byte(s), []byte("REDACTED"))
+		for _, vs := range e.Header {
+			for i := range vs {
+				vs[i] = strings.ReplaceAll(vs[i], s, "REDACTED")
+			}
+		}
+	}
+}
+
 // cassetteVersion heads every recording file.
 const cassetteVersion = "geminitest replay v1"
 
-// formatCassette writes a recording, indented, every request body
-// re-indented, and every response body as it came, byte for byte: a JSON
-// body as itself (with the whitespace around it kept apart), a stream as
-// its events, anything else as a string.
+// formatCassette writes a recording, indented: every request body that is
+// JSON re-indented, every response body byte for byte (responseFields),
+// other bodies as textFields writes them, and the response headers kept.
 func formatCassette(exchanges []Exchange) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n  \"geminitest\": %q,\n  \"exchanges\": [", cassetteVersion)
@@ -587,16 +653,24 @@ func formatCassette(exchanges []Exchange) []byte {
 		fmt.Fprintf(&b, "        \"method\": %s,\n        \"url\": %s", quoteJSON(e.Method), quoteJSON(e.URL))
 		if len(e.Body) > 0 {
 			var body bytes.Buffer
-			if json.Valid(e.Body) && json.Indent(&body, e.Body, "        ", "  ") == nil {
+			if utf8.Valid(e.Body) && json.Valid(e.Body) && json.Indent(&body, e.Body, "        ", "  ") == nil {
 				fmt.Fprintf(&b, ",\n        \"body\": %s", body.Bytes())
 			} else {
-				fmt.Fprintf(&b, ",\n        \"body_text\": %s", quoteJSON(string(e.Body)))
+				b.WriteString(textFields(e.Body))
 			}
 		}
 		b.WriteString("\n      },\n      \"response\": {\n")
 		fmt.Fprintf(&b, "        \"status\": %d", e.Status)
 		if e.ContentType != "" {
 			fmt.Fprintf(&b, ",\n        \"content_type\": %s", quoteJSON(e.ContentType))
+		}
+		if len(e.Header) > 0 {
+			var h bytes.Buffer
+			enc := json.NewEncoder(&h)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("        ", "  ")
+			_ = enc.Encode(e.Header)
+			fmt.Fprintf(&b, ",\n        \"headers\": %s", bytes.TrimSuffix(h.Bytes(), []byte("\n")))
 		}
 		b.WriteString(responseFields(e.Response))
 		b.WriteString("\n      }\n    }")
@@ -611,10 +685,13 @@ func formatCassette(exchanges []Exchange) []byte {
 // responseFields writes a response body's fields: "body" (a JSON value as
 // it came, with "body_prefix" and "body_suffix" for the whitespace around
 // it), or "events" and "event_separator" (server-sent events, data only),
-// or "body_text".
+// or textFields'.
 func responseFields(body []byte) string {
 	if len(body) == 0 {
 		return ""
+	}
+	if !utf8.Valid(body) {
+		return textFields(body)
 	}
 	trimmed := bytes.TrimSpace(body)
 	if json.Valid(trimmed) {
@@ -640,7 +717,17 @@ func responseFields(body []byte) string {
 		b.WriteString("\n        ]")
 		return b.String()
 	}
-	return fmt.Sprintf(",\n        \"body_text\": %s", quoteJSON(string(body)))
+	return textFields(body)
+}
+
+// textFields writes a body that is not JSON: "body_text" when it is UTF-8,
+// "body_base64" (standard encoding) when it is not, since a JSON string
+// cannot hold other bytes.
+func textFields(body []byte) string {
+	if utf8.Valid(body) {
+		return fmt.Sprintf(",\n        \"body_text\": %s", quoteJSON(string(body)))
+	}
+	return fmt.Sprintf(",\n        \"body_base64\": %q", base64.StdEncoding.EncodeToString(body))
 }
 
 // splitEvents splits a server-sent event stream whose every event is one
@@ -683,20 +770,23 @@ type cassetteFile struct {
 	Version   string `json:"geminitest"`
 	Exchanges []struct {
 		Request struct {
-			Method   string          `json:"method"`
-			URL      string          `json:"url"`
-			Body     json.RawMessage `json:"body"`
-			BodyText *string         `json:"body_text"`
+			Method     string          `json:"method"`
+			URL        string          `json:"url"`
+			Body       json.RawMessage `json:"body"`
+			BodyText   *string         `json:"body_text"`
+			BodyBase64 *string         `json:"body_base64"`
 		} `json:"request"`
 		Response struct {
 			Status         int               `json:"status"`
 			ContentType    string            `json:"content_type"`
+			Headers        http.Header       `json:"headers"`
 			Body           json.RawMessage   `json:"body"`
 			BodyPrefix     string            `json:"body_prefix"`
 			BodySuffix     string            `json:"body_suffix"`
 			Events         []json.RawMessage `json:"events"`
 			EventSeparator string            `json:"event_separator"`
 			BodyText       *string           `json:"body_text"`
+			BodyBase64     *string           `json:"body_base64"`
 		} `json:"response"`
 	} `json:"exchanges"`
 }
@@ -713,7 +803,19 @@ func parseCassette(data []byte) ([]*stored, error) {
 	var out []*stored
 	for i, x := range f.Exchanges {
 		e := &stored{Exchange: Exchange{Method: x.Request.Method, URL: x.Request.URL, Status: x.Response.Status, ContentType: x.Response.ContentType}}
+		for k, vs := range x.Response.Headers {
+			if e.Header == nil {
+				e.Header = http.Header{}
+			}
+			e.Header[http.CanonicalHeaderKey(k)] = vs
+		}
 		switch {
+		case x.Request.BodyBase64 != nil:
+			b, err := base64.StdEncoding.DecodeString(*x.Request.BodyBase64)
+			if err != nil {
+				return nil, fmt.Errorf("exchange %d: request body_base64: %w", i+1, err)
+			}
+			e.Body = b
 		case x.Request.BodyText != nil:
 			e.Body = []byte(*x.Request.BodyText)
 		case len(x.Request.Body) > 0:
@@ -726,6 +828,12 @@ func parseCassette(data []byte) ([]*stored, error) {
 		e.request = decodeBody(e.Body)
 		r := x.Response
 		switch {
+		case r.BodyBase64 != nil:
+			b, err := base64.StdEncoding.DecodeString(*r.BodyBase64)
+			if err != nil {
+				return nil, fmt.Errorf("exchange %d: response body_base64: %w", i+1, err)
+			}
+			e.Response = b
 		case r.BodyText != nil:
 			e.Response = []byte(*r.BodyText)
 		case len(r.Events) > 0:
