@@ -14,8 +14,8 @@ import (
 
 // MaxSchemaSize is the budget of an input schema, in bytes of JSON
 // (approximately: every keyword and value counted once, as they would be
-// written): 256 KiB, measured with every $ref replaced by the schema it
-// points to. [Define] refuses a schema over it, and validating one
+// written): 256 KiB, both as written and with every $ref replaced by the
+// schema it points to. [Define] refuses a schema over it, and validating one
 // argument value costs at most about this much work, which is what keeps
 // a schema whose definitions refer to each other many times, a few
 // kilobytes that would expand to gigabytes, from taking a server down.
@@ -47,8 +47,8 @@ type SchemaSize struct {
 // definition once, however many times it is referred to, so its own work
 // is bounded by the size of s as written.
 //
-// The error wraps [ErrSchemaTooLarge] when s expands to more than
-// [MaxSchemaSize]. Other errors say why s cannot be measured: a $ref that
+// The error wraps [ErrSchemaTooLarge] when s, as written or expanded, is
+// larger than [MaxSchemaSize]. Other errors say why s cannot be measured: a $ref that
 // does not point inside s (only "#", "#/json/pointer" and "#anchor"
 // references are followed), a $dynamicRef, a $id below the root of a
 // schema with references, or a $ref that leads back to itself without
@@ -443,10 +443,13 @@ func (z *sizer) tooLarge() error {
 // measure returns the graph's size, within MaxSchemaSize.
 func (g *schemaGraph) measure() (SchemaSize, error) {
 	size := SchemaSize{Bytes: g.bytes}
+	z := newSizer(MaxSchemaSize)
+	if g.bytes > MaxSchemaSize {
+		return size, fmt.Errorf("%w: it is more than %d bytes of JSON", ErrSchemaTooLarge, MaxSchemaSize)
+	}
 	if g.root == nil {
 		return size, nil
 	}
-	z := newSizer(MaxSchemaSize)
 	expanded, err := z.size(g.root, unbounded, false)
 	if err != nil {
 		return size, err

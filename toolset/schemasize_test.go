@@ -40,6 +40,7 @@ func TestDefineRefusesExpandingSchema(t *testing.T) {
 		{"anyOf 14", schematest.DoublingAnyOf(14)},
 		{"anyOf 16", schematest.DoublingAnyOf(16)},
 		{"anyOf 60", schematest.DoublingAnyOf(60)},
+		{"large as written", `{"type":"object","description":"` + strings.Repeat("x", toolset.MaxSchemaSize) + `"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := toolset.Define(toolset.Tool{Name: "t", Run: echo, InputSchema: schemaOf(t, tc.src)})
