@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/schematest"
 )
 
 func locationTool() agentserver.ToolDecl {
@@ -82,6 +83,15 @@ func TestBrowserToolError(t *testing.T) {
 	}
 }
 
+func schemaOf(t *testing.T, src string) *jsonschema.Schema {
+	t.Helper()
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(src), &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
 // Browser tools that could not be declared to Gemini, or that break a
 // limit, refuse the request before anything runs.
 func TestBadBrowserTools(t *testing.T) {
@@ -99,6 +109,9 @@ func TestBadBrowserTools(t *testing.T) {
 		{"a schema that is not an object", []agentserver.ToolDecl{{Name: "x", Parameters: &jsonschema.Schema{Type: "string"}}}, "bad_tool"},
 		{"a schema that cannot compile", []agentserver.ToolDecl{{Name: "x", Parameters: &jsonschema.Schema{Type: "object", Ref: "#/nowhere"}}}, "bad_tool"},
 		{"too many", many, "too_many_tools"},
+		// Issue 32: $defs that each refer twice to the one before.
+		{"a schema expanding 14 levels", []agentserver.ToolDecl{{Name: "x", Parameters: schemaOf(t, schematest.Doubling(14))}}, "schema_too_large"},
+		{"a schema expanding 16 levels", []agentserver.ToolDecl{{Name: "x", Parameters: schemaOf(t, schematest.Doubling(16))}}, "schema_too_large"},
 	} {
 		resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Hi", Tools: tc.tools})
 		if resp.status != 400 || resp.errorCode() != tc.code {
