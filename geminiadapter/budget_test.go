@@ -45,6 +45,16 @@ func TestExpandingSchemaRefused(t *testing.T) {
 	}
 }
 
+// TestSchemaContainingItself: a schema built in Go that contains itself
+// made Schema recurse until the stack overflowed; it is unsupported.
+func TestSchemaContainingItself(t *testing.T) {
+	s := &jsonschema.Schema{Type: "object"}
+	s.Properties = map[string]*jsonschema.Schema{"self": s}
+	if _, err := geminiadapter.Schema(s); !errors.Is(err, geminiadapter.ErrUnsupported) {
+		t.Errorf("Schema(a schema containing itself) = %v; want ErrUnsupported", err)
+	}
+}
+
 // TestSharedDefinitionsKept: a legitimate schema whose one definition is
 // used by many properties is sent with its $defs, in ParametersJsonSchema,
 // rather than inlined twenty times; the real client sends it and the fake,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -87,14 +88,21 @@ func newSchemaGraph(s *jsonschema.Schema) (*schemaGraph, error) {
 	anchors := map[string]*jsonschema.Schema{}
 	var refs []*schemaNode
 	nestedID := ""
+	adding := map[*jsonschema.Schema]bool{}
+	var cycle *jsonschema.Schema
 	var add func(s *jsonschema.Schema, root bool) *schemaNode
 	add = func(s *jsonschema.Schema, root bool) *schemaNode {
 		if s == nil {
 			return nil
 		}
+		if adding[s] {
+			cycle = s // a schema built in Go that contains itself
+		}
 		if n := g.nodes[s]; n != nil {
 			return n // a schema built in Go may share a subschema; Resolve refuses it
 		}
+		adding[s] = true
+		defer delete(adding, s)
 		n := &schemaNode{s: s, own: ownWeight(s)}
 		g.nodes[s] = n
 		g.bytes += n.own
@@ -151,6 +159,9 @@ func newSchemaGraph(s *jsonschema.Schema) (*schemaGraph, error) {
 	}
 	if g.root = add(s, true); g.root == nil {
 		return g, nil
+	}
+	if cycle != nil {
+		return nil, fmt.Errorf("the schema contains itself (at %v)", cycle)
 	}
 	for _, n := range g.nodes {
 		if n.s.DynamicRef != "" {
@@ -492,17 +503,38 @@ func (g *schemaGraph) checkDepth(depth int) error {
 	return err
 }
 
-// valueDepth returns the levels of arrays and objects in v, plus one.
+// valueDepth returns the levels of arrays and objects in v, plus one, as
+// jsonschema-go walks them (JSON's values, and Go's slices, arrays, maps,
+// structs and pointers), up to a limit: each level of a recursive schema
+// expands by at least 2, so a value deeper than half the budget is over it
+// anyway, and a Go value that contains itself ends there.
 func valueDepth(v any) int {
-	d := 0
-	switch v := v.(type) {
-	case []any:
-		for _, e := range v {
-			d = max(d, valueDepth(e))
+	return depth(reflect.ValueOf(v), MaxSchemaSize/2+1)
+}
+
+func depth(v reflect.Value, limit int) int {
+	if limit <= 1 {
+		return 1
+	}
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return 1
 		}
-	case map[string]any:
-		for _, e := range v {
-			d = max(d, valueDepth(e))
+		v = v.Elem()
+	}
+	d := 0
+	switch v.Kind() {
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			d = max(d, depth(v.Index(i), limit-1))
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			d = max(d, depth(it.Value(), limit-1))
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			d = max(d, depth(v.Field(i), limit-1))
 		}
 	default:
 		return 1
