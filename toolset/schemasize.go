@@ -251,7 +251,8 @@ func unescapePointer(s string) string {
 }
 
 // ownWeight is about the length of s's JSON without its subschemas: the
-// braces, and each keyword with its value.
+// braces, and each keyword with its value. Where several keywords are
+// counted alike, one of their names stands for all.
 func ownWeight(s *jsonschema.Schema) int {
 	w := 2
 	kw := func(name string, n int) { w += len(name) + n + 4 } // "name":value,
