@@ -2,6 +2,7 @@ package agentserver_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/internal/schematest"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
 )
 
 func locationTool() agentserver.ToolDecl {
@@ -123,5 +126,11 @@ func TestBadBrowserTools(t *testing.T) {
 	}
 	if got := h.stored("alice", "t1"); got != nil {
 		t.Errorf("the thread was written: %v", got)
+	}
+	// The refusal of a schema over the budget is matchable as both.
+	_, err := h.srv.Submit(bg, "alice", agentserver.Request{Thread: "t1", Message: genai.NewContentFromText("Hi", genai.RoleUser),
+		Tools: []agentserver.ToolDecl{{Name: "x", Parameters: schemaOf(t, schematest.Doubling(16))}}})
+	if !errors.Is(err, agentserver.ErrBadRequest) || !errors.Is(err, toolset.ErrSchemaTooLarge) {
+		t.Errorf("Submit(a schema expanding 16 levels) = %v; want ErrBadRequest and toolset.ErrSchemaTooLarge", err)
 	}
 }
