@@ -2,6 +2,7 @@ package agentserver_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/schematest"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
 )
 
 func locationTool() agentserver.ToolDecl {
@@ -82,6 +86,15 @@ func TestBrowserToolError(t *testing.T) {
 	}
 }
 
+func schemaOf(t *testing.T, src string) *jsonschema.Schema {
+	t.Helper()
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(src), &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
 // Browser tools that could not be declared to Gemini, or that break a
 // limit, refuse the request before anything runs.
 func TestBadBrowserTools(t *testing.T) {
@@ -99,6 +112,9 @@ func TestBadBrowserTools(t *testing.T) {
 		{"a schema that is not an object", []agentserver.ToolDecl{{Name: "x", Parameters: &jsonschema.Schema{Type: "string"}}}, "bad_tool"},
 		{"a schema that cannot compile", []agentserver.ToolDecl{{Name: "x", Parameters: &jsonschema.Schema{Type: "object", Ref: "#/nowhere"}}}, "bad_tool"},
 		{"too many", many, "too_many_tools"},
+		// Issue 32: $defs that each refer twice to the one before.
+		{"a schema expanding 14 levels", []agentserver.ToolDecl{{Name: "x", Parameters: schemaOf(t, schematest.Doubling(14))}}, "schema_too_large"},
+		{"a schema expanding 16 levels", []agentserver.ToolDecl{{Name: "x", Parameters: schemaOf(t, schematest.Doubling(16))}}, "schema_too_large"},
 	} {
 		resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Hi", Tools: tc.tools})
 		if resp.status != 400 || resp.errorCode() != tc.code {
@@ -110,5 +126,11 @@ func TestBadBrowserTools(t *testing.T) {
 	}
 	if got := h.stored("alice", "t1"); got != nil {
 		t.Errorf("the thread was written: %v", got)
+	}
+	// The refusal of a schema over the budget is matchable as both.
+	_, err := h.srv.Submit(bg, "alice", agentserver.Request{Thread: "t1", Message: genai.NewContentFromText("Hi", genai.RoleUser),
+		Tools: []agentserver.ToolDecl{{Name: "x", Parameters: schemaOf(t, schematest.Doubling(16))}}})
+	if !errors.Is(err, agentserver.ErrBadRequest) || !errors.Is(err, toolset.ErrSchemaTooLarge) {
+		t.Errorf("Submit(a schema expanding 16 levels) = %v; want ErrBadRequest and toolset.ErrSchemaTooLarge", err)
 	}
 }

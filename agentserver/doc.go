@@ -95,7 +95,11 @@
 // is application/json (415 otherwise: a page of another site may post a
 // body of no type, or a form, without asking the browser, and not JSON),
 // within Config.MaxBodyBytes, its messages, parts and browser tools
-// within MaxMessages, MaxParts and MaxTools; ids are bounded (a user
+// within MaxMessages, MaxParts and MaxTools, each browser tool's schema
+// within toolset.MaxSchemaSize (as written and with every $ref followed:
+// 400 schema_too_large; a schema whose shared definitions would grow
+// more than twice when inlined reaches Gemini with its $defs kept);
+// ids are bounded (a user
 // name 256 bytes, a thread id 200). Without Config.Authenticate, a
 // request that reached a loopback address for another host than
 // localhost is refused (403 bad_host): what a page whose name was

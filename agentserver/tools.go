@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -18,7 +19,8 @@ var errBrowserTool = errors.New("this tool runs in the browser, not on the serve
 
 // browserTools returns the tools that stand for browser tools in a run:
 // their declarations, validated as the agent's own tools are by
-// toolset.Define.
+// toolset.Define. A schema over toolset's budget is refused with its own
+// code, schema_too_large.
 func browserTools(decls []ToolDecl) ([]*toolset.Tool, error) {
 	if len(decls) == 0 {
 		return nil, nil
@@ -32,6 +34,10 @@ func browserTools(decls []ToolDecl) ([]*toolset.Tool, error) {
 			Name: d.Name, Description: d.Description, InputSchema: d.Parameters,
 			Run: func(context.Context, map[string]any) (any, error) { return nil, errBrowserTool },
 		})
+		if errors.Is(err, toolset.ErrSchemaTooLarge) {
+			return nil, newError(http.StatusBadRequest, "schema_too_large", fmt.Errorf("%w: %w", ErrBadRequest, err),
+				"browser tool %d: %v", i, err)
+		}
 		if err != nil {
 			return nil, BadRequest(0, "bad_tool", "browser tool %d: %v", i, err)
 		}

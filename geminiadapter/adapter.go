@@ -3,6 +3,7 @@ package geminiadapter
 import (
 	"fmt"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/internal/toolwire"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -54,9 +55,11 @@ func (o Options) Tools(tools ...*toolset.Tool) ([]*genai.Tool, error) {
 // Description and, renamed as in the seed, its InputSchema as Parameters.
 //
 // Parameters is the [Schema] conversion when it succeeds. When the schema
-// holds something a [genai.Schema] cannot express faithfully, or when
-// ForceJSONSchema is set, the declaration carries the JSON Schema unchanged
-// in ParametersJsonSchema instead; never both. A tool without parameters (a
+// holds something a [genai.Schema] cannot express faithfully, when
+// inlining its shared definitions ($defs and $ref) would make it more than
+// [MaxInlineFactor] times larger, or when ForceJSONSchema is set, the
+// declaration carries the JSON Schema unchanged in ParametersJsonSchema
+// instead, $defs kept; never both. A tool without parameters (a
 // nil InputSchema, or an object schema with no properties and nothing else
 // to say) gets neither.
 func (o Options) Declaration(t *toolset.Tool) (*genai.FunctionDeclaration, error) {
@@ -70,7 +73,7 @@ func (o Options) Declaration(t *toolset.Tool) (*genai.FunctionDeclaration, error
 	if t.InputSchema == nil {
 		return d, nil
 	}
-	if !o.ForceJSONSchema {
+	if !o.ForceJSONSchema && inlines(t.InputSchema) {
 		params, err := Schema(t.InputSchema)
 		if err == nil {
 			if !noParameters(params) {
@@ -81,6 +84,20 @@ func (o Options) Declaration(t *toolset.Tool) (*genai.FunctionDeclaration, error
 	}
 	d.ParametersJsonSchema = t.InputSchema
 	return d, nil
+}
+
+// MaxInlineFactor is how much larger than the JSON Schema as written (its
+// $defs counted once) a converted Parameters may be: a schema whose
+// shared definitions would expand more than that when inlined is declared
+// with ParametersJsonSchema, $defs kept, instead.
+const MaxInlineFactor = 2
+
+// inlines reports whether the schema, which toolset checked, may be
+// inlined into a Parameters: it is not recursive, and its expansion is at
+// most MaxInlineFactor times its size.
+func inlines(s *jsonschema.Schema) bool {
+	size, err := toolset.MeasureSchema(s)
+	return err == nil && !size.Recursive && size.Expanded <= MaxInlineFactor*size.Bytes
 }
 
 // noParameters reports whether a converted object schema says nothing the

@@ -27,6 +27,18 @@
 // (additionalProperties: false, $schema, $id, $comment) are dropped.
 // [Options.ForceJSONSchema] sends every tool as JSON Schema.
 //
+// # Shared definitions
+//
+// A [genai.Schema] has no $ref: converting inlines each reference. Where
+// definitions are shared, inlining multiplies them: a declaration whose
+// inlined Parameters would be more than [MaxInlineFactor] times larger
+// than its JSON Schema is sent as ParametersJsonSchema, $defs and $ref
+// kept, as the Gemini API takes them (recorded requests with $defs, and
+// with recursive references, answered 200). A schema larger than
+// [toolset.MaxSchemaSize], as written or expanded, never gets this far:
+// toolset refuses the tool, and [Schema] refuses it with an error wrapping
+// [toolset.ErrSchemaTooLarge] before doing work in proportion to it.
+//
 // # Media
 //
 // A [toolset.Result] may carry media (images, audio, documents) besides its

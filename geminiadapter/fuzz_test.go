@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/geminiadapter"
+	"github.com/toolnexus/toolnexus-go/internal/schematest"
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
 
@@ -17,6 +18,12 @@ import (
 func FuzzSchema(f *testing.F) {
 	f.Add(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)
 	f.Add(`{"type":["null","array"],"items":{"$ref":"#/$defs/x"},"$defs":{"x":{"enum":["a"]}}}`)
+	// Issue 32: definitions that double at each level, and one that loops
+	// in place.
+	f.Add(schematest.Doubling(16))
+	f.Add(schematest.DoublingAnyOf(16))
+	f.Add(schematest.Shared(20))
+	f.Add(`{"type":"object","$defs":{"d":{"anyOf":[{"$ref":"#/$defs/d"}],"default":1}},"properties":{"x":{"$ref":"#/$defs/d"}}}`)
 	f.Fuzz(func(t *testing.T, src string) {
 		var s jsonschema.Schema
 		if err := json.Unmarshal([]byte(src), &s); err != nil {

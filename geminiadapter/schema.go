@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
@@ -37,9 +38,23 @@ var ErrUnsupported = errors.New("cannot be expressed as a Gemini Schema")
 // multipleOf, uniqueItems, a recursive $ref, a non-string enum, a schema
 // with no type (it accepts any value), required naming an undefined property,
 // and any keyword not listed above. Schema never guesses.
+//
+// Inlining is bounded: a schema that, as written or with every $ref
+// replaced by its target, is larger than [toolset.MaxSchemaSize] is an
+// error wrapping [toolset.ErrSchemaTooLarge], found before any work
+// proportional to its expansion is done; so is a schema that
+// [toolset.MeasureSchema] cannot measure, as unsupported.
 func Schema(s *jsonschema.Schema) (*genai.Schema, error) {
 	if s == nil {
 		return nil, nil
+	}
+	// Measured first: the conversion's work and output are the expanded
+	// schema's.
+	if _, err := toolset.MeasureSchema(s); err != nil {
+		if errors.Is(err, toolset.ErrSchemaTooLarge) {
+			return nil, fmt.Errorf("geminiadapter: %w", err)
+		}
+		return nil, unsupported("", "%v", err)
 	}
 	c := &converter{root: s}
 	return c.convert(s, "")

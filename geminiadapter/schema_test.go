@@ -120,7 +120,7 @@ func TestSchemaUnsupported(t *testing.T) {
 		{"recursive $ref", `{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}}}}}`,
 			`schema at /properties/n/properties/next: recursive $ref "#/$defs/node"`},
 		{"root $ref", `{"type":"object","properties":{"self":{"$ref":"#"}}}`, `$ref "#" does not point into the root's $defs`},
-		{"remote $ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`, `does not point into the root's $defs`},
+		{"remote $ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`, `does not point inside the schema`},
 		{"dangling $ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, `$ref "#/$defs/missing" does not point`},
 		{"keyword next to $ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/s","minLength":2}},"$defs":{"s":{"type":"string"}}}`, `keyword "minLength" next to $ref`},
 		{"deep in items", `{"type":"array","items":{"type":"object","properties":{"x":{"const":1}}}}`, `schema at /items/properties/x: keyword "const"`},

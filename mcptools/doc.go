@@ -62,8 +62,11 @@
 // Each tool's input schema (draft 2020-12 or draft-07) is converted once,
 // and every call's arguments are validated against it before the server is
 // called, with the same messages as native tools. A tool whose schema
-// cannot be used is left out and reported by [Client.Skipped], never a
-// crash.
+// cannot be used is left out, logged at Warn and reported by
+// [Client.Skipped], never a crash: among them a schema over
+// [toolset.MaxSchemaSize] (its error wraps [toolset.ErrSchemaTooLarge]),
+// such as one whose $defs refer to each other so that it would grow
+// without bound once inlined.
 //
 // # Results
 //

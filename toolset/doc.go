@@ -40,6 +40,26 @@
 // properties being present and of the declared type. Defaults declared on
 // optional properties are filled in first.
 //
+// # Schema budget
+//
+// A schema's $defs can refer to each other so that a few kilobytes stand
+// for gigabytes once every $ref is followed, and validating against it
+// follows each reference as often as it is reached. [Define] measures
+// the schema first ([MeasureSchema]: its own work is linear in the schema
+// as written) and refuses, with an error wrapping [ErrSchemaTooLarge], a
+// schema that expands to more than [MaxSchemaSize] (256 KiB of JSON), or
+// whose defaults would cost more than that to validate. It also refuses
+// a $ref that leads back to itself through allOf, anyOf, oneOf, not,
+// if/then/else or dependentSchemas without going into the value, which
+// jsonschema-go would follow until the process's stack overflows, and,
+// because it cannot measure them, a $dynamicRef, a $ref outside the
+// schema ("#…" references are followed: JSON pointers and anchors) and a
+// $id below the root of a schema with references. Within the budget,
+// validating one argument value costs at most about MaxSchemaSize. A
+// recursive schema (a tree of nodes, say) has no end when expanded:
+// arguments that nest so deep that the schema, expanded to their depth,
+// exceeds the budget fail as invalid arguments wrapping ErrSchemaTooLarge.
+//
 // Gemini sends every JSON number as a float64; the schema's "integer" type
 // accepts any float64 with no fractional part, and [Func] decodes such values
 // into Go integer fields.

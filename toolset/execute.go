@@ -126,6 +126,15 @@ func (t *Tool) checkArgs(p *prepared, args map[string]any) (_ map[string]any, fa
 			fail = &r
 		}
 	}()
+	if p.recursive != nil {
+		// The expansion of a recursive schema grows with the arguments'
+		// depth, and so does the work of validating them.
+		if err := p.recursive.checkDepth(valueDepth(args)); err != nil {
+			r := errorResult(fmt.Errorf("%w: %w", ErrInvalidArguments, err),
+				"invalid arguments for %s: they nest too deep to be checked against the tool's recursive schema", t.Name)
+			return nil, &r
+		}
+	}
 	if p.hasDefaults {
 		// ApplyDefaults writes into every object it walks, nested ones
 		// included: it works on a copy of each, so that the model's

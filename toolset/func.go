@@ -27,8 +27,8 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 	if err != nil {
 		return nil, fmt.Errorf("toolset: %w %q: cannot infer the input schema: %v", ErrInvalidTool, name, err)
 	}
-	dec := newDecoder(reflect.TypeFor[In]()) // nil: In decodes through JSON
-	return Define(Tool{
+	var dec *decoder // nil: In decodes through JSON
+	t, err := Define(Tool{
 		Name:        name,
 		Description: description,
 		InputSchema: schema,
@@ -43,6 +43,13 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 			return fn(ctx, in)
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	// Planned once the schema, which follows In, is known to be within
+	// the budget.
+	dec = newDecoder(reflect.TypeFor[In]())
+	return t, nil
 }
 
 // MustFunc is like [Func] but panics if the tool is invalid.

@@ -60,9 +60,10 @@ type prepared struct {
 	src         *jsonschema.Schema // InputSchema as it was when prepared
 	schema      *jsonschema.Schema // the effective schema: src, or the empty object schema
 	resolved    *jsonschema.Resolved
-	fast        *fastSchema // the schema compiled for the fast path, or nil: see validate.go
-	hasDefaults bool        // some property declares a default: arguments are copied and filled in
-	err         error       // why the tool cannot be used, if it cannot
+	fast        *fastSchema  // the schema compiled for the fast path, or nil: see validate.go
+	recursive   *schemaGraph // the graph of a recursive schema, whose arguments' depth is checked: see schemasize.go
+	hasDefaults bool         // some property declares a default: arguments are copied and filled in
+	err         error        // why the tool cannot be used, if it cannot
 }
 
 // Define checks t and returns it ready to use: the name follows Gemini's
@@ -134,6 +135,30 @@ func newPrepared(t *Tool) *prepared {
 			return fail(`input schema must have "type": "object"`)
 		}
 		return fail(`input schema must have "type": "object", not %q`, typ)
+	}
+	// Measure the schema before jsonschema-go works on it: resolving is
+	// linear, but validating (the defaults now, the arguments later)
+	// follows every reference as many times as it is reached.
+	g, err := newSchemaGraph(p.schema)
+	if err != nil {
+		if _, rerr := p.schema.Resolve(nil); rerr != nil {
+			err = rerr // jsonschema-go's word on what it does not resolve
+		}
+		return fail("input schema does not resolve: %v", err)
+	}
+	size, err := g.measure()
+	if err == nil {
+		err = g.checkDefaults()
+	}
+	if err != nil {
+		if errors.Is(err, ErrSchemaTooLarge) {
+			p.err = fmt.Errorf("toolset: %w %q: input %w", ErrInvalidTool, t.Name, err)
+			return p
+		}
+		return fail("input schema: %v", err)
+	}
+	if size.Recursive {
+		p.recursive = g
 	}
 	resolved, err := p.schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
