@@ -150,7 +150,8 @@
 // (10,000) of them, and [DefaultMaxSessionsPerUser] (100) of one user
 // verified by Auth: an initialize beyond is refused with 503 (429 for the
 // user's), until a session ends (HandlerOptions.MaxSessions and
-// MaxSessionsPerUser change them). go-sdk's handler refuses, for its
+// MaxSessionsPerUser change them). A session counts from the moment its
+// initialize is admitted, so that initializes sent at once open no more. go-sdk's handler refuses, for its
 // part, a body over 4 MiB or not sent as application/json, a request on
 // a loopback address for another host (DNS rebinding), and a session
 // used with another user's token.
