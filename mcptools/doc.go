@@ -36,7 +36,9 @@
 // PKCE, and the server as the resource, RFC 8707), receives the browser's
 // redirect on a loopback port, and exchanges the code for tokens. It
 // refreshes them, keeps them for the next run in a [LoginStore] such as
-// [TokenFile] (a file only the user can read), and never logs them. A user
+// [TokenFile] (a file only the user can read, changed under a lock, so
+// that logins saved at once by several Logins or programs are all kept),
+// and never logs them. A user
 // who does not finish in time gets an error wrapping [ErrLoginTimeout]; a
 // server whose metadata names another server as the resource
 // ([ErrWrongResource]), or that refuses the token just issued for it
