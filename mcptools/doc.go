@@ -38,11 +38,16 @@
 // refreshes them, keeps them for the next run in a [LoginStore] such as
 // [TokenFile] (a file only the user can read, changed under a lock, so
 // that logins saved at once by several Logins or programs are all kept),
-// and never logs them. A user
-// who does not finish in time gets an error wrapping [ErrLoginTimeout]; a
-// server whose metadata names another server as the resource
-// ([ErrWrongResource]), or that refuses the token just issued for it
-// ([ErrTokenRefused]), is not logged in to again and again.
+// and never logs them. A login is gone, and the user asked again, only
+// when the authorization server refuses its refresh token
+// (invalid_grant) or its access token expired without one; a refresh that
+// fails otherwise (the authorization server down or unreachable) fails
+// the request with an error wrapping [ErrRefreshFailed] and keeps the
+// login for the next request. A user who does not finish in time gets an
+// error wrapping [ErrLoginTimeout]; a server whose metadata names another
+// server as the resource ([ErrWrongResource]), or that refuses the token
+// just issued for it ([ErrTokenRefused]), is not logged in to again and
+// again.
 //
 //	login, err := mcptools.NewLogin(url, &mcptools.LoginOptions{
 //		Open:  func(_ context.Context, u string) error { fmt.Println("Log in at", u); return nil },
