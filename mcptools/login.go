@@ -356,12 +356,27 @@ func (l *Login) refresh(st loginState, next phase, why string) (*oauth2.Token, e
 		return nil, errGone
 	case err != nil:
 		log.Warn("mcptools: refreshing the access token failed; the login is kept", slog.String("error", oauthError(err)))
-		return nil, fmt.Errorf("%w: refreshing the access token for %s: %s", ErrRefreshFailed, l.server, oauthError(err))
+		return nil, &refreshError{server: l.server, err: err}
 	}
 	l.logIn(next, st.cfg, tok)
 	log.Info("mcptools: refreshed the access token")
 	return tok, nil
 }
+
+// refreshError is the error of a refresh that failed for a reason that
+// may pass: it wraps ErrRefreshFailed and the cause (an
+// *oauth2.RetrieveError, a network error), and shows of the cause only
+// what oauthError does.
+type refreshError struct {
+	server string
+	err    error
+}
+
+func (e *refreshError) Error() string {
+	return fmt.Sprintf("%v: refreshing the access token for %s: %s", ErrRefreshFailed, e.server, oauthError(e.err))
+}
+
+func (e *refreshError) Unwrap() []error { return []error{ErrRefreshFailed, e.err} }
 
 // take waits for the login's turn, until ctx ends.
 func (l *Login) take(ctx context.Context) error {

@@ -24,6 +24,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/oauthtest"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"golang.org/x/oauth2"
 )
 
 // oauthWorld is an authorization server, an MCP server that admits its
@@ -735,11 +736,12 @@ func TestLoginTokenEndpointDownAtConnect(t *testing.T) {
 	w.expireKeptLogin(t)
 	w.as.FailTokenRequests(100, oauthtest.TokenFault{Status: http.StatusServiceUnavailable, Error: "temporarily_unavailable"})
 	l := w.login(t, nil)
-	if _, err := w.connect(t, l); !errors.Is(err, mcptools.ErrRefreshFailed) || !strings.Contains(err.Error(), "temporarily_unavailable") {
-		t.Fatalf("Connect() while the authorization server fails = %v; want ErrRefreshFailed, with its reason", err)
-	} else {
-		t.Log(err)
+	_, err = w.connect(t, l)
+	var cause *oauth2.RetrieveError
+	if !errors.Is(err, mcptools.ErrRefreshFailed) || !errors.As(err, &cause) || !strings.Contains(err.Error(), "503 Service Unavailable: temporarily_unavailable") {
+		t.Fatalf("Connect() while the authorization server fails = %v; want ErrRefreshFailed, with its cause", err)
 	}
+	t.Log(err)
 	if w.keptToken(t)["refresh_token"] == nil {
 		t.Errorf("the login is not kept after the failure")
 	}
