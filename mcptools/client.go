@@ -366,6 +366,9 @@ func (c *Client) callOnce(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, err
+	case errors.Is(err, ErrRefreshFailed):
+		// The request was not sent: the session is fine.
+		return nil, fmt.Errorf("%s was not run: %w", name, err)
 	}
 	var refused *jsonrpc.Error
 	if errors.As(err, &refused) {

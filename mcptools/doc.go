@@ -36,11 +36,18 @@
 // PKCE, and the server as the resource, RFC 8707), receives the browser's
 // redirect on a loopback port, and exchanges the code for tokens. It
 // refreshes them, keeps them for the next run in a [LoginStore] such as
-// [TokenFile] (a file only the user can read), and never logs them. A user
-// who does not finish in time gets an error wrapping [ErrLoginTimeout]; a
-// server whose metadata names another server as the resource
-// ([ErrWrongResource]), or that refuses the token just issued for it
-// ([ErrTokenRefused]), is not logged in to again and again.
+// [TokenFile] (a file only the user can read, changed under a lock, so
+// that logins saved at once by several Logins or programs are all kept),
+// and never logs them. A login is gone, and the user asked again, only
+// when the authorization server refuses its refresh token
+// (invalid_grant) or its access token expired without one; a refresh that
+// fails otherwise (the authorization server down or unreachable) fails
+// the request with an error wrapping [ErrRefreshFailed] and keeps the
+// login for the next request. A user who does not finish in time gets an
+// error wrapping [ErrLoginTimeout]; a server whose metadata names another
+// server as the resource ([ErrWrongResource]), or that refuses the token
+// just issued for it ([ErrTokenRefused]), is not logged in to again and
+// again.
 //
 //	login, err := mcptools.NewLogin(url, &mcptools.LoginOptions{
 //		Open:  func(_ context.Context, u string) error { fmt.Println("Log in at", u); return nil },
@@ -153,7 +160,8 @@
 // (10,000) of them, and [DefaultMaxSessionsPerUser] (100) of one user
 // verified by Auth: an initialize beyond is refused with 503 (429 for the
 // user's), until a session ends (HandlerOptions.MaxSessions and
-// MaxSessionsPerUser change them). go-sdk's handler refuses, for its
+// MaxSessionsPerUser change them). A session counts from the moment its
+// initialize is admitted, so that initializes sent at once open no more. go-sdk's handler refuses, for its
 // part, a body over 4 MiB or not sent as application/json, a request on
 // a loopback address for another host (DNS rebinding), and a session
 // used with another user's token.

@@ -38,6 +38,13 @@ var ErrWrongResource = errors.New("mcptools: the server's metadata is for anothe
 // user no more, and its later logins fail with the same error.
 var ErrTokenRefused = errors.New("mcptools: the server refused the token its authorization server just issued")
 
+// ErrRefreshFailed is wrapped by the error of a request whose access token
+// could not be refreshed for a reason that may pass: the authorization
+// server could not be reached, or answered with an error other than
+// invalid_grant (503 temporarily_unavailable, say). The [Login] and its
+// refresh token are kept, and a later request tries again.
+var ErrRefreshFailed = errors.New("mcptools: the access token could not be refreshed for now; the login is kept, try again later")
+
 // DefaultLoginTimeout is how long a user has to finish logging in, unless
 // [LoginOptions] say otherwise.
 const DefaultLoginTimeout = 5 * time.Minute
@@ -122,35 +129,67 @@ type LoginStore interface {
 // user is asked ([ErrWrongResource]).
 //
 // The access token is refreshed before it expires, and when the server
-// refuses it (it was revoked) while the refresh token is still good; when
-// the authorization server refuses the refresh token, the next request
-// asks the user to log in again. The tokens are kept in
-// [LoginOptions.Store] after each change, so that the next run of the
+// refuses it (it was revoked) while the refresh token is still good. The
+// login is gone, and the next request asks the user to log in again,
+// when the authorization server refuses the refresh token (invalid_grant),
+// and when the access token expired and there is no refresh token (many
+// authorization servers give public clients none). Any other failure of
+// a refresh (the authorization server is down, unreachable, or answers
+// another error) fails the request with an error wrapping
+// [ErrRefreshFailed] and keeps the login, for a later request to try
+// again. The tokens are kept in [LoginOptions.Store] after each change,
+// and forgotten there when the login is gone, so that the next run of the
 // program needs no login. A Login never logs or prints a token.
 //
 // A Login serves one MCP server, across reconnections; it is safe for
-// concurrent use, and runs one login at a time.
+// concurrent use, and runs one refresh or login at a time.
 type Login struct {
 	server     string
 	opts       LoginOptions
 	logger     *slog.Logger
 	httpClient *http.Client
 
-	// logins is held while a login or a refresh on a refused token runs.
-	logins sync.Mutex
+	// turn is held by whatever acts for the login (a refresh, a login
+	// with the user, Authorize deciding which): one at a time, so that a
+	// rotating refresh token is used once and the user is asked once.
+	// The store is written only with the turn held, and so in order.
+	turn chan struct{}
 
-	// mu guards what follows.
-	mu     sync.Mutex
-	source *loginSource // nil while logged out
-	// forced is the access token the last refresh after a refusal gave:
-	// when the server refuses that one too, the user logs in again.
-	forced string
-	// fresh is the access token of the last login until the server takes
-	// it (then tested is set); broken is set when the server refused it.
-	fresh  string
-	tested bool
-	broken error
+	// mu guards st, only while it is read or moved, never across a
+	// request.
+	mu sync.Mutex
+	st loginState
 }
+
+// loginState is where a Login stands: its phase, and the client and
+// token of its phases with a token.
+type loginState struct {
+	phase phase
+	cfg   *oauth2.Config // the client the authorization server knows
+	token *oauth2.Token  // nil when loggedOut or refused
+	err   error          // refused: why
+}
+
+// A phase of a Login. It moves as follows, by the methods named; refused
+// is final.
+//
+//	loggedOut  -> issued     a login with the user (login)
+//	issued     -> loggedIn   the server took the login's token (answered)
+//	issued     -> refused    the server refused it: asking the user again would not help (answered)
+//	loggedIn   -> retried    the server refused the token: refreshed (Authorize)
+//	retried    -> issued     the server refused the refreshed one too: a login (Authorize)
+//	any with a token -> loggedIn   the token expired: refreshed (tokens.Token)
+//	any with a token -> loggedOut  the grant is gone: invalid_grant, or no refresh token (refresh)
+//	any with a token -> issued     a login for more scopes, on a 403 (Authorize)
+type phase int
+
+const (
+	loggedOut phase = iota // no token: requests go without, and a 401 logs the user in
+	issued                 // the token a login just gave, which the server has not answered yet
+	loggedIn               // a token kept, refreshed, or taken by the server
+	retried                // the token of a refresh after the server refused the last one
+	refused                // the server refused the token a login gave: final
+)
 
 // NewLogin returns a Login for the MCP server at serverURL, which is also
 // its key in opts.Store, and takes up the login kept there; an error of
@@ -160,7 +199,7 @@ func NewLogin(serverURL string, opts *LoginOptions) (*Login, error) {
 	if opts == nil || opts.Open == nil {
 		return nil, errors.New("mcptools: NewLogin: LoginOptions.Open is required")
 	}
-	l := &Login{server: serverURL, opts: *opts, logger: opts.Logger, httpClient: opts.HTTPClient}
+	l := &Login{server: serverURL, opts: *opts, logger: opts.Logger, httpClient: opts.HTTPClient, turn: make(chan struct{}, 1)}
 	if l.logger == nil {
 		l.logger = slog.New(slog.DiscardHandler)
 	}
@@ -192,7 +231,7 @@ func NewLogin(serverURL string, opts *LoginOptions) (*Login, error) {
 		l.logger.Warn("mcptools: the kept login cannot be read; logging in again", slog.String("server", serverURL))
 		return l, nil
 	}
-	l.source = l.newSource(kept.config(), kept.Token)
+	l.st = loginState{phase: loggedIn, cfg: kept.config(), token: kept.Token}
 	return l, nil
 }
 
@@ -220,51 +259,208 @@ func (k *keptLogin) config() *oauth2.Config {
 }
 
 // TokenSource returns the source of the access tokens, nil while logged
-// out. Its Token refreshes the token when it expires; once the
-// authorization server refuses to, it returns a nil token and no error,
-// the request goes without a token, and the server's 401 brings the login
-// back.
+// out. Its Token refreshes the token when it expires. When the login is
+// gone (the authorization server refused the refresh token, or there is
+// none), it returns a nil token and no error: the request goes without a
+// token, and the server's 401 brings the login back. When the refresh
+// fails for a reason that may pass, it returns an error wrapping
+// [ErrRefreshFailed], and the login is kept.
 func (l *Login) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.source == nil {
+	if l.state().token == nil {
 		return nil, nil
 	}
-	return l.source, nil
+	return tokens{l}, nil
+}
+
+// tokens is the token source of a Login.
+type tokens struct{ l *Login }
+
+// Token returns the login's access token, refreshed first when it
+// expired; nil when the login is gone.
+func (t tokens) Token() (*oauth2.Token, error) {
+	l := t.l
+	st := l.state()
+	if st.token == nil || st.token.Valid() {
+		return st.token, nil
+	}
+	_ = l.take(context.Background()) // Token has no context of its own
+	defer l.give()
+	if now := l.state(); now.token != st.token {
+		// Another refreshed, or logged in or out, while this one waited.
+		st = now
+		if st.token == nil || st.token.Valid() {
+			return st.token, nil
+		}
+	}
+	tok, err := l.refresh(st, loggedIn, "the access token expired")
+	if errors.Is(err, errGone) {
+		return nil, nil
+	}
+	return tok, err
 }
 
 // Authorize is called by the transport when the server refused req with
 // resp (401, or 403 for a missing scope): it refreshes a refused token or
 // logs the user in, and returns nil when the request may be made again.
 func (l *Login) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	l.logins.Lock()
-	defer l.logins.Unlock()
-	rejected := bearerToken(req)
-	l.mu.Lock()
-	current, forced, broken := l.source, l.forced, l.broken
-	l.mu.Unlock()
-	if broken != nil {
+	if err := l.take(ctx); err != nil {
 		discard(resp)
-		return broken
+		return err
 	}
-	if current != nil && current.access() != rejected {
+	defer l.give()
+	rejected := bearerToken(req)
+	st := l.state()
+	switch {
+	case st.phase == refused:
+		discard(resp)
+		return st.err
+	case st.token != nil && st.token.AccessToken != rejected:
 		// Another request logged in or refreshed meanwhile.
 		discard(resp)
 		return nil
-	}
-	if resp.StatusCode == http.StatusUnauthorized && current != nil && rejected != "" && rejected != forced {
-		if l.refreshRefused(current) {
+	case st.phase == loggedIn && resp.StatusCode == http.StatusUnauthorized:
+		// Revoked, perhaps, while the refresh token was not.
+		_, err := l.refresh(st, retried, "the server refused the access token")
+		if !errors.Is(err, errGone) {
 			discard(resp)
-			return nil
+			return err // nil: refreshed
 		}
 	}
+	// Logged out, the grant gone, the retried token refused too, or more
+	// scopes needed: the user logs in.
+	return l.login(ctx, req, resp)
+}
+
+// errGone is the error of a refresh that found the login gone.
+var errGone = errors.New("mcptools: the login is gone")
+
+// refresh exchanges the refresh token of st for new tokens, with the turn
+// held, and moves the login to next with them. When the login is gone
+// (st has no refresh token, or the authorization server refuses it with
+// invalid_grant), it is forgotten and the error is errGone; when the
+// refresh fails otherwise, the login stays as it is and the error wraps
+// ErrRefreshFailed.
+func (l *Login) refresh(st loginState, next phase, why string) (*oauth2.Token, error) {
+	log := l.logger.With(slog.String("server", l.server), slog.String("reason", why))
+	if st.token.RefreshToken == "" {
+		log.Warn("mcptools: there is no refresh token; the next request logs in again")
+		l.logOut(st.token)
+		return nil, errGone
+	}
+	tok, err := st.cfg.TokenSource(l.refreshContext(), &oauth2.Token{RefreshToken: st.token.RefreshToken}).Token()
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+		log.Warn("mcptools: the authorization server refused the refresh token; the next request logs in again", slog.String("error", oauthError(err)))
+		l.logOut(st.token)
+		return nil, errGone
+	case err != nil:
+		log.Warn("mcptools: refreshing the access token failed; the login is kept", slog.String("error", oauthError(err)))
+		return nil, &refreshError{server: l.server, err: err}
+	}
+	l.logIn(next, st.cfg, tok)
+	log.Info("mcptools: refreshed the access token")
+	return tok, nil
+}
+
+// refreshError is the error of a refresh that failed for a reason that
+// may pass: it wraps ErrRefreshFailed and the cause (an
+// *oauth2.RetrieveError, a network error), and shows of the cause only
+// what oauthError does.
+type refreshError struct {
+	server string
+	err    error
+}
+
+func (e *refreshError) Error() string {
+	return fmt.Sprintf("%v: refreshing the access token for %s: %s", ErrRefreshFailed, e.server, oauthError(e.err))
+}
+
+func (e *refreshError) Unwrap() []error { return []error{ErrRefreshFailed, e.err} }
+
+// take waits for the login's turn, until ctx ends.
+func (l *Login) take(ctx context.Context) error {
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcptools: waiting for the login to %s in progress: %w", l.server, ctx.Err())
+	}
+}
+
+// give gives the turn back.
+func (l *Login) give() { <-l.turn }
+
+// state returns where the login stands.
+func (l *Login) state() loginState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.st
+}
+
+// logIn moves the login to phase p with cfg and tok, and keeps them in the
+// store; with the turn held. A refused login stays refused.
+func (l *Login) logIn(p phase, cfg *oauth2.Config, tok *oauth2.Token) {
+	l.mu.Lock()
+	if l.st.phase == refused {
+		l.mu.Unlock()
+		return
+	}
+	l.st = loginState{phase: p, cfg: cfg, token: tok}
+	l.mu.Unlock()
+	l.save(cfg, tok)
+}
+
+// logOut moves the login whose token is tok to loggedOut, and forgets it
+// in the store; with the turn held.
+func (l *Login) logOut(tok *oauth2.Token) {
+	l.mu.Lock()
+	current := l.st.token == tok
+	if current {
+		l.st = loginState{phase: loggedOut}
+	}
+	l.mu.Unlock()
+	if current && l.opts.Store != nil {
+		if err := l.opts.Store.SaveLogin(l.server, nil); err != nil {
+			l.logger.Warn("mcptools: forgetting the login failed", slog.String("server", l.server), slog.Any("error", err))
+		}
+	}
+}
+
+// answered moves an issued login whose token the server answered with
+// status: to loggedIn when it took it, and reports true, leaving it to
+// refuse, when it refused it (401).
+func (l *Login) answered(token string, status int) (refusedFirst bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.st.phase != issued || l.st.token.AccessToken != token {
+		return false
+	}
+	if status != http.StatusUnauthorized {
+		l.st.phase = loggedIn
+		return false
+	}
+	return true
+}
+
+// refuse moves the login to refused, for good, with err.
+func (l *Login) refuse(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.st = loginState{phase: refused, err: err}
+}
+
+// login runs the authorization code flow with the user, with the turn
+// held, once per connection attempt: when one failed during the attempt
+// (the protocol's server/discover, then initialize, would ask the user
+// twice), its error is returned again.
+func (l *Login) login(ctx context.Context, req *http.Request, resp *http.Response) error {
 	attempt, _ := ctx.Value(connectingKey{}).(*connecting)
 	if attempt != nil {
 		attempt.mu.Lock()
 		failed := attempt.loginFailed
 		attempt.mu.Unlock()
 		if failed != nil {
-			// The user was asked during this connection attempt already.
 			discard(resp)
 			return failed
 		}
@@ -273,7 +469,7 @@ func (l *Login) Authorize(ctx context.Context, req *http.Request, resp *http.Res
 	if err != nil {
 		discard(resp)
 	} else {
-		err = l.login(ctx, req, resp)
+		err = l.authorizationCode(ctx, req, resp)
 	}
 	if err != nil && attempt != nil {
 		attempt.mu.Lock()
@@ -283,32 +479,9 @@ func (l *Login) Authorize(ctx context.Context, req *http.Request, resp *http.Res
 	return err
 }
 
-// refreshRefused refreshes the access token the server refused, which may
-// have been revoked while the refresh token was not, and reports whether
-// that gave a new one.
-func (l *Login) refreshRefused(s *loginSource) bool {
-	refresh := s.current().RefreshToken
-	if refresh == "" {
-		return false
-	}
-	tok, err := s.cfg.TokenSource(l.refreshContext(), &oauth2.Token{RefreshToken: refresh}).Token()
-	if err != nil {
-		l.logger.Warn("mcptools: the server refused the access token, and it cannot be refreshed; logging in again",
-			slog.String("server", l.server), slog.String("error", oauthError(err)))
-		l.logout(s)
-		return false
-	}
-	ns := l.newSource(s.cfg, tok)
-	l.mu.Lock()
-	l.source, l.forced = ns, tok.AccessToken
-	l.mu.Unlock()
-	l.save(ns, tok)
-	l.logger.Info("mcptools: the server refused the access token; refreshed it", slog.String("server", l.server))
-	return true
-}
-
-// login runs the authorization code flow with the user.
-func (l *Login) login(ctx context.Context, req *http.Request, resp *http.Response) error {
+// authorizationCode runs go-sdk's authorization code flow, whose new
+// tokens move the login to issued.
+func (l *Login) authorizationCode(ctx context.Context, req *http.Request, resp *http.Response) error {
 	listenAddr, redirectURL, err := l.redirect()
 	if err != nil {
 		discard(resp)
@@ -325,11 +498,9 @@ func (l *Login) login(ctx context.Context, req *http.Request, resp *http.Respons
 	}
 	redirect := redirectURL.String()
 	var granted []string // asked for again, so that a step-up loses none
-	l.mu.Lock()
-	if l.source != nil {
-		granted = l.source.cfg.Scopes
+	if st := l.state(); st.cfg != nil {
+		granted = st.cfg.Scopes
 	}
-	l.mu.Unlock()
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              redirect,
 		AuthorizationCodeFetcher: l.fetcher(ln, redirectURL.Path),
@@ -345,12 +516,10 @@ func (l *Login) login(ctx context.Context, req *http.Request, resp *http.Respons
 			TokenEndpointAuthMethod: "none",
 		}},
 		NewTokenSource: func(_ context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			s := l.newSource(c, tok)
-			l.mu.Lock()
-			l.source, l.forced, l.fresh, l.tested = s, "", tok.AccessToken, false
-			l.mu.Unlock()
-			l.save(s, tok)
-			return s, nil
+			l.logIn(issued, c, tok)
+			// go-sdk reads the granted scopes from it; the requests get
+			// their tokens from l.TokenSource.
+			return oauth2.StaticTokenSource(tok), nil
 		},
 	}
 	if l.opts.ClientIDMetadataURL != "" {
@@ -528,27 +697,16 @@ type loginTransport struct {
 func (t *loginTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	token := bearerToken(req)
-	if err != nil || token == "" {
+	if err != nil || token == "" || !t.l.answered(token, resp.StatusCode) {
 		return resp, err
 	}
 	l := t.l
-	l.mu.Lock()
-	fresh := token == l.fresh && !l.tested
-	if fresh && resp.StatusCode != http.StatusUnauthorized {
-		l.tested = true
-	}
-	l.mu.Unlock()
-	if !fresh || resp.StatusCode != http.StatusUnauthorized {
-		return resp, nil
-	}
 	reason, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	discard(resp)
 	// The server's reason, without the token should it repeat it.
 	why := strings.ReplaceAll(strings.TrimSpace(string(reason)), token, "[the token]")
 	refused := fmt.Errorf("%w: %s answered %q", ErrTokenRefused, l.server, why)
-	l.mu.Lock()
-	l.broken, l.tested = refused, true
-	l.mu.Unlock()
+	l.refuse(refused)
 	l.logger.Warn("mcptools: the server refused the token of the login; not asking the user again", slog.String("server", l.server), slog.Any("error", refused))
 	return nil, refused
 }
@@ -559,17 +717,11 @@ func (l *Login) refreshContext() context.Context {
 	return context.WithValue(context.Background(), oauth2.HTTPClient, l.httpClient)
 }
 
-// newSource makes the token source of a login with cfg, starting with tok.
-func (l *Login) newSource(cfg *oauth2.Config, tok *oauth2.Token) *loginSource {
-	return &loginSource{l: l, cfg: cfg, base: cfg.TokenSource(l.refreshContext(), tok), last: tok}
-}
-
-// save keeps s's client and tok in the store.
-func (l *Login) save(s *loginSource, tok *oauth2.Token) {
+// save keeps the client c and tok in the store.
+func (l *Login) save(c *oauth2.Config, tok *oauth2.Token) {
 	if l.opts.Store == nil {
 		return
 	}
-	c := s.cfg
 	data, err := json.Marshal(&keptLogin{
 		ClientID: c.ClientID, ClientSecret: c.ClientSecret,
 		AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle,
@@ -583,81 +735,23 @@ func (l *Login) save(s *loginSource, tok *oauth2.Token) {
 	}
 }
 
-// logout forgets the login of s, if it is still the current one.
-func (l *Login) logout(s *loginSource) {
-	l.mu.Lock()
-	current := l.source == s
-	if current {
-		l.source = nil
-	}
-	l.mu.Unlock()
-	if current && l.opts.Store != nil {
-		if err := l.opts.Store.SaveLogin(l.server, nil); err != nil {
-			l.logger.Warn("mcptools: forgetting the login failed", slog.String("server", l.server), slog.Any("error", err))
-		}
-	}
-}
-
-// A loginSource gives the access tokens of one login, refreshing them, and
-// keeps each new one.
-type loginSource struct {
-	l    *Login
-	cfg  *oauth2.Config
-	base oauth2.TokenSource
-
-	mu   sync.Mutex
-	last *oauth2.Token
-}
-
-// Token returns a valid access token, refreshed when needed; a nil token
-// once the authorization server refused the refresh token.
-func (s *loginSource) Token() (*oauth2.Token, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tok, err := s.base.Token()
-	if err != nil {
-		var refused *oauth2.RetrieveError
-		if errors.As(err, &refused) {
-			s.l.logger.Warn("mcptools: the authorization server refused to refresh the access token; the next request logs in again",
-				slog.String("server", s.l.server), slog.String("error", oauthError(err)))
-			s.l.logout(s)
-			return nil, nil
-		}
-		return nil, fmt.Errorf("mcptools: refreshing the access token for %s: %w", s.l.server, err)
-	}
-	if tok.AccessToken != s.last.AccessToken {
-		s.last = tok
-		s.l.save(s, tok)
-		s.l.logger.Info("mcptools: refreshed the access token", slog.String("server", s.l.server))
-	}
-	return tok, nil
-}
-
-// current returns the last token s gave, without refreshing it.
-func (s *loginSource) current() *oauth2.Token {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
-}
-
-// access returns the last access token s gave.
-func (s *loginSource) access() string { return s.current().AccessToken }
-
-// oauthError describes an error of the token endpoint by its error code
-// and description only: the response's body is not shown.
+// oauthError describes an error of the token endpoint by its status,
+// error code and description only: the response's body is not shown.
 func oauthError(err error) string {
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) {
 		return err.Error()
 	}
-	msg := re.ErrorCode
-	if msg == "" && re.Response != nil {
-		msg = re.Response.Status
+	var parts []string
+	if re.Response != nil {
+		parts = append(parts, re.Response.Status)
 	}
-	if re.ErrorDescription != "" {
-		msg += ": " + re.ErrorDescription
+	for _, p := range []string{re.ErrorCode, re.ErrorDescription} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
-	return msg
+	return strings.Join(parts, ": ")
 }
 
 // union returns the scopes of a, then those of b not in a.

@@ -24,6 +24,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/oauthtest"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"golang.org/x/oauth2"
 )
 
 // oauthWorld is an authorization server, an MCP server that admits its
@@ -506,8 +507,10 @@ func TestTokenFile(t *testing.T) {
 		t.Errorf("LoadLogin(a) after forgetting = %s", data)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Errorf("the directory holds %d files; want only the logins file", len(entries))
+	for _, e := range entries {
+		if e.Name() != "logins.json" && e.Name() != "logins.json.lock" {
+			t.Errorf("the directory holds %s; want only the logins file and its lock", e.Name())
+		}
 	}
 
 	// A file others can read is refused, saying how to fix it.
@@ -580,5 +583,173 @@ func TestNewLoginStoreError(t *testing.T) {
 		Open: func(context.Context, string) error { return nil }, Store: mcptools.TokenFile(path)})
 	if err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("NewLogin() with a file others can read = %v", err)
+	}
+}
+
+// keptLogin returns the login the world's file keeps for its server, as
+// JSON values.
+func (w *oauthWorld) keptLogin(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(w.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ Logins map[string]map[string]any }
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Logins[w.resource]
+}
+
+// expireKeptLogin makes the access token the world's file keeps have
+// expired an hour ago, as it has when the program runs again a day later.
+func (w *oauthWorld) expireKeptLogin(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(w.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]map[string]map[string]any
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := d["logins"][w.resource]["token"].(map[string]any)
+	if tok == nil {
+		t.Fatalf("no token kept in %s", b)
+	}
+	tok["expiry"] = time.Now().Add(-time.Hour).Format(time.RFC3339)
+	if b, err = json.Marshal(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keptToken returns the token the world's file keeps.
+func (w *oauthWorld) keptToken(t *testing.T) map[string]any {
+	t.Helper()
+	tok, _ := w.keptLogin(t)["token"].(map[string]any)
+	if tok == nil {
+		t.Fatalf("no login kept for %s", w.resource)
+	}
+	return tok
+}
+
+// A kept login whose access token expired, from an authorization server
+// that gives no refresh tokens, is gone: the next run logs the user in
+// again and keeps the new login, rather than fail every request.
+func TestLoginExpiredWithoutRefreshToken(t *testing.T) {
+	w := newOAuthWorld(t, &oauthtest.Options{NoRefreshTokens: true})
+	c, err := w.connect(t, w.login(t, nil))
+	if err != nil {
+		t.Fatalf("Connect() = %v", err)
+	}
+	if r := call(t, c, "whoami", nil); r.IsError {
+		t.Fatalf("whoami = %+v", r)
+	}
+	c.Close()
+	if tok := w.keptToken(t); tok["refresh_token"] != nil {
+		t.Fatalf("the kept token has a refresh token: the test needs none")
+	}
+	w.expireKeptLogin(t)
+
+	c2, err := w.connect(t, w.login(t, nil))
+	if err != nil {
+		t.Fatalf("Connect() with an expired login and no refresh token = %v; want a new login", err)
+	}
+	if r := call(t, c2, "whoami", nil); r.IsError || r.Output != "alice tools" {
+		t.Errorf("whoami = %+v", r)
+	}
+	if n := w.browser.count(); n != 2 {
+		t.Errorf("the browser was opened %d times; want 2", n)
+	}
+	if expiry, err := time.Parse(time.RFC3339, fmt.Sprint(w.keptToken(t)["expiry"])); err != nil || !expiry.After(time.Now()) {
+		t.Errorf("the kept token expires at %v (%v); want the new login's", expiry, err)
+	}
+	w.checkNoTokenShown(t)
+}
+
+// The authorization server failing for a while (503 temporarily
+// unavailable, a connection closed) is not a refusal: the request fails
+// with an error saying to try again, the login and its refresh token are
+// kept, and the next request refreshes and goes through without asking
+// the user.
+func TestLoginTokenEndpointDown(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault oauthtest.TokenFault
+		// refused: the server refused the access token (revoked), else it
+		// expired.
+		refused bool
+	}{
+		{"expired, 503", oauthtest.TokenFault{Status: http.StatusServiceUnavailable, Error: "temporarily_unavailable"}, false},
+		{"expired, connection closed", oauthtest.TokenFault{}, false},
+		{"expired, 500 without a code", oauthtest.TokenFault{Status: http.StatusInternalServerError}, false},
+		{"refused, 503", oauthtest.TokenFault{Status: http.StatusServiceUnavailable, Error: "temporarily_unavailable"}, true},
+		{"refused, connection closed", oauthtest.TokenFault{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := &oauthtest.Options{}
+			if !tc.refused {
+				opts.ExpiresIn = time.Second // refreshed at each use
+			}
+			w := newOAuthWorld(t, opts)
+			c, err := w.connect(t, w.login(t, nil))
+			if err != nil {
+				t.Fatalf("Connect() = %v", err)
+			}
+			if tc.refused {
+				w.as.RevokeAccess()
+			}
+			kept := w.keptToken(t)["refresh_token"]
+			w.as.FailTokenRequests(1, tc.fault)
+			r := call(t, c, "whoami", nil)
+			if !r.IsError || !strings.Contains(fmt.Sprint(r.Output), "whoami was not run") || !strings.Contains(fmt.Sprint(r.Output), "try again") {
+				t.Errorf("whoami while the authorization server fails = %+v; want an error saying to try again", r)
+			}
+			t.Log(r.Output)
+			if got := w.keptToken(t)["refresh_token"]; got != kept || got == nil {
+				t.Errorf("the refresh token kept after the failure = %v; want it kept", got)
+			}
+			if r := call(t, c, "whoami", nil); r.IsError || r.Output != "alice tools" {
+				t.Errorf("whoami once the authorization server is back = %+v", r)
+			}
+			if n, counts := w.browser.count(), w.as.Counts(); n != 1 || counts.Failed != 1 || counts.Refused != 0 {
+				t.Errorf("the browser was opened %d times, authorization server counts %+v; want once, 1 failed, 0 refused", n, counts)
+			}
+			w.checkNoTokenShown(t, fmt.Sprint(r.Output))
+		})
+	}
+}
+
+// A kept login whose refresh fails at the start of the next run, the
+// authorization server being down, fails the connection with an error
+// wrapping ErrRefreshFailed, and is kept for the next try.
+func TestLoginTokenEndpointDownAtConnect(t *testing.T) {
+	w := newOAuthWorld(t, nil)
+	c, err := w.connect(t, w.login(t, nil))
+	if err != nil {
+		t.Fatalf("Connect() = %v", err)
+	}
+	c.Close()
+	w.expireKeptLogin(t)
+	w.as.FailTokenRequests(100, oauthtest.TokenFault{Status: http.StatusServiceUnavailable, Error: "temporarily_unavailable"})
+	l := w.login(t, nil)
+	_, err = w.connect(t, l)
+	var cause *oauth2.RetrieveError
+	if !errors.Is(err, mcptools.ErrRefreshFailed) || !errors.As(err, &cause) || !strings.Contains(err.Error(), "503 Service Unavailable: temporarily_unavailable") {
+		t.Fatalf("Connect() while the authorization server fails = %v; want ErrRefreshFailed, with its cause", err)
+	}
+	t.Log(err)
+	if w.keptToken(t)["refresh_token"] == nil {
+		t.Errorf("the login is not kept after the failure")
+	}
+	w.as.FailTokenRequests(0, oauthtest.TokenFault{})
+	if _, err := w.connect(t, l); err != nil {
+		t.Fatalf("Connect() once it is back = %v", err)
+	}
+	if n := w.browser.count(); n != 1 {
+		t.Errorf("the browser was opened %d times; want 1", n)
 	}
 }

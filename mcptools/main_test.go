@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -36,8 +37,18 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
 }
 
-// testServers are the servers the test binary can run over stdio.
+// testServers are what the test binary can run in place of the tests:
+// MCP servers over stdio, and a process that saves logins.
 var testServers = map[string]func(ctx context.Context, args []string) error{
+	// savelogins: a process that keeps logins in the TokenFile at
+	// args[0] at the same time as others (see saveLogins).
+	"savelogins": func(_ context.Context, args []string) error {
+		n, err := strconv.Atoi(args[2])
+		if err != nil {
+			return err
+		}
+		return saveLogins(args[0], args[1], n, filepath.Join(filepath.Dir(args[0]), "go"))
+	},
 	// toolset: the demo set, served by NewServer.
 	"toolset": func(ctx context.Context, _ []string) error {
 		return mcptools.ServeStdio(ctx, demoSet(), &mcp.Implementation{Name: "demo", Version: "v1"})

@@ -90,8 +90,10 @@ type HandlerOptions struct {
 	// MaxSessionsPerUser bounds those of one verified user (429 beyond),
 	// so that one user cannot take them all. Zero means
 	// DefaultMaxSessions (10,000) and DefaultMaxSessionsPerUser (100);
-	// negative, no bound. A stateless handler keeps no session, and
-	// neither applies.
+	// negative, no bound. A session counts from the moment its initialize
+	// is admitted, before it is served, so that initializes sent at once
+	// cannot open more. A stateless handler keeps no session, and neither
+	// applies.
 	MaxSessions, MaxSessionsPerUser int
 
 	// Auth, when set, admits only requests with a valid OAuth bearer token
@@ -136,7 +138,7 @@ func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOpt
 			o = *opts
 		}
 		h = &sessionLimit{srv: srv, next: h, max: limit(o.MaxSessions, DefaultMaxSessions),
-			perUser: limit(o.MaxSessionsPerUser, DefaultMaxSessionsPerUser), users: map[string]string{}}
+			perUser: limit(o.MaxSessionsPerUser, DefaultMaxSessionsPerUser), opening: map[string]int{}, sessions: map[string]string{}}
 	}
 	if opts != nil && opts.Auth != nil {
 		h = opts.Auth.protect(h)

@@ -316,3 +316,89 @@ func TestSessionLimits(t *testing.T) {
 	}
 	reopen(ts.URL+"/open", "")
 }
+
+// Initializes that arrive together are counted as they are admitted, not
+// once their sessions are open: of 40 at once, exactly the limit open a
+// session, for one user's bound and for the handler's.
+func TestSessionLimitsConcurrent(t *testing.T) {
+	const clients = 40
+	for _, tc := range []struct {
+		name        string
+		opts        mcptools.HandlerOptions
+		token       string
+		limit       int
+		refusedWith int
+	}{
+		{"per user", mcptools.HandlerOptions{MaxSessions: 100, MaxSessionsPerUser: 2}, "alice-token", 2, http.StatusTooManyRequests},
+		{"per handler", mcptools.HandlerOptions{MaxSessions: 3}, "", 3, http.StatusServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			ts := httptest.NewServer(mux)
+			defer ts.Close()
+			resource := ts.URL + "/mcp"
+			opts := tc.opts
+			if tc.token != "" {
+				opts.Auth = &mcptools.AuthOptions{Verify: userTokens(resource).verify, Resource: resource, AuthorizationServers: []string{"https://login.example.com"}}
+			}
+			// The initializes wait for one another before the handler
+			// sees them, so that all of them are in flight at once.
+			arrived, all := make(chan struct{}, clients), make(chan struct{})
+			h := mcptools.NewHTTPHandler(toolset.MustNew(whoami), nil, &opts)
+			mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+					arrived <- struct{}{}
+					<-all
+				}
+				h.ServeHTTP(w, r)
+			}))
+			type answer struct {
+				status int
+				id     string
+				err    error
+			}
+			answers := make(chan answer, clients)
+			for range clients {
+				go func() {
+					req, _ := http.NewRequest(http.MethodPost, resource, strings.NewReader(initialize))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					if tc.token != "" {
+						req.Header.Set("Authorization", "Bearer "+tc.token)
+					}
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						answers <- answer{err: err}
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					answers <- answer{status: resp.StatusCode, id: resp.Header.Get("Mcp-Session-Id")}
+				}()
+			}
+			for range clients {
+				select {
+				case <-arrived:
+				case <-time.After(time.Minute): // a hang guard only
+					close(all)
+					t.Fatal("the initializes did not all arrive")
+				}
+			}
+			close(all)
+			statuses := map[int]int{}
+			for range clients {
+				a := <-answers
+				if a.err != nil {
+					t.Fatal(a.err)
+				}
+				statuses[a.status]++
+				if a.id != "" {
+					defer endSession(t, resource, tc.token, a.id) // no session outlives the test
+				}
+			}
+			if want := map[int]int{http.StatusOK: tc.limit, tc.refusedWith: clients - tc.limit}; fmt.Sprint(statuses) != fmt.Sprint(want) {
+				t.Errorf("%d initializes at once answered %v; want %v", clients, statuses, want)
+			}
+		})
+	}
+}

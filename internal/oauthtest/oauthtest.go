@@ -11,6 +11,10 @@
 // request: the authorization endpoint redirects at once to the client's
 // redirect URI with a code, so that a test's "browser" is an HTTP client
 // that follows the authorization URL and its redirect.
+//
+// A test makes the token endpoint fail on demand ([Server.FailTokenRequests]):
+// with an OAuth error (503 temporarily_unavailable, 400 invalid_grant…) or
+// a connection closed without an answer.
 package oauthtest
 
 import (
@@ -52,6 +56,11 @@ type Options struct {
 	// Deny, when set, makes the user refuse every authorization: the
 	// client is redirected with error=access_denied.
 	Deny bool
+
+	// NoRefreshTokens makes the server issue access tokens alone, as many
+	// do for public clients: a client logs in again once its access token
+	// expires.
+	NoRefreshTokens bool
 }
 
 // A Server is an authorization server on loopback. It is safe for
@@ -67,6 +76,18 @@ type Server struct {
 	refresh  map[string]*grant  // by refresh token
 	counts   Counts
 	requests []url.Values // token requests, in order
+	faults   []TokenFault // how the next token requests fail
+}
+
+// A TokenFault is how the token endpoint answers a request instead of
+// serving it.
+type TokenFault struct {
+	// Status is the HTTP status of the answer; zero closes the connection
+	// without an answer, as a network failure does.
+	Status int
+	// Error is the OAuth error code the answer carries
+	// ("temporarily_unavailable", "invalid_grant"…), with Status.
+	Error string
 }
 
 // Counts are what clients did at a Server.
@@ -76,6 +97,7 @@ type Counts struct {
 	CodeGrants     int // authorization codes exchanged for tokens
 	Refreshes      int // refresh tokens exchanged for tokens
 	Refused        int // token requests refused
+	Failed         int // token requests failed by a TokenFault
 }
 
 type client struct {
@@ -150,6 +172,18 @@ func (s *Server) Tokens() []string {
 		}
 	}
 	return out
+}
+
+// FailTokenRequests makes the next n token requests fail as f says,
+// before they are read: the codes and refresh tokens they carry stay
+// good. It replaces the failures still to come: n zero ends them.
+func (s *Server) FailTokenRequests(n int, f TokenFault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = s.faults[:0]
+	for range n {
+		s.faults = append(s.faults, f)
+	}
 }
 
 // RevokeAccess revokes every access token issued so far, as when they
@@ -301,6 +335,16 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, f)
+	if len(s.faults) > 0 {
+		fault := s.faults[0]
+		s.faults = s.faults[1:]
+		s.counts.Failed++
+		if fault.Status == 0 {
+			panic(http.ErrAbortHandler) // the connection is closed, no answer sent
+		}
+		writeJSON(w, fault.Status, map[string]string{"error": fault.Error})
+		return
+	}
 	refuse := func(code, description string) {
 		s.counts.Refused++
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": description})
@@ -341,15 +385,20 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		refuse("unsupported_grant_type", "")
 		return
 	}
-	access, refresh := random(), random()
-	s.access[access], s.refresh[refresh] = g, g
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token":  access,
-		"token_type":    "Bearer",
-		"expires_in":    int(s.opts.ExpiresIn.Seconds()),
-		"refresh_token": refresh,
-		"scope":         strings.Join(g.scopes, " "),
-	})
+	access := random()
+	s.access[access] = g
+	answer := map[string]any{
+		"access_token": access,
+		"token_type":   "Bearer",
+		"expires_in":   int(s.opts.ExpiresIn.Seconds()),
+		"scope":        strings.Join(g.scopes, " "),
+	}
+	if !s.opts.NoRefreshTokens {
+		refresh := random()
+		s.refresh[refresh] = g
+		answer["refresh_token"] = refresh
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // challenge is the S256 code challenge of verifier.

@@ -1,0 +1,29 @@
+//go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
+
+package mcptools
+
+import (
+	"os"
+	"syscall"
+)
+
+// lockFile takes an exclusive advisory lock (flock) of path+".lock",
+// created with mode 0600 when missing, waiting while another process
+// holds it; the function it returns releases the lock.
+func lockFile(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil // closing the file releases its lock
+}
