@@ -79,9 +79,9 @@ func TestPasswordNeverInErrors(t *testing.T) {
 	wrong.User = url.UserPassword(parsed.User.Username(), secret)
 	for _, u := range []string{
 		wrong.String(), // refused by the server
-		"postgres://toolnexus:" + secret + "@" + freeAddr(t) + "/db?sslmode=disable",  // no server
-		pgtest.WithDatabase(t, server, "no_such_database"),                            // the real password
-		"postgres://u:" + secret + "@host:notaport/db",                                // malformed…
+		"postgres://toolnexus:" + secret + "@" + freeAddr(t) + "/db?sslmode=disable", // no server
+		pgtest.WithDatabase(t, server, "no_such_database"),                           // the real password
+		"postgres://u:" + secret + "@host:notaport/db",                               // malformed…
 		"postgres://u:" + secret + "@[::1/db",
 		"postgres://u:" + secret + "%zz@host/db",
 		"postgres://u:pa:" + secret + "@host:5432:1/db",
