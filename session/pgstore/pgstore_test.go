@@ -143,3 +143,44 @@ func TestDoneContextOpen(t *testing.T) {
 		t.Errorf("Open with a done context = %v; want context.Canceled", err)
 	}
 }
+
+// Deletes of a conversation that others append to at the same time leave
+// no contents behind: after them all, the conversation holds exactly what
+// its row counts, and appends go on from there.
+func TestDeleteWhileAppending(t *testing.T) {
+	s := open(t, pgtest.Database(t))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 30 {
+				if err := s.Append(ctx, "c", genai.Text(fmt.Sprint(w, "/", i))); err != nil {
+					t.Errorf("Append = %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 30 {
+			if err := s.Delete(ctx, "c"); err != nil && !errors.Is(err, session.ErrNotFound) {
+				t.Errorf("Delete = %v", err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	if err := s.Append(ctx, "c", genai.Text("last")); err != nil {
+		t.Fatalf("Append after the deletes = %v", err)
+	}
+	got, err := s.Load(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := s.List(ctx)
+	if err != nil || len(infos) != 1 || infos[0].Len != len(got) || infos[0].Bytes != size(t, got...) {
+		t.Errorf("List() = %+v, %v; want one conversation of the %d contents Load returns", infos, err, len(got))
+	}
+	if last := got[len(got)-1].Parts[0].Text; last != "last" {
+		t.Errorf("the last content is %q; want the last appended", last)
+	}
+}
