@@ -10,7 +10,9 @@
 // [Open] takes a URL (postgres:// or postgresql://) or a key=value
 // connection string, as libpq and pgx do, and owns the pool it makes;
 // [New] works over a *pgxpool.Pool the program already has, and leaves it
-// open on Close. The database should be UTF8 (the server's default).
+// open on Close. Open's pool has pgx's defaults (at most 4 connections,
+// or one per CPU if more), which the URL changes (pool_max_conns=20). The
+// database should be UTF8 (the server's default).
 //
 // # Tables and versions
 //
@@ -28,6 +30,10 @@
 //     primary key, the content's JSON as bytea (see [session.Store]:
 //     thought signatures and inline data come back byte for byte);
 //   - toolnexus_schema_version: the version of these tables, [SchemaVersion].
+//
+// ListPage and Usage take a prefix of ids that PostgreSQL's text can
+// hold: UTF-8, without NUL (a prefix that ends inside a character is an
+// error, though Memory would list the ids that complete it).
 //
 // Open and New create the tables in an empty database, migrate older ones
 // in one transaction, and refuse tables of a newer version rather than
@@ -85,6 +91,13 @@
 //     wrapping [ErrUncertain]: stored whole or not at all, unknown which.
 //   - A Delete whose connection is lost during its commit is not tried
 //     again: it fails, and the conversation is deleted or not.
+//
+// A try cut off before its commit by a network partition leaves a session
+// on the server, idle in its transaction, that holds the conversation's
+// row until the server sees the connection gone (its TCP keepalives, or
+// idle_in_transaction_session_timeout, which a server shared with other
+// programs should set): the next try of an append to that conversation
+// waits for it, or for its context.
 //
 // Nothing else is retried: a refusal of the server, an error of the
 // caller, a done context.

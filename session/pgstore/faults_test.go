@@ -228,6 +228,28 @@ func TestConnectionLostMidAppend(t *testing.T) {
 	}
 }
 
+// A commit whose answer is lost, on a server that cannot be reached
+// afterwards: the Append fails with ErrUncertain once ResolveTimeout has
+// passed, and the append is stored whole (here, it was committed).
+func TestUncertainCommit(t *testing.T) {
+	t.Parallel()
+	ctx := guard(t)
+	u := pgtest.Database(t)
+	direct := open(t, u)
+	p, proxied := newProxy(t, u, cutAfter, query("commit"))
+	p.thenDown.Store(true)
+	s := open(t, proxied)
+	want := sessiontest.Conversation()
+	err := s.Append(ctx, "c", want)
+	if !errors.Is(err, pgstore.ErrUncertain) || !p.fired.Load() {
+		t.Fatalf("Append whose commit's answer was lost, the server then unreachable = %v; want ErrUncertain", err)
+	}
+	t.Log(err)
+	if got, err := direct.Load(ctx, "c"); err != nil || len(got) != len(want) {
+		t.Errorf("Load = %d contents, %v; want the %d appended, whole", len(got), err, len(want))
+	}
+}
+
 // The server ends the store's connections (a restart, a failover, an
 // administrator): the next calls open new ones, without an error.
 func TestServerEndsConnections(t *testing.T) {

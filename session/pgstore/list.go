@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -36,6 +37,9 @@ func (s *Store) ListPage(ctx context.Context, opts session.ListOptions) (session
 
 // Usage implements [session.Lister], on the same index range as ListPage.
 func (s *Store) Usage(ctx context.Context, prefix string) (session.Usage, error) {
+	if err := checkPrefix(prefix); err != nil {
+		return session.Usage{}, fmt.Errorf("pgstore: totalling conversations: %w", err)
+	}
 	where, args := prefixRange(prefix, nil)
 	var u session.Usage
 	err := retry(ctx, func() (bool, error) {
@@ -64,6 +68,9 @@ func pageSize(limit int) int {
 // statement, so that the server plans each with the index range it can
 // use, whatever the values.
 func listQuery(opts session.ListOptions) (string, []any, error) {
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return "", nil, err
+	}
 	where, args := prefixRange(opts.Prefix, nil)
 	if opts.Cursor != "" {
 		updated, id, err := parseCursor(opts.Cursor)
@@ -78,6 +85,16 @@ func listQuery(opts session.ListOptions) (string, []any, error) {
 	sql := fmt.Sprintf("SELECT %s FROM toolnexus_conversations%s ORDER BY updated DESC, id LIMIT $%d",
 		infoColumns, where, len(args))
 	return sql, args, nil
+}
+
+// checkPrefix refuses a prefix that PostgreSQL's text cannot hold: one
+// that is not UTF-8 (even one that ends inside a character that an id
+// completes) or that holds a NUL byte.
+func checkPrefix(prefix string) error {
+	if !utf8.ValidString(prefix) || strings.IndexByte(prefix, 0) >= 0 {
+		return fmt.Errorf("the prefix %q is not UTF-8 without NUL bytes", prefix)
+	}
+	return nil
 }
 
 // prefixRange returns the WHERE clause that keeps the ids starting with

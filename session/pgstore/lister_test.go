@@ -173,6 +173,20 @@ func TestListPageLimits(t *testing.T) {
 	}
 }
 
+// A prefix PostgreSQL's text cannot hold is an error, not a listing of
+// nothing.
+func TestListPageBadPrefix(t *testing.T) {
+	s := open(t, pgtest.Database(t))
+	for _, prefix := range []string{"\xc3", "a\x00"} {
+		if _, err := s.ListPage(ctx, session.ListOptions{Prefix: prefix}); err == nil {
+			t.Errorf("ListPage(Prefix %q) = nil error", prefix)
+		}
+		if _, err := s.Usage(ctx, prefix); err == nil {
+			t.Errorf("Usage(%q) = nil error", prefix)
+		}
+	}
+}
+
 func TestListPageBadCursor(t *testing.T) {
 	s := open(t, pgtest.Database(t))
 	for _, c := range []string{"x", "!!!!", base64.RawURLEncoding.EncodeToString([]byte{1, 2, 3}),

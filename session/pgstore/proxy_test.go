@@ -21,6 +21,7 @@ type proxy struct {
 	fault    fault
 	match    func(typ byte, body []byte) bool
 	fired    atomic.Bool
+	thenDown atomic.Bool // once the fault fired, refuse connections
 	conns    atomic.Int32
 	mu       sync.Mutex
 	open     []net.Conn
@@ -127,6 +128,9 @@ func (p *proxy) forward(client, server net.Conn) {
 			return
 		}
 		if p.match(head[0], body) && p.fired.CompareAndSwap(false, true) {
+			if p.thenDown.Load() {
+				p.ln.Close()
+			}
 			client.Close()
 			switch p.fault {
 			case cutBefore:
