@@ -8,8 +8,8 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
-	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
+	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/session/pgstore"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
