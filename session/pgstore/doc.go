@@ -45,8 +45,9 @@
 // # Concurrency
 //
 // A Store is safe for any number of goroutines, and any number of
-// processes may share a database. Each Append is one transaction of one
-// statement: it creates or updates the conversation's row, which locks it
+// processes may share a database. Each Append is one transaction around
+// one statement (three round trips: begin, the statement, commit): it
+// creates or updates the conversation's row, which locks it
 // until the commit, numbers the contents from the length it found there,
 // and inserts them. Appends to one conversation, from any process, so
 // take turns and never interleave; appends to different conversations do
@@ -80,8 +81,10 @@
 //     come before its commit, since a transaction the server never
 //     committed left nothing behind; also after a serialization failure or
 //     a deadlock (40001, 40P01), which the server rolled back.
-//   - An Append whose connection is lost during its commit may have been
-//     stored. It asks the server, on another connection, whether its
+//   - An Append whose connection is lost during its commit, or whose
+//     commit is answered by the end of the session (a FATAL error, such as
+//     an administrator's pg_terminate_backend, can follow a commit that
+//     took effect), may have been stored. It asks the server, on another connection, whether its
 //     transaction committed (pg_xact_status): committed, the Append
 //     succeeded; rolled back, it is tried again. A transaction still in
 //     progress has a server that has not yet seen its client go (a network
@@ -89,8 +92,8 @@
 //     the same role) and the server asked again. If the server cannot be
 //     asked within [ResolveTimeout], the Append fails with an error
 //     wrapping [ErrUncertain]: stored whole or not at all, unknown which.
-//   - A Delete whose connection is lost during its commit is not tried
-//     again: it fails, and the conversation is deleted or not.
+//   - A Delete whose commit is so cut off is not tried again: it fails,
+//     and the conversation is deleted or not.
 //
 // A try cut off before its commit by a network partition leaves a session
 // on the server, idle in its transaction, that holds the conversation's

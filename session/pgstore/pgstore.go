@@ -206,12 +206,11 @@ func (s *Store) appendOnce(ctx context.Context, id string, encoded [][]byte, siz
 		return true, err // nothing is stored before the commit
 	}
 	err = tx.Commit(ctx)
-	var pgErr *pgconn.PgError
-	if err == nil || errors.As(err, &pgErr) {
-		return true, err // the server committed, or refused to
+	if err == nil || refused(err) {
+		return true, err
 	}
-	// No answer to the commit: the server may or may not have received
-	// it. Ask.
+	// No answer to the commit, or the session ended instead (a FATAL
+	// error can follow a commit that took effect): ask the server.
 	committed, rerr := s.resolve(ctx, xid)
 	switch {
 	case rerr != nil:
@@ -220,6 +219,16 @@ func (s *Store) appendOnce(ctx context.Context, id string, encoded [][]byte, siz
 		return false, nil
 	}
 	return true, err
+}
+
+// refused reports whether err, the answer to a commit, is the server's
+// refusal to commit (a deferred constraint, a serialization failure…): an
+// ERROR, which rolled the transaction back. A FATAL or PANIC ends the
+// session, and may follow a commit that took effect.
+func refused(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.SeverityUnlocalized == "ERROR" ||
+		pgErr.SeverityUnlocalized == "" && pgErr.Severity == "ERROR")
 }
 
 // resolve learns whether the transaction xid committed. While it is in
@@ -352,8 +361,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 			return true, err
 		}
 		err = tx.Commit(ctx)
-		var pgErr *pgconn.PgError
-		return err == nil || errors.As(err, &pgErr), err
+		return err == nil || refused(err), err
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: deleting %q: %w", id, err)
