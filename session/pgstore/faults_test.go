@@ -184,8 +184,10 @@ func must[T any](v T, err error) T {
 }
 
 // A connection lost in the middle of an Append: before its statement,
-// after the server received its commit (whose answer is lost), and before
-// its commit with the server left unaware (a partition). Each time the
+// after the server received its commit (whose answer is lost), before its
+// commit with the server left unaware (a partition), and a commit
+// answered by the end of the session (a FATAL error, which can follow a
+// commit that took effect, as it does here). Each time the
 // Append returns nil and the contents are stored exactly once: the store
 // tries again where nothing was stored, and learns from the server
 // whether a commit it did not hear about took effect.
@@ -198,6 +200,7 @@ func TestConnectionLostMidAppend(t *testing.T) {
 		{"before the statement", cutBefore, parse("toolnexus_contents")},
 		{"after the commit", cutAfter, query("commit")},
 		{"partitioned before the commit", partition, query("commit")},
+		{"the session ended at the commit", fatalAfter, query("commit")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := guard(t)

@@ -42,6 +42,10 @@ const (
 	// message, and leaves the server's open and silent, as a network
 	// partition would: the server does not learn that the client is gone.
 	partition
+	// fatalAfter forwards the message to the server and answers the client
+	// in its place, with a FATAL error that ends the session (57P01, as
+	// pg_terminate_backend does), whatever the server did.
+	fatalAfter
 )
 
 // newProxy starts a proxy to the server of the URL u and returns it with
@@ -93,17 +97,29 @@ func (p *proxy) serve() {
 		}
 		p.track(client)
 		p.track(server)
+		muted := new(atomic.Bool) // the server's answers no longer reach the client
 		p.wg.Go(func() {
-			io.Copy(client, server)
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := server.Read(buf)
+				if n > 0 && !muted.Load() {
+					if _, err := client.Write(buf[:n]); err != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
 			client.Close()
 		})
-		p.wg.Go(func() { p.forward(client, server) })
+		p.wg.Go(func() { p.forward(client, server, muted) })
 	}
 }
 
 // forward copies the client's messages to the server, and applies the
 // fault to the one it is waiting for.
-func (p *proxy) forward(client, server net.Conn) {
+func (p *proxy) forward(client, server net.Conn, muted *atomic.Bool) {
 	defer client.Close()
 	// The startup message: a length, then the rest, with no type byte.
 	var n [4]byte
@@ -131,6 +147,13 @@ func (p *proxy) forward(client, server net.Conn) {
 			if p.thenDown.Load() {
 				p.ln.Close()
 			}
+			if p.fault == fatalAfter {
+				muted.Store(true)
+				write(server, head[:], body)
+				write(client, fatal)
+				client.Close()
+				return
+			}
 			client.Close()
 			switch p.fault {
 			case cutBefore:
@@ -147,6 +170,16 @@ func (p *proxy) forward(client, server net.Conn) {
 		}
 	}
 }
+
+// fatal is the ErrorResponse of a session the server ends.
+var fatal = func() []byte {
+	var fields []byte
+	for _, f := range []string{"SFATAL", "VFATAL", "C57P01", "Mterminating connection due to administrator command"} {
+		fields = append(append(fields, f...), 0)
+	}
+	fields = append(fields, 0)
+	return append(binary.BigEndian.AppendUint32([]byte{'E'}, uint32(4+len(fields))), fields...)
+}()
 
 func write(c net.Conn, parts ...[]byte) error {
 	_, err := c.Write(bytes.Join(parts, nil))
