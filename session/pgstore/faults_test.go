@@ -262,11 +262,46 @@ func TestServerEndsConnections(t *testing.T) {
 	if err := s.Append(ctx, "c", genai.Text("one")); err != nil {
 		t.Fatal(err)
 	}
-	pgtest.Exec(t, u, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	end := func() {
+		pgtest.Exec(t, u, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	}
+	end()
 	if err := s.Append(ctx, "c", genai.Text("two")); err != nil {
 		t.Errorf("Append after the server ended the connections = %v", err)
 	}
+	end()
 	if got, err := s.Load(ctx, "c"); err != nil || len(got) != 2 {
-		t.Errorf("Load = %d contents, %v; want 2", len(got), err)
+		t.Errorf("Load after the server ended the connections = %d contents, %v; want 2", len(got), err)
+	}
+	end()
+	if page, err := s.ListPage(ctx, session.ListOptions{Prefix: "c"}); err != nil || len(page.Infos) != 1 {
+		t.Errorf("ListPage after the server ended the connections = %+v, %v; want c", page, err)
+	}
+	end()
+	if err := s.Delete(ctx, "c"); err != nil {
+		t.Errorf("Delete after the server ended the connections = %v", err)
+	}
+}
+
+// A database that goes away after Open: every call fails, with the
+// driver's connect error, once its tries are spent; none hangs.
+func TestDatabaseGoesDown(t *testing.T) {
+	ctx := guard(t)
+	u := pgtest.Database(t)
+	p, proxied := newProxy(t, u, cutBefore, func(byte, []byte) bool { return false })
+	s := open(t, proxied)
+	if err := s.Append(ctx, "c", genai.Text("one")); err != nil {
+		t.Fatal(err)
+	}
+	p.close()
+	var connectErr *pgconn.ConnectError
+	if err := s.Append(ctx, "c", genai.Text("two")); !errors.As(err, &connectErr) {
+		t.Errorf("Append with the database down = %v; want a connect error", err)
+	}
+	if _, err := s.Load(ctx, "c"); !errors.As(err, &connectErr) {
+		t.Errorf("Load with the database down = %v; want a connect error", err)
+	}
+	if got, err := open(t, u).Load(ctx, "c"); err != nil || len(got) != 1 {
+		t.Errorf("Load from the database = %d contents, %v; want the 1 appended before it went down", len(got), err)
 	}
 }
