@@ -12,7 +12,8 @@
 // [New] works over a *pgxpool.Pool the program already has, and leaves it
 // open on Close. Open's pool has pgx's defaults (at most 4 connections,
 // or one per CPU if more), which the URL changes (pool_max_conns=20). The
-// database should be UTF8 (the server's default).
+// database should be UTF8 (the server's default), on PostgreSQL 14 or
+// newer (the tests run on 15).
 //
 // # Tables and versions
 //
