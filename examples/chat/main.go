@@ -79,7 +79,8 @@
 //	printf 'search the latest Go release\n' | go run ./examples/chat -search
 //
 // With -session NAME the conversation is kept in a SQLite file (in the
-// user's config directory, or the one -session-db names) and continued the
+// user's config directory, or the one -session-db names; -session-db may
+// also be a postgres:// URL, for a PostgreSQL database) and continued the
 // next time the chat starts with that name; /sessions lists the kept
 // conversations, /new starts another. Long conversations are trimmed to
 // fit the model's context (see package history); the file keeps them whole:
@@ -132,7 +133,7 @@ func main() {
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
 	flag.BoolVar(&opts.search, "search", false, "let the model search the web with Google Search, a tool Gemini runs itself, beside its own tools")
 	flag.StringVar(&opts.session, "session", "", "keep the conversation `name`d so in a file, and continue it")
-	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file` -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
+	flag.StringVar(&opts.sessionDB, "session-db", "", "the SQLite `file`, or the PostgreSQL database of a postgres:// URL, -session keeps conversations in (default: chat-sessions.db in the user's config directory, under toolnexus)")
 	flag.StringVar(&opts.web, "web", "", "serve the chat in the browser at `host:port` (the dev UI: chat, timelines, conversations, the agent) instead of the terminal")
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")

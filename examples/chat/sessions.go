@@ -1,7 +1,7 @@
 package main
 
 // Where the chat keeps its conversations: in memory, or, with -session, in
-// a SQLite file that outlives the process. Each conversation has a name;
+// a SQLite file or a PostgreSQL database that outlives the process. Each conversation has a name;
 // /new starts another, /sessions lists them.
 
 import (
@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/examples/internal/stores"
 	"github.com/toolnexus/toolnexus-go/session"
-	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 	"google.golang.org/genai"
 )
 
@@ -24,15 +24,16 @@ import (
 type conversations struct {
 	store session.Store
 	name  string
-	path  string    // the SQLite file, with -session or -session-db
-	close io.Closer // the SQLite store, if any
+	path  string    // the SQLite file or the database's URL (without its password), with -session or -session-db
+	close io.Closer // the file's or database's store, if any
 }
 
 // defaultName names the conversation when -session names none.
 const defaultName = "chat"
 
 // openConversations opens the store the options ask for: a SQLite file
-// with -session or -session-db, else memory.
+// or a PostgreSQL database (a postgres:// URL) with -session or
+// -session-db, else memory.
 func openConversations(ctx context.Context, opts options) (*conversations, error) {
 	name := opts.session
 	if name == "" {
@@ -49,14 +50,16 @@ func openConversations(ctx context.Context, opts options) (*conversations, error
 		}
 		path = filepath.Join(dir, "toolnexus", "chat-sessions.db")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
+	if !stores.IsURL(path) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, err
+		}
 	}
-	store, err := sqlitestore.Open(ctx, path)
+	store, shown, err := stores.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	return &conversations{store: store, name: name, path: store.Path(), close: store}, nil
+	return &conversations{store: store, name: name, path: shown, close: store}, nil
 }
 
 // Close closes the store.

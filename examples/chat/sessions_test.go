@@ -1,12 +1,14 @@
 package main
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/pgtest"
 )
 
 // The commands: a first chat with -session, then a second that
@@ -93,5 +95,24 @@ func TestSessionFileErrors(t *testing.T) {
 	err := run(t.Context(), options{session: "a", sessionDB: notDB}, strings.NewReader(""), &strings.Builder{})
 	if err == nil || !strings.Contains(err.Error(), "opening the conversations") {
 		t.Errorf("run() with a file that is not a database = %v", err)
+	}
+}
+
+// With -session-db a postgres:// URL, the conversation is kept in that
+// PostgreSQL database, and shown as kept there without the password.
+func TestSessionPostgres(t *testing.T) {
+	db := pgtest.Database(t)
+	srv := fake.NewServer()
+	defer srv.Close()
+	opts := options{models: srv.Client().Models, model: "gemini-3-flash-preview", session: "work", sessionDB: db}
+	srv.Enqueue(fake.Text("Hi!"), fake.Text("You said hello."))
+	chatOutput(t, opts, "hello\n")
+	out := chatOutput(t, opts, "what did I say?\n/sessions\n")
+	password, _ := must(url.Parse(db)).User.Password()
+	if !strings.Contains(out, "You said hello.") || !strings.Contains(out, "in postgres://toolnexus@127.0.0.1:") || strings.Contains(out, password) {
+		t.Errorf("output:\n%s", out)
+	}
+	if n := len(srv.Requests()[1].Contents); n != 3 {
+		t.Errorf("the second chat's request has %d contents; want the first chat's 2 and the question", n)
 	}
 }

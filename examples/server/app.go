@@ -15,8 +15,8 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/examples/internal/stores"
 	"github.com/toolnexus/toolnexus-go/session"
-	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 	"google.golang.org/genai"
 )
 
@@ -37,7 +37,7 @@ type options struct {
 	approve bool   // get_weather needs approval
 	model   string // with an API key
 	apiKey  string // empty: the offline model
-	db      string // the SQLite file of the threads; empty: memory
+	db      string // the SQLite file or PostgreSQL URL of the threads; empty: memory
 
 	// models, when set, replaces both the API and the offline model
 	// (tests script the fake with it).
@@ -95,7 +95,7 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	}
 	var store session.Store = session.NewMemory()
 	if opts.db != "" {
-		db, err := sqlitestore.Open(ctx, opts.db)
+		db, _, err := stores.Open(ctx, opts.db)
 		if err != nil {
 			a.close()
 			return nil, err

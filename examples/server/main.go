@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file]
+//	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file|postgres://…]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // without one it runs on the built-in offline model (an in-process fake of
@@ -16,7 +16,7 @@
 // and Tokyo?". With -approve, get_weather needs a person's approval: the
 // response ends with the protocol's approval request, and the next
 // request carries the decision. Threads are kept in memory, or with -db in
-// a SQLite file. Every request is the one local user: the server is meant
+// a SQLite file or a PostgreSQL database (-db postgres://user:pw@host/db). Every request is the one local user: the server is meant
 // for localhost (see agentserver.Config.Authenticate to serve users).
 //
 //	curl -N localhost:8080/api/chat -H 'content-type: application/json' \
@@ -51,9 +51,9 @@ func main() {
 	flag.StringVar(&opts.addr, "addr", "localhost:8080", "listen on `host:port`")
 	flag.BoolVar(&opts.approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
-	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file` (default: in memory)")
+	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file|postgres://…]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
 			"GET /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
 			"GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")

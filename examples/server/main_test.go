@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/internal/pgtest"
+	"github.com/toolnexus/toolnexus-go/session/pgstore"
 	"go.uber.org/goleak"
 )
 
@@ -207,5 +209,25 @@ func TestShutdownWithRunWaiting(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second): // a hang guard only
 		t.Fatal("the server did not shut down")
+	}
+}
+
+// With -db a postgres:// URL, the threads are in that PostgreSQL database:
+// a thread served by one server is there for the next.
+func TestServerPostgres(t *testing.T) {
+	db := pgtest.Database(t)
+	url := start(t, options{db: db})
+	_, events := post(t, url+"/api/chat", `{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is (12+7)*3?"}]}]}`)
+	if all := strings.Join(events, "\n"); !strings.Contains(all, `"result":"57"`) {
+		t.Fatalf("a run:\n%s", all)
+	}
+	store, err := pgstore.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	infos, err := store.List(t.Context())
+	if err != nil || len(infos) != 1 || infos[0].Len < 3 {
+		t.Errorf("the database holds %+v, %v; want the thread of the run", infos, err)
 	}
 }

@@ -1,0 +1,121 @@
+// Package pgstore is a [session.Store] and a [session.Lister] that keeps
+// conversations in a PostgreSQL database, through pgx
+// (github.com/jackc/pgx/v5) and its pool.
+//
+//	store, err := pgstore.Open(ctx, "postgres://app:secret@db.internal/app")
+//	if err != nil { … }
+//	defer store.Close()
+//	res, err := session.Run(ctx, a, store, "alice", genai.Text("Hi")...)
+//
+// [Open] takes a URL (postgres:// or postgresql://) or a key=value
+// connection string, as libpq and pgx do, and owns the pool it makes;
+// [New] works over a *pgxpool.Pool the program already has, and leaves it
+// open on Close. Open's pool has pgx's defaults (at most 4 connections,
+// or one per CPU if more), which the URL changes (pool_max_conns=20). The
+// database should be UTF8 (the server's default), on PostgreSQL 14 or
+// newer (the tests run on 15).
+//
+// # Tables and versions
+//
+// The store keeps three tables, in the first schema of the connection's
+// search_path (set search_path in the URL, ?search_path=myschema, to put
+// them elsewhere):
+//
+//   - toolnexus_conversations: a row per conversation, its id the primary
+//     key (text COLLATE "C": ids in byte order, so that the conversations
+//     of a prefix, an owner's, are one range of the index), its created
+//     and updated times, its length and its size in bytes (kept up to
+//     date by each append), and an index on (updated DESC, id) for
+//     listings of the whole store;
+//   - toolnexus_contents: a row per content, (conversation, seq) its
+//     primary key, the content's JSON as bytea (see [session.Store]:
+//     thought signatures and inline data come back byte for byte);
+//   - toolnexus_schema_version: the version of these tables, [SchemaVersion].
+//
+// ListPage and Usage take a prefix of ids that PostgreSQL's text can
+// hold: UTF-8, without NUL (a prefix that ends inside a character is an
+// error, though Memory would list the ids that complete it).
+//
+// Open and New create the tables in an empty database, migrate older ones
+// in one transaction, and refuse tables of a newer version rather than
+// misread them. Processes that open one database at once take turns
+// (pg_advisory_xact_lock): the tables are made once. When they are up to
+// date, opening only reads their version, so a store opens on a read-only
+// database (a standby) and reads there.
+//
+// # Concurrency
+//
+// A Store is safe for any number of goroutines, and any number of
+// processes may share a database. Each Append is one transaction around
+// one statement (three round trips: begin, the statement, commit): it
+// creates or updates the conversation's row, which locks it
+// until the commit, numbers the contents from the length it found there,
+// and inserts them. Appends to one conversation, from any process, so
+// take turns and never interleave; appends to different conversations do
+// not wait for each other. Load reads one snapshot: an append is there
+// whole or not at all. Delete waits for an append in progress and removes
+// what it stored. Updated times come from the server's clock, and each
+// append to a conversation makes its updated time later than the one
+// before.
+//
+// # Faults
+//
+// A server that is down fails Open at once with the driver's connect
+// error; one that does not answer fails it within the URL's
+// connect_timeout, [DefaultConnectTimeout] when it sets none. No error of
+// this package holds the connection string's password: the package's
+// errors name the database by host, port, database and user, and the
+// driver's are its own, whose parse errors pgstore redacts again.
+//
+// Errors the server answers with, such as a violated constraint, a full
+// disk (53100) or a read-only database (25006), fail the call with an
+// error wrapping the driver's *pgconn.PgError (match it with errors.As),
+// and an Append that fails so stores nothing of its contents.
+//
+// A call is tried again, [Attempts] times at most, only when its failure
+// may not recur and another try cannot do anything twice:
+//
+//   - Reads (Load, List, ListPage, Usage) write nothing: they are tried
+//     again when the connection could not be made or was lost, or when the
+//     server ended the session (shutting down or starting: 57P01-57P03).
+//   - An Append or a Delete is tried again on the same failures when they
+//     come before its commit, since a transaction the server never
+//     committed left nothing behind; also after a serialization failure or
+//     a deadlock (40001, 40P01), which the server rolled back.
+//   - An Append whose connection is lost during its commit, or whose
+//     commit is answered by the end of the session (a FATAL error, such as
+//     an administrator's pg_terminate_backend, can follow a commit that
+//     took effect), may have been stored. It asks the server, on another connection, whether its
+//     transaction committed (pg_xact_status): committed, the Append
+//     succeeded; rolled back, it is tried again. A transaction still in
+//     progress has a server that has not yet seen its client go (a network
+//     partition): its backend is ended (pg_terminate_backend, which needs
+//     the same role) and the server asked again. If the server cannot be
+//     asked within [ResolveTimeout], the Append fails with an error
+//     wrapping [ErrUncertain]: stored whole or not at all, unknown which.
+//   - A Delete whose commit is so cut off is not tried again: it fails,
+//     and the conversation is deleted or not.
+//
+// A try cut off before its commit by a network partition leaves a session
+// on the server, idle in its transaction, that holds the conversation's
+// row until the server sees the connection gone (its TCP keepalives, or
+// idle_in_transaction_session_timeout, which a server shared with other
+// programs should set): the next try of an append to that conversation
+// waits for it, or for its context.
+//
+// Nothing else is retried: a refusal of the server, an error of the
+// caller, a done context.
+//
+// # Tests
+//
+// The tests run against a real server whose URL is in TOOLNEXUS_PG_URL
+// (a role that may create databases: each test makes its own and drops it
+// at the end). Without it they skip, saying why; with
+// TOOLNEXUS_PG_REQUIRED=1, as in CI, they fail. The repository's
+// .ci/postgres starts a throwaway server on loopback and prints the
+// variables to export:
+//
+//	eval "$(bash .ci/postgres)"
+//	go test ./session/pgstore/
+//	bash .ci/postgres stop "$TOOLNEXUS_PG_DIR"
+package pgstore
