@@ -104,7 +104,10 @@
 // wrong jsonrpc, an id that is an object, not UTF-8, or longer than 256
 // bytes as JSON: every event of a stream repeats it), -32601 for an unknown method,
 // -32602 for bad params (a message with no parts or too many, an unknown
-// part kind, a bad decision), -32001 for a task not found, -32002 for a
+// part kind, a bad decision, a file part with a uri that
+// agentserver.Config.AllowFileURI does not allow the user: every uri when
+// it is nil, since the model would read the file with the server's
+// credentials; send the file's bytes), -32001 for a task not found, -32002 for a
 // task that cannot be canceled, -32003 for push notifications (not
 // supported), -32004 for a message the task or its context cannot take,
 // -32007 for the extended card (none). Each error's message says what is

@@ -96,7 +96,14 @@
 // body of no type, or a form, without asking the browser, and not JSON),
 // within Config.MaxBodyBytes, its messages, parts and browser tools
 // within MaxMessages, MaxParts and MaxTools; ids are bounded (a user
-// name 256 bytes, a thread id 200). Without Config.Authenticate, a
+// name 256 bytes, a thread id 200). A file the new message names by URI
+// rather than sends (a fileData part) is read by Gemini with the server's
+// credentials: any gs:// object the service account can read on Vertex
+// AI, any file of the project's Files API, other users' uploads included.
+// So it is refused (400, code bad_part) unless Config.AllowFileURI, the
+// check of a server that can tell which URIs a user owns, allows that
+// user that URI; every protocol's file parts go through it. Files sent
+// inline (base64) are always taken. Without Config.Authenticate, a
 // request that reached a loopback address for another host than
 // localhost is refused (403 bad_host): what a page whose name was
 // rebound to 127.0.0.1 sends (DNS rebinding). Runs in flight are bounded

@@ -51,6 +51,20 @@ type Config struct {
 	// rebinding).
 	Authenticate func(*http.Request) (user string, err error)
 
+	// AllowFileURI decides whether user may have the model read the file
+	// at uri: a file the new message names by URI rather than sends
+	// (AG-UI's source type "file", an A2A file part with a uri, an AI SDK
+	// file part whose url is not a data: URL). Gemini fetches such a file
+	// with the server's credentials: on Vertex AI any gs:// object the
+	// service account can read, on the Gemini API any file of the
+	// project's Files API, other users' uploads included. So a request
+	// that names one is refused (400, code bad_part) unless AllowFileURI
+	// returns nil for each of its URIs. An error refuses the request: an
+	// [*Error] is answered as it is, any other with 400 (its text is not
+	// shown). Nil refuses every file URI: clients send files inline
+	// (base64), which always works.
+	AllowFileURI func(ctx context.Context, user, uri string) error
+
 	// Runner hosts the runs. Nil means in this process (see [Runner]).
 	Runner Runner
 
@@ -283,8 +297,9 @@ type Attachment struct {
 // them. It is refused, and changes nothing, when the thread has a run in
 // progress and the request decides nothing of it (ErrBusy), when it
 // decides calls that do not wait (ErrUnknownCall, ErrDecided,
-// ErrExpired), when its browser tools are invalid, or when it brings
-// nothing to do.
+// ErrExpired), when its browser tools are invalid, when its message names
+// a file by a URI Config.AllowFileURI does not allow user, or when it
+// brings nothing to do.
 func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachment, error) {
 	if err := s.closed(); err != nil {
 		return Attachment{}, err
@@ -294,6 +309,9 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 		return Attachment{}, err
 	}
 	if err := checkTools(s.cfg.Agent, req.Tools, s.cfg.MaxTools); err != nil {
+		return Attachment{}, err
+	}
+	if err := s.checkFiles(ctx, user, req.Message); err != nil {
 		return Attachment{}, err
 	}
 	cur, err := s.runner.Latest(ctx, thread)
