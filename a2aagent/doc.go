@@ -114,7 +114,11 @@
 // wrong, and so does its data.error (where a2a-go's client reads it);
 // internal errors say nothing and are logged. A body over the server's
 // MaxBodyBytes is refused with 413, one not sent as application/json with
-// 415 (a page of another site could post it without asking), and a streaming method's error before
+// 415 (a page of another site could post it without asking), one that
+// does not arrive within the server's BodyTimeout with 408 and its
+// connection closed (a server that mounts the handler sets the
+// http.Server's ReadHeaderTimeout and IdleTimeout: see agentserver's
+// Hostile requests), and a streaming method's error before
 // its stream is an SSE event of the error, as A2A clients read it.
 // Streams have the server's keep-alives and write deadline.
 //

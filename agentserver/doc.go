@@ -113,6 +113,20 @@
 // readers at a time (its streams, resumed ones included; 429 beyond), and
 // a reader that stops reading is dropped after Config.WriteTimeout.
 //
+// A body must arrive within Config.BodyTimeout (30 s by default) of the
+// handler taking the request, or the client is answered 408 and its
+// connection closed: the handlers set the connection's read deadline
+// through http.ResponseController, and lift it once the body is read, so
+// that the stream that answers lasts as long as its run. What comes
+// before the handlers, and between requests, is the http.Server's to
+// bound: a server that mounts them must set ReadHeaderTimeout (a client
+// that sends its headers slowly) and IdleTimeout (a kept-alive connection
+// that sends nothing more); ReadTimeout may bound a whole request's
+// reading too (the handlers' deadline replaces it once they take the
+// request, and net/http lifts it once a body is read: it does not cut a
+// stream). WriteTimeout is not needed: the handlers give each write of
+// a stream its own deadline (Config.WriteTimeout), which replaces it.
+//
 // # Observing
 //
 // Runs are ordinary agent runs: the agent's Observer and Config.Observer

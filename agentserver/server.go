@@ -23,6 +23,7 @@ const (
 	DefaultApprovalTimeout = 10 * time.Minute
 	DefaultKeepAlive       = 15 * time.Second
 	DefaultWriteTimeout    = 15 * time.Second
+	DefaultBodyTimeout     = 30 * time.Second
 	DefaultKeepFinished    = time.Minute
 	DefaultMaxBodyBytes    = 4 << 20
 	DefaultMaxMessages     = 1000
@@ -98,6 +99,16 @@ type Config struct {
 	// DefaultWriteTimeout (15 s).
 	WriteTimeout time.Duration
 
+	// BodyTimeout bounds the reading of a request's body, from the moment
+	// a protocol's handler takes the request (through
+	// http.ResponseController: the connection's read deadline, lifted
+	// once the body is read, so that the stream that answers is not cut):
+	// a client that sends part of its body and stalls is answered 408
+	// (code body_timeout) and its connection closed, rather than holding
+	// a goroutine, a connection and the body read so far for as long as
+	// it likes. Zero means DefaultBodyTimeout (30 s).
+	BodyTimeout time.Duration
+
 	// KeepFinished is how long a run that is over can still be looked up
 	// and read by its id. Zero means DefaultKeepFinished (1 minute).
 	KeepFinished time.Duration
@@ -147,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Agent.Steps().Err(); err != nil {
 		return nil, fmt.Errorf("agentserver: Config.Agent: %w", err)
 	}
-	if cfg.ApprovalTimeout < 0 || cfg.RunTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.KeepFinished < 0 ||
+	if cfg.ApprovalTimeout < 0 || cfg.RunTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 ||
 		cfg.MaxRuns < 0 || cfg.MaxRunsPerUser < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
 		return nil, errors.New("agentserver: a negative limit in Config")
 	}
@@ -160,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.ApprovalTimeout = or(cfg.ApprovalTimeout, DefaultApprovalTimeout)
 	cfg.KeepAlive = or(cfg.KeepAlive, DefaultKeepAlive)
 	cfg.WriteTimeout = or(cfg.WriteTimeout, DefaultWriteTimeout)
+	cfg.BodyTimeout = or(cfg.BodyTimeout, DefaultBodyTimeout)
 	cfg.KeepFinished = or(cfg.KeepFinished, DefaultKeepFinished)
 	cfg.MaxBodyBytes = or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)

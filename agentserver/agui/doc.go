@@ -34,7 +34,9 @@
 // sends it for one that expired). A request on a busy thread is refused
 // with 409, unless it resumes the run that waits. A request holds at
 // most the server's MaxMessages messages, and as many resume entries
-// (400 otherwise).
+// (400 otherwise); its body arrives within the server's BodyTimeout (408
+// otherwise; a server that mounts the handler sets the http.Server's
+// ReadHeaderTimeout and IdleTimeout: see agentserver's Hostile requests).
 //
 // POST {path}/connect with the same body reconnects: it streams the
 // thread's run in progress from its start, as one AG-UI run, or an empty

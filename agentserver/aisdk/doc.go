@@ -46,7 +46,10 @@
 // GET {id}/stream under the handler's path resumes: it streams the
 // thread's run in progress from its start (the run's whole assistant
 // message, which the client rebuilds in place), or answers 204 when
-// nothing runs. A second POST on a busy thread is refused with 409.
+// nothing runs. A second POST on a busy thread is refused with 409. A
+// body must arrive within the server's BodyTimeout (408 otherwise; a
+// server that mounts the handler sets the http.Server's ReadHeaderTimeout
+// and IdleTimeout: see agentserver's Hostile requests).
 //
 // # The stream
 //
