@@ -20,12 +20,16 @@ const bodyTimeout = 50 * time.Millisecond
 // that is not cut.
 func TestSlowBody(t *testing.T) {
 	l := newLocal(t, nil, false, func(c *agentserver.Config) { c.BodyTimeout = bodyTimeout; c.MaxBodyBytes = 2 << 20 })
-	resp, body := bodytimeouttest.Stall(t, l.http.Listener.Addr().String(), a2aagent.DefaultPath,
+	resp, body := bodytimeouttest.Stall(t, l.http.Listener.Addr().String(), "POST", a2aagent.DefaultPath,
 		http.Header{"Authorization": {"Bearer alice"}}, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{`)
 	var m map[string]any
 	json.Unmarshal(body, &m)
 	if code, _ := rpcErrorOf(m); resp.StatusCode != 408 || code != -32600 {
 		t.Errorf("%d %s, want 408 and an invalid request", resp.StatusCode, body)
+	}
+	// A body refused unread, which net/http drains before it answers.
+	if resp, body := bodytimeouttest.Stall(t, l.http.Listener.Addr().String(), "POST", a2aagent.CardPath, nil, `{`); resp.StatusCode != 405 {
+		t.Errorf("POST to the card: %d %s, want 405", resp.StatusCode, body)
 	}
 
 	l.model.Enqueue(fake.Calls(fake.Call("wait", nil)), fake.Text("Done."))

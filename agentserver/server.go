@@ -106,7 +106,9 @@ type Config struct {
 	// a client that sends part of its body and stalls is answered 408
 	// (code body_timeout) and its connection closed, rather than holding
 	// a goroutine, a connection and the body read so far for as long as
-	// it likes. Zero means DefaultBodyTimeout (30 s).
+	// it likes; a body refused unread, which net/http drains before it
+	// answers, is drained within it too. Zero means DefaultBodyTimeout
+	// (30 s).
 	BodyTimeout time.Duration
 
 	// KeepFinished is how long a run that is over can still be looked up

@@ -30,7 +30,7 @@ func TestHTTPHandlerSlowBody(t *testing.T) {
 	ts := httptest.NewServer(mcptools.NewHTTPHandler(toolset.MustNew(slow), nil, &mcptools.HandlerOptions{BodyTimeout: bodyTimeout}))
 	t.Cleanup(ts.Close) // after the client's Close, which connect registers
 
-	resp, body := bodytimeouttest.Stall(t, ts.Listener.Addr().String(), "/",
+	resp, body := bodytimeouttest.Stall(t, ts.Listener.Addr().String(), "POST", "/",
 		http.Header{"Accept": {"application/json, text/event-stream"}}, `{"jsonrpc":"2.0","id":1,"method":"initialize",`)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "failed to read body") {
 		t.Errorf("%d %s, want go-sdk's 400", resp.StatusCode, body)

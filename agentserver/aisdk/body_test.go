@@ -22,9 +22,13 @@ func shortBodyTimeout(c *agentserver.Config) { c.BodyTimeout = bodyTimeout }
 // body), are not cut.
 func TestSlowBody(t *testing.T) {
 	e := newEnv(t, nil, shortBodyTimeout)
-	resp, body := bodytimeouttest.Stall(t, e.HTTP.Listener.Addr().String(), "/api/chat", nil, `{"id":"c1","messages":[`)
+	resp, body := bodytimeouttest.Stall(t, e.HTTP.Listener.Addr().String(), "POST", "/api/chat", nil, `{"id":"c1","messages":[`)
 	if resp.StatusCode != 408 || servertest.ErrorCode(string(body)) != "body_timeout" {
 		t.Errorf("%d %s, want 408 body_timeout", resp.StatusCode, body)
+	}
+	// A body refused unread, which net/http drains before it answers.
+	if resp, body := bodytimeouttest.Stall(t, e.HTTP.Listener.Addr().String(), "PUT", "/api/chat", nil, `{`); resp.StatusCode != 405 {
+		t.Errorf("PUT: %d %s, want 405", resp.StatusCode, body)
 	}
 
 	e.Model.Enqueue(fake.Calls(servertest.Call("Gate")), fake.Text("Done."))

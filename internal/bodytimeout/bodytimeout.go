@@ -14,7 +14,8 @@ import (
 // Limit sets a read deadline timeout from now on the connection r came
 // on, through http.ResponseController, and wraps r.Body so that the
 // deadline is lifted once the body has been read to its end: a stream
-// that follows is not cut. A read past the deadline fails with an error
+// that follows is not cut. It bounds the server's own reads too: net/http
+// drains a body a handler left unread (up to 256 KiB) before it answers. A read past the deadline fails with an error
 // errors.Is matches to os.ErrDeadlineExceeded; the deadline stays, so
 // that the server's own reads of what is left of the body fail too, and
 // it closes the connection after its response. A body that is never read
@@ -26,9 +27,11 @@ import (
 // deadline would cancel r's context mid-response. Neither does one whose
 // ResponseWriter cannot set deadlines (http.ErrNotSupported: a wrapper
 // without Unwrap): the http.Server's ReadTimeout is its only bound. A
-// timeout that is not positive sets none.
+// timeout that is not positive sets none, and a body Limit wrapped
+// already keeps its deadline: a handler may call Limit, then hand the
+// request to one that calls it again.
 func Limit(w http.ResponseWriter, r *http.Request, timeout time.Duration) {
-	if timeout <= 0 || r.Body == nil || r.Body == http.NoBody {
+	if _, limited := r.Body.(*body); limited || timeout <= 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
 	rc := http.NewResponseController(w)

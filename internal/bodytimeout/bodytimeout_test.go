@@ -28,7 +28,7 @@ func TestStall(t *testing.T) {
 		http.Error(w, "too slow", http.StatusRequestTimeout)
 	}))
 	defer ts.Close()
-	resp, _ := bodytimeouttest.Stall(t, ts.Listener.Addr().String(), "/", nil, "{")
+	resp, _ := bodytimeouttest.Stall(t, ts.Listener.Addr().String(), "POST", "/", nil, "{")
 	if err := <-readErr; !errors.Is(err, os.ErrDeadlineExceeded) || resp.StatusCode != http.StatusRequestTimeout {
 		t.Errorf("read error %v, status %d; want os.ErrDeadlineExceeded, 408", err, resp.StatusCode)
 	}

@@ -17,13 +17,16 @@ import (
 // past the deadline a test configures, not a measure of it.
 const Guard = time.Minute
 
-// Stall posts to path on the server at addr (host:port), with header
+// Stall sends a request of method to path on the server at addr
+// (host:port), with header
 // (Content-Type: application/json unless it says otherwise), a body it
-// announces as 1 MiB long and of which it sends only body, then nothing.
+// announces as 64 KiB longer than body (short enough that net/http
+// drains what a handler leaves unread before it answers), of which it
+// sends only body, then nothing.
 // It returns the server's response, its body read, once the server has
 // closed the connection. It fails the test if the server has not
 // answered and closed it within Guard.
-func Stall(t testing.TB, addr, path string, header http.Header, body string) (*http.Response, []byte) {
+func Stall(t testing.TB, addr, method, path string, header http.Header, body string) (*http.Response, []byte) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -31,7 +34,7 @@ func Stall(t testing.TB, addr, path string, header http.Header, body string) (*h
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(Guard))
-	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", path, addr, 1<<20)
+	req := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", method, path, addr, len(body)+64<<10)
 	if header.Get("Content-Type") == "" {
 		req += "Content-Type: application/json\r\n"
 	}
