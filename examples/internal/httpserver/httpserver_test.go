@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/examples/internal/httpserver"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The server bounds reading a request and idle connections, and leaves
 // responses (event streams) unbounded.
