@@ -92,8 +92,10 @@ func (w *EventWriter) Len() int { return len(w.buf) }
 // headers: the handler's goroutine waits for it.
 //
 // r's body, if it has one, is to be read (by [Server.DecodeJSON]) within
-// Config.BodyTimeout from Stream's call: Stream sets the connection's
-// read deadline, which is lifted once the body is read to its end.
+// Config.BodyTimeout: Stream sets the connection's read deadline, unless
+// the protocol's handler set it already (this module's do, first thing,
+// so that a body they refuse unread is drained within it too), and it is
+// lifted once the body is read to its end.
 func (s *Server) Stream(w http.ResponseWriter, r *http.Request, start func() (Cursor, Encoder, error)) {
 	bodytimeout.Limit(w, r, s.cfg.BodyTimeout)
 	var (
