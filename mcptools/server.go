@@ -160,10 +160,9 @@ func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOpt
 	if opts != nil && opts.BodyTimeout != 0 {
 		timeout = opts.BodyTimeout
 	}
-	next := h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		bodytimeout.Limit(w, r, timeout)
-		next.ServeHTTP(w, r)
+		bodytimeout.Limit(w, r, timeout) // first: a body refused unread (401, 429…) is drained within it too
+		h.ServeHTTP(w, r)
 	})
 }
 
