@@ -104,14 +104,21 @@
 // wrong jsonrpc, an id that is an object, not UTF-8, or longer than 256
 // bytes as JSON: every event of a stream repeats it), -32601 for an unknown method,
 // -32602 for bad params (a message with no parts or too many, an unknown
-// part kind, a bad decision), -32001 for a task not found, -32002 for a
+// part kind, a bad decision, a file part with a uri that
+// agentserver.Config.AllowFileURI does not allow the user: every uri when
+// it is nil, since the model would read the file with the server's
+// credentials; send the file's bytes), -32001 for a task not found, -32002 for a
 // task that cannot be canceled, -32003 for push notifications (not
 // supported), -32004 for a message the task or its context cannot take,
 // -32007 for the extended card (none). Each error's message says what is
 // wrong, and so does its data.error (where a2a-go's client reads it);
 // internal errors say nothing and are logged. A body over the server's
 // MaxBodyBytes is refused with 413, one not sent as application/json with
-// 415 (a page of another site could post it without asking), and a streaming method's error before
+// 415 (a page of another site could post it without asking), one that
+// does not arrive within the server's BodyTimeout with 408 and its
+// connection closed (a server that mounts the handler sets the
+// http.Server's ReadHeaderTimeout and IdleTimeout: see agentserver's
+// Hostile requests), and a streaming method's error before
 // its stream is an SSE event of the error, as A2A clients read it.
 // Streams have the server's keep-alives and write deadline.
 //

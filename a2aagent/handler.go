@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 )
 
 // CardPath is where the agent card is served, as A2A 0.3 says.
@@ -94,6 +95,7 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	bodytimeout.Limit(w, r, h.s.Config().BodyTimeout) // a body refused unread is drained within it too
 	switch p := r.URL.Path; {
 	case strings.HasSuffix(p, CardPath): // at the root, or under the prefix the handler is mounted at
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

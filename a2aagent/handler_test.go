@@ -35,7 +35,7 @@ type local struct {
 	gate  chan struct{} // holds the tool "wait" until closed
 }
 
-func newLocal(t *testing.T, opts *a2aagent.Options, tls bool) *local {
+func newLocal(t *testing.T, opts *a2aagent.Options, tls bool, configs ...func(*agentserver.Config)) *local {
 	t.Helper()
 	l := &local{t: t, model: fake.NewServer(), gate: make(chan struct{})}
 	wait := toolset.MustFunc("wait", "Waits", func(ctx context.Context, _ struct{}) (string, error) {
@@ -50,13 +50,17 @@ func newLocal(t *testing.T, opts *a2aagent.Options, tls bool) *local {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.srv, err = agentserver.New(agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: 4096,
+	cfg := agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: 4096,
 		Authenticate: func(r *http.Request) (string, error) {
 			if r.Header.Get("Authorization") == "" {
 				return "", errors.New("no credentials")
 			}
 			return "alice", nil
-		}})
+		}}
+	for _, c := range configs {
+		c(&cfg)
+	}
+	l.srv, err = agentserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,21 +270,32 @@ func TestCardOptions(t *testing.T) {
 	a2aagent.Handler(l.srv, &a2aagent.Options{URL: "https:///no-host"})
 }
 
-// A message's files and data reach the model: bytes inline, a URI as a
-// file, data as its JSON.
+// ownFiles lets each user give the model the files under
+// gs://files/{user}/ by URI, and no other.
+func ownFiles(c *agentserver.Config) {
+	c.AllowFileURI = func(_ context.Context, user, uri string) error {
+		if strings.HasPrefix(uri, "gs://files/"+user+"/") {
+			return nil
+		}
+		return errors.New("not a file of " + user)
+	}
+}
+
+// A message's files and data reach the model: bytes inline, a URI the
+// server allows as a file, data as its JSON.
 func TestMessageParts(t *testing.T) {
-	l := newLocal(t, nil, false)
+	l := newLocal(t, nil, false, ownFiles)
 	l.model.Enqueue(fake.Text("seen"))
 	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[` +
 		`{"kind":"text","text":"look"},{"kind":"file","file":{"bytes":"aGk=","mimeType":"image/png","name":"a.png"}},` +
-		`{"kind":"file","file":{"uri":"gs://bucket/b.pdf","mimeType":"application/pdf"}},{"kind":"data","data":{"n":1}}]}}}`
+		`{"kind":"file","file":{"uri":"gs://files/alice/b.pdf","mimeType":"application/pdf"}},{"kind":"data","data":{"n":1}}]}}}`
 	_, _, m := l.rpc(body, "application/json", true)
 	if m["result"].(map[string]any)["status"].(map[string]any)["state"] != "completed" {
 		t.Fatalf("message/send %s", jsonOf(m))
 	}
 	parts := l.model.LastRequest().Contents[0].Parts
 	if len(parts) != 4 || parts[0].Text != "look" || string(parts[1].InlineData.Data) != "hi" || parts[1].InlineData.MIMEType != "image/png" ||
-		parts[2].FileData.FileURI != "gs://bucket/b.pdf" || parts[3].Text != `{"n":1}` {
+		parts[2].FileData.FileURI != "gs://files/alice/b.pdf" || parts[3].Text != `{"n":1}` {
 		t.Errorf("the model got %s", jsonOf(parts))
 	}
 }

@@ -36,7 +36,8 @@ func checkMessage(m *a2a.Message, maxParts int) error {
 }
 
 // content reads a message that starts a task: its text, its files
-// (inline bytes, or a URI the model fetches: this server fetches
+// (inline bytes, or a URI the model fetches, which Server.Submit refuses
+// unless the server's Config.AllowFileURI allows it: this server fetches
 // nothing) and its data parts (given to the model as their JSON).
 func content(m *a2a.Message) (*genai.Content, error) {
 	c := &genai.Content{Role: genai.RoleUser}

@@ -100,7 +100,14 @@
 // 400 schema_too_large; a schema whose shared definitions would grow
 // more than twice when inlined reaches Gemini with its $defs kept);
 // ids are bounded (a user
-// name 256 bytes, a thread id 200). Without Config.Authenticate, a
+// name 256 bytes, a thread id 200). A file the new message names by URI
+// rather than sends (a fileData part) is read by Gemini with the server's
+// credentials: any gs:// object the service account can read on Vertex
+// AI, any file of the project's Files API, other users' uploads included.
+// So it is refused (400, code bad_part) unless Config.AllowFileURI, the
+// check of a server that can tell which URIs a user owns, allows that
+// user that URI; every protocol's file parts go through it. Files sent
+// inline (base64) are always taken. Without Config.Authenticate, a
 // request that reached a loopback address for another host than
 // localhost is refused (403 bad_host): what a page whose name was
 // rebound to 127.0.0.1 sends (DNS rebinding). Runs in flight are bounded
@@ -109,6 +116,20 @@
 // server open to many users should set them. A run takes MaxReaders
 // readers at a time (its streams, resumed ones included; 429 beyond), and
 // a reader that stops reading is dropped after Config.WriteTimeout.
+//
+// A body must arrive within Config.BodyTimeout (30 s by default) of the
+// handler taking the request, or the client is answered 408 and its
+// connection closed: the handlers set the connection's read deadline
+// through http.ResponseController, and lift it once the body is read, so
+// that the stream that answers lasts as long as its run. What comes
+// before the handlers, and between requests, is the http.Server's to
+// bound: a server that mounts them must set ReadHeaderTimeout (a client
+// that sends its headers slowly) and IdleTimeout (a kept-alive connection
+// that sends nothing more); ReadTimeout may bound a whole request's
+// reading too (the handlers' deadline replaces it once they take the
+// request, and net/http lifts it once a body is read: it does not cut a
+// stream). WriteTimeout is not needed: the handlers give each write of
+// a stream its own deadline (Config.WriteTimeout), which replaces it.
 //
 // # Observing
 //

@@ -59,7 +59,8 @@ func newError(status int, code string, cause error, format string, args ...any) 
 
 // BadRequest returns the error a malformed request or one over a limit
 // gets: status 400, unless status says otherwise (413 for a body too
-// large, 415 for a wrong content type), and a message saying what is
+// large, 415 for a wrong content type, 408 for a body too slow), and a
+// message saying what is
 // wrong with it. Protocol packages answer bad input with it.
 func BadRequest(status int, code, format string, args ...any) *Error {
 	if status == 0 {

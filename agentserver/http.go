@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -92,8 +93,9 @@ func truncate(s string, n int) string {
 // application/json (a Content-Type header says so: a request without one
 // is refused, since another site's page may send that one without asking
 // the browser, as it may send a form), within Config.MaxBodyBytes, and hold one well-formed
-// JSON value of v's shape. The error says what is wrong, for the client
-// (see [BadRequest]).
+// JSON value of v's shape. Under [Server.Stream], the body must arrive
+// within Config.BodyTimeout (408 otherwise). The error says what is
+// wrong, for the client (see [BadRequest]).
 func (s *Server) DecodeJSON(r *http.Request, v any) error {
 	// A body of no type is refused too: a page of another site can post
 	// one (or a form) without asking, application/json it cannot.
@@ -109,6 +111,9 @@ func (s *Server) DecodeJSON(r *http.Request, v any) error {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return BadRequest(http.StatusRequestEntityTooLarge, "too_large", "the body is larger than %d bytes", s.cfg.MaxBodyBytes)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return BadRequest(http.StatusRequestTimeout, "body_timeout", "the body did not arrive within %s", s.cfg.BodyTimeout)
 		}
 		return BadRequest(0, "bad_body", "the body could not be read")
 	}

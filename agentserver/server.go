@@ -23,6 +23,7 @@ const (
 	DefaultApprovalTimeout = 10 * time.Minute
 	DefaultKeepAlive       = 15 * time.Second
 	DefaultWriteTimeout    = 15 * time.Second
+	DefaultBodyTimeout     = 30 * time.Second
 	DefaultKeepFinished    = time.Minute
 	DefaultMaxBodyBytes    = 4 << 20
 	DefaultMaxMessages     = 1000
@@ -50,6 +51,20 @@ type Config struct {
 	// site, its name rebound to 127.0.0.1, would reach it (DNS
 	// rebinding).
 	Authenticate func(*http.Request) (user string, err error)
+
+	// AllowFileURI decides whether user may have the model read the file
+	// at uri: a file the new message names by URI rather than sends
+	// (AG-UI's source type "file", an A2A file part with a uri, an AI SDK
+	// file part whose url is not a data: URL). Gemini fetches such a file
+	// with the server's credentials: on Vertex AI any gs:// object the
+	// service account can read, on the Gemini API any file of the
+	// project's Files API, other users' uploads included. So a request
+	// that names one is refused (400, code bad_part) unless AllowFileURI
+	// returns nil for each of its URIs. An error refuses the request: an
+	// [*Error] is answered as it is, any other with 400 (its text is not
+	// shown). Nil refuses every file URI: clients send files inline
+	// (base64), which always works.
+	AllowFileURI func(ctx context.Context, user, uri string) error
 
 	// Runner hosts the runs. Nil means in this process (see [Runner]).
 	Runner Runner
@@ -83,6 +98,18 @@ type Config struct {
 	// nothing for that long is dropped (its run goes on). Zero means
 	// DefaultWriteTimeout (15 s).
 	WriteTimeout time.Duration
+
+	// BodyTimeout bounds the reading of a request's body, from the moment
+	// a protocol's handler takes the request (through
+	// http.ResponseController: the connection's read deadline, lifted
+	// once the body is read, so that the stream that answers is not cut):
+	// a client that sends part of its body and stalls is answered 408
+	// (code body_timeout) and its connection closed, rather than holding
+	// a goroutine, a connection and the body read so far for as long as
+	// it likes; a body refused unread, which net/http drains before it
+	// answers, is drained within it too. Zero means DefaultBodyTimeout
+	// (30 s).
+	BodyTimeout time.Duration
 
 	// KeepFinished is how long a run that is over can still be looked up
 	// and read by its id. Zero means DefaultKeepFinished (1 minute).
@@ -133,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Agent.Steps().Err(); err != nil {
 		return nil, fmt.Errorf("agentserver: Config.Agent: %w", err)
 	}
-	if cfg.ApprovalTimeout < 0 || cfg.RunTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.KeepFinished < 0 ||
+	if cfg.ApprovalTimeout < 0 || cfg.RunTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 ||
 		cfg.MaxRuns < 0 || cfg.MaxRunsPerUser < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
 		return nil, errors.New("agentserver: a negative limit in Config")
 	}
@@ -146,6 +173,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.ApprovalTimeout = or(cfg.ApprovalTimeout, DefaultApprovalTimeout)
 	cfg.KeepAlive = or(cfg.KeepAlive, DefaultKeepAlive)
 	cfg.WriteTimeout = or(cfg.WriteTimeout, DefaultWriteTimeout)
+	cfg.BodyTimeout = or(cfg.BodyTimeout, DefaultBodyTimeout)
 	cfg.KeepFinished = or(cfg.KeepFinished, DefaultKeepFinished)
 	cfg.MaxBodyBytes = or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
@@ -283,8 +311,9 @@ type Attachment struct {
 // them. It is refused, and changes nothing, when the thread has a run in
 // progress and the request decides nothing of it (ErrBusy), when it
 // decides calls that do not wait (ErrUnknownCall, ErrDecided,
-// ErrExpired), when its browser tools are invalid, or when it brings
-// nothing to do.
+// ErrExpired), when its browser tools are invalid, when its message names
+// a file by a URI Config.AllowFileURI does not allow user, or when it
+// brings nothing to do.
 func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachment, error) {
 	if err := s.closed(); err != nil {
 		return Attachment{}, err
@@ -294,6 +323,9 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 		return Attachment{}, err
 	}
 	if err := checkTools(s.cfg.Agent, req.Tools, s.cfg.MaxTools); err != nil {
+		return Attachment{}, err
+	}
+	if err := s.checkFiles(ctx, user, req.Message); err != nil {
 		return Attachment{}, err
 	}
 	cur, err := s.runner.Latest(ctx, thread)

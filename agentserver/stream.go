@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 )
 
 // An Encoder turns a run's records into a protocol's server-sent events.
@@ -88,7 +90,14 @@ func (w *EventWriter) Len() int { return len(w.buf) }
 // in use). A stream then costs its connection's buffers and little else. A panic in start is
 // raised again on the handler's goroutine. start may set response
 // headers: the handler's goroutine waits for it.
+//
+// r's body, if it has one, is to be read (by [Server.DecodeJSON]) within
+// Config.BodyTimeout: Stream sets the connection's read deadline, unless
+// the protocol's handler set it already (this module's do, first thing,
+// so that a body they refuse unread is drained within it too), and it is
+// lifted once the body is read to its end.
 func (s *Server) Stream(w http.ResponseWriter, r *http.Request, start func() (Cursor, Encoder, error)) {
+	bodytimeout.Limit(w, r, s.cfg.BodyTimeout)
 	var (
 		cur      Cursor
 		enc      Encoder

@@ -166,6 +166,19 @@
 // a loopback address for another host (DNS rebinding), and a session
 // used with another user's token.
 //
+// A request's body must arrive within [DefaultBodyTimeout] (30 s;
+// HandlerOptions.BodyTimeout changes it) of the handler taking the
+// request, or the client is refused and its connection closed: the
+// handler sets the connection's read deadline through
+// http.ResponseController and lifts it once the body is read, so that an
+// event stream lasts as long as it needs. What comes before the handler,
+// and between requests, is the http.Server's to bound: set its
+// ReadHeaderTimeout (slow headers) and IdleTimeout (kept-alive
+// connections that send nothing more); ReadTimeout may bound a whole
+// request's reading too (it does not cut a stream: net/http lifts it once
+// a body is read), but leave WriteTimeout unset, since it would cut every
+// event stream (a session's GET, a call's answer) at that age.
+//
 // A handler reachable by others should let in only the clients it knows.
 // With [HandlerOptions.Auth] it is an OAuth protected resource, as MCP's
 // authorization spec describes: each request must carry a bearer token

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
 
@@ -71,6 +72,10 @@ func HTTPHandler(set *toolset.Set, impl *mcp.Implementation) http.Handler {
 // stay idle before it is closed, unless [HandlerOptions] say otherwise.
 const DefaultSessionTimeout = 30 * time.Minute
 
+// DefaultBodyTimeout is how long [NewHTTPHandler] waits for a request's
+// body, unless [HandlerOptions] say otherwise.
+const DefaultBodyTimeout = 30 * time.Second
+
 // HandlerOptions configure [NewHTTPHandler]. The zero value is ready to
 // use.
 type HandlerOptions struct {
@@ -95,6 +100,15 @@ type HandlerOptions struct {
 	// cannot open more. A stateless handler keeps no session, and neither
 	// applies.
 	MaxSessions, MaxSessionsPerUser int
+
+	// BodyTimeout bounds the reading of a request's body, from the moment
+	// the handler takes the request (through http.ResponseController: the
+	// connection's read deadline, lifted once the body is read, so that
+	// the event stream that answers is not cut): a client that sends part
+	// of its body and stalls is refused (go-sdk answers 400, failed to
+	// read body) and its connection closed. Zero means DefaultBodyTimeout
+	// (30 s); negative, no bound.
+	BodyTimeout time.Duration
 
 	// Auth, when set, admits only requests with a valid OAuth bearer token
 	// for this server, and the verified token reaches each call's tool
@@ -121,7 +135,8 @@ type HandlerOptions struct {
 // calling for longer can send pings to keep its session. The handler
 // keeps at most DefaultMaxSessions sessions, DefaultMaxSessionsPerUser of
 // one user with opts.Auth, unless opts say otherwise: a client that would
-// open more is refused (503, or 429 for the user's).
+// open more is refused (503, or 429 for the user's). A request's body must
+// arrive within DefaultBodyTimeout unless opts say otherwise.
 func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOptions) http.Handler {
 	var streamable mcp.StreamableHTTPOptions
 	if opts != nil && opts.Streamable != nil {
@@ -143,7 +158,14 @@ func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOpt
 	if opts != nil && opts.Auth != nil {
 		h = opts.Auth.protect(h)
 	}
-	return h
+	timeout := DefaultBodyTimeout
+	if opts != nil && opts.BodyTimeout != 0 {
+		timeout = opts.BodyTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bodytimeout.Limit(w, r, timeout) // first: a body refused unread (401, 429…) is drained within it too
+		h.ServeHTTP(w, r)
+	})
 }
 
 // limit is a limit of HandlerOptions: zero means def, negative none (0).

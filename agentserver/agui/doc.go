@@ -17,8 +17,12 @@
 // RunAgentInput's threadId names the thread and runId the AG-UI run (the
 // events echo it); protocolVersion, when sent, must be of major version 1.
 // Of messages, only what is new counts: a user message at the end is the
-// new message (its text, and media sent inline as data, or as a Gemini
-// file id: the server fetches no URL), and context entries are added to
+// new message (its text, and media sent inline as data, base64; media of
+// source type "file", a Gemini file's URI, is refused with 400, code
+// bad_part, unless agentserver.Config.AllowFileURI allows the user that
+// URI, since the model would read it with the server's credentials;
+// source type "url" is refused: the server fetches no URL), and context
+// entries are added to
 // it as text; tool messages answer the browser tools the run waits for.
 // Every other message is the client's copy of the history, which the
 // server never trusts; state and forwardedProps are not read. Tools are
@@ -30,7 +34,9 @@
 // sends it for one that expired). A request on a busy thread is refused
 // with 409, unless it resumes the run that waits. A request holds at
 // most the server's MaxMessages messages, and as many resume entries
-// (400 otherwise).
+// (400 otherwise); its body arrives within the server's BodyTimeout (408
+// otherwise; a server that mounts the handler sets the http.Server's
+// ReadHeaderTimeout and IdleTimeout: see agentserver's Hostile requests).
 //
 // POST {path}/connect with the same body reconnects: it streams the
 // thread's run in progress from its start, as one AG-UI run, or an empty

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 )
 
 // Handler returns the handler of s's AG-UI endpoint: POST runs the agent
@@ -27,6 +28,7 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	bodytimeout.Limit(w, r, h.s.Config().BodyTimeout) // a body refused unread is drained within it too
 	if r.Method != http.MethodPost {
 		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST"))
 		return

@@ -182,8 +182,9 @@ func userContent(m message, ctx []contextEntry) (*genai.Content, error) {
 }
 
 // mediaPart converts a content part: text, or media sent inline (source
-// type "data", base64) or as a Gemini file (source type "file"). A URL is
-// refused: the server fetches nothing.
+// type "data", base64) or as a Gemini file (source type "file"), which
+// Server.Submit refuses unless the server's Config.AllowFileURI allows
+// it. A URL is refused: the server fetches nothing.
 func mediaPart(p contentPart) (*genai.Part, error) {
 	switch p.Type {
 	case "text":

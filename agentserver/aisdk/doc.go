@@ -22,7 +22,11 @@
 // POST (on any path the handler is mounted at) takes the transport's body,
 // {id, messages, trigger, messageId}: id names the thread; of messages,
 // only the last counts: a user message is the new message (its text and
-// file parts; files as data: URLs), an assistant message carries the
+// file parts: a file's data sent as a data: URL, base64; a file named by
+// any other URL, such as gs://…, is refused with 400, code bad_part,
+// unless agentserver.Config.AllowFileURI allows the user that URI: the
+// model would read it with the server's credentials; the server fetches
+// no URL), an assistant message carries the
 // decisions: tool parts in state approval-responded approve or deny the
 // calls the run waits for, and tool parts in state output-available or
 // output-error give the results of browser tools it waits for. Every
@@ -42,7 +46,10 @@
 // GET {id}/stream under the handler's path resumes: it streams the
 // thread's run in progress from its start (the run's whole assistant
 // message, which the client rebuilds in place), or answers 204 when
-// nothing runs. A second POST on a busy thread is refused with 409.
+// nothing runs. A second POST on a busy thread is refused with 409. A
+// body must arrive within the server's BodyTimeout (408 otherwise; a
+// server that mounts the handler sets the http.Server's ReadHeaderTimeout
+// and IdleTimeout: see agentserver's Hostile requests).
 //
 // # The stream
 //

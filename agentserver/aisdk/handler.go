@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 )
 
 // Handler returns the handler of s's chat route: POST starts a run or
@@ -23,6 +24,7 @@ func Handler(s *agentserver.Server) http.Handler {
 type handler struct{ s *agentserver.Server }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	bodytimeout.Limit(w, r, h.s.Config().BodyTimeout) // a body refused unread is drained within it too
 	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/stream"); ok && r.Method == http.MethodGet {
 		h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
 			id, err := url.PathUnescape(rest[strings.LastIndexByte(rest, '/')+1:])

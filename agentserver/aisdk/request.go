@@ -143,12 +143,17 @@ func userContent(m uiMessage) (*genai.Content, error) {
 	return c, nil
 }
 
-// filePart decodes a file part sent as a data: URL. The server fetches
-// no URL.
+// filePart reads a file part: a data: URL (base64) is the file's data,
+// sent inline; any other URL names a file the model reads (a gs:// object,
+// a Files API URI), which Server.Submit refuses unless the server's
+// Config.AllowFileURI allows it. The server fetches no URL.
 func filePart(p uiPart) (*genai.Part, error) {
 	rest, ok := strings.CutPrefix(p.URL, "data:")
 	if !ok {
-		return nil, errorString("a file must be sent as a data: URL; the server fetches no URL")
+		if p.URL == "" || p.MediaType == "" {
+			return nil, errorString("a file needs its url and its mediaType")
+		}
+		return genai.NewPartFromURI(p.URL, p.MediaType), nil
 	}
 	meta, data, ok := strings.Cut(rest, ",")
 	mediaType, isBase64 := strings.CutSuffix(meta, ";base64")

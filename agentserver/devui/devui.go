@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
+	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 	"google.golang.org/genai"
 )
 
@@ -120,6 +121,9 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The API reads no body, but net/http drains one before it answers:
+	// within the server's BodyTimeout, as the chat reads its own.
+	bodytimeout.Limit(w, r, h.s.Config().BodyTimeout)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("X-Frame-Options", "DENY")

@@ -41,6 +41,7 @@ type env struct {
 
 type envOpts struct {
 	agent    func(*agent.Config)
+	server   func(*agentserver.Config)
 	recorder *RecorderOptions
 	noRec    bool
 	ui       *Options
@@ -101,6 +102,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if !o.noRec {
 		e.rec = NewRecorder(o.recorder)
 		scfg.Observer = e.rec
+	}
+	if o.server != nil {
+		o.server(&scfg)
 	}
 	if e.srv, err = agentserver.New(scfg); err != nil {
 		t.Fatal(err)

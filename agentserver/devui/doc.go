@@ -56,7 +56,12 @@
 //	POST api/runs/{id}/cancel         stop a run (application/json only)
 //
 // Another user's thread or run is answered exactly as one that does not
-// exist: 404. Errors are the server's: {"error":{"code","message"}}.
+// exist: 404. Errors are the server's: {"error":{"code","message"}}. A
+// request's body, which the API does not read but net/http drains before
+// it answers, must arrive within the server's Config.BodyTimeout, as the
+// chat's must: a client that stalls is cut off. A server that mounts the
+// UI sets the http.Server's ReadHeaderTimeout and IdleTimeout (see
+// agentserver's Hostile requests).
 //
 // No page of another site drives the UI for the person who opened it: a
 // POST a browser says comes from another origin (Sec-Fetch-Site, or an

@@ -18,6 +18,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/devui"
+	"github.com/toolnexus/toolnexus-go/examples/internal/httpserver"
 	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
 )
@@ -45,7 +46,7 @@ func serveWeb(ctx context.Context, opts options, a *agent.Agent, convs *conversa
 	if convs.path != "" {
 		uiOpts.Thread = convs.name
 	}
-	hs := &http.Server{Handler: devui.Handler(srv, uiOpts), ReadHeaderTimeout: 10 * time.Second}
+	hs := httpserver.New(devui.Handler(srv, uiOpts))
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(out, "Serving the dev UI at http://%s/ (Ctrl-C stops)\n", ln.Addr())

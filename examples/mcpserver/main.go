@@ -50,11 +50,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/examples/internal/httpserver"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
@@ -141,7 +141,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, tools *toolset.Set, token s
 		mux.Handle(opts.Auth.MetadataPath(), opts.Auth.MetadataHandler())
 	}
 	mux.Handle("/mcp", mcptools.NewHTTPHandler(tools, implementation, opts))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(mux)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)

@@ -44,6 +44,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/toolnexus/toolnexus-go/examples/internal/httpserver"
 )
 
 func main() {
@@ -93,7 +95,7 @@ func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logg
 		return err
 	}
 	defer app.close()
-	hs := &http.Server{Handler: app.handler, ReadHeaderTimeout: 10 * time.Second}
+	hs := httpserver.New(app.handler)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,

@@ -7,6 +7,7 @@ package servertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -103,6 +104,17 @@ func Serve(t *testing.T, handler func(*agentserver.Server) http.Handler, route s
 // Limits sets the server's limits on messages and parts.
 func Limits(messages, parts int) func(*agentserver.Config) {
 	return func(c *agentserver.Config) { c.MaxMessages, c.MaxParts = messages, parts }
+}
+
+// OwnFiles lets each user give the model the files under
+// gs://files/{user}/ by URI, and no other.
+func OwnFiles(c *agentserver.Config) {
+	c.AllowFileURI = func(_ context.Context, user, uri string) error {
+		if strings.HasPrefix(uri, "gs://files/"+user+"/") {
+			return nil
+		}
+		return errors.New("not a file of " + user)
+	}
 }
 
 // ErrorCode returns the code of a JSON error body.
