@@ -425,7 +425,7 @@ func TestBadInput(t *testing.T) {
 	if n := len(e.Model.Requests()); n != 0 {
 		t.Errorf("%d requests reached the model", n)
 	}
-	if list, _ := e.Srv.Threads(bg, "local"); len(list) != 0 {
+	if list, _ := e.Srv.Threads(bg, "local", agentserver.ThreadsOptions{}); len(list.Threads) != 0 {
 		t.Errorf("threads were written: %v", list)
 	}
 }

@@ -370,13 +370,13 @@ func TestThreads(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.weatherRun("alice", "t1")
 
-	var threads []agentserver.ThreadInfo
+	var threads agentserver.ThreadPage
 	e.get("/api/threads", "alice", &threads)
-	if len(threads) != 1 || threads[0].ID != "t1" || threads[0].Len != 4 {
+	if len(threads.Threads) != 1 || threads.Threads[0].ID != "t1" || threads.Threads[0].Len != 4 || threads.Next != "" {
 		t.Fatalf("alice's threads: %+v", threads)
 	}
 	e.get("/api/threads", "bob", &threads)
-	if len(threads) != 0 {
+	if len(threads.Threads) != 0 {
 		t.Fatalf("bob's threads: %+v", threads)
 	}
 
