@@ -42,7 +42,12 @@
 // GET {id}/stream under the handler's path resumes: it streams the
 // thread's run in progress from its start (the run's whole assistant
 // message, which the client rebuilds in place), or answers 204 when
-// nothing runs. A second POST on a busy thread is refused with 409.
+// nothing runs. A second POST on a busy thread is refused with 409. A
+// new run is refused, before its stream, with the server's limits and
+// quotas (agentserver's package doc): 503 or 429 too_many_runs, 429
+// thread_quota for a new chat of a user who has as many as the server
+// keeps, 429 storage_quota for a user whose chats hold as much as it
+// keeps, each a JSON error {"error":{"code","message"}}.
 //
 // # The stream
 //
