@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -78,4 +79,47 @@ func TestMemoryMaxBytes(t *testing.T) {
 			t.Fatalf("Append to a Memory with MaxBytes -1 = %v", err)
 		}
 	}
+}
+
+// Totalling and listing one owner's conversations in a Memory of 100,000
+// (1,000 owners of 100 each), against the whole store's List.
+func BenchmarkMemoryOwner(b *testing.B) {
+	ctx := context.Background()
+	m := session.NewMemory()
+	for o := range 1000 {
+		for c := range 100 {
+			if err := m.Append(ctx, fmt.Sprintf("agentserver/user%d/thread-%d", o, c), genai.Text("hi")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	const prefix = "agentserver/user500/"
+	b.Run("Usage", func(b *testing.B) {
+		for b.Loop() {
+			if u, _ := m.Usage(ctx, prefix); u.Conversations != 100 {
+				b.Fatal(u)
+			}
+		}
+	})
+	b.Run("ListPage", func(b *testing.B) {
+		for b.Loop() {
+			if p, _ := m.ListPage(ctx, session.ListOptions{Prefix: prefix}); len(p.Infos) != 100 {
+				b.Fatal(len(p.Infos))
+			}
+		}
+	})
+	b.Run("List", func(b *testing.B) {
+		for b.Loop() {
+			all, _ := m.List(ctx)
+			n := 0
+			for _, info := range all {
+				if strings.HasPrefix(info.ID, prefix) {
+					n++
+				}
+			}
+			if n != 100 {
+				b.Fatal(n)
+			}
+		}
+	})
 }
