@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
@@ -56,7 +57,11 @@ func TestDefaultMaxRunsPerUser(t *testing.T) {
 	got := make(chan *response, n)
 	for i := range n {
 		go func() { got <- h.post(bg, "alice", testRequest{Thread: fmt.Sprint("t", i), Text: "gate?"}) }()
-		<-h.started
+		select {
+		case <-h.started:
+		case resp := <-got:
+			t.Fatalf("alice's run %d ended before its tool: %d %s", i+1, resp.status, resp.body)
+		}
 	}
 	if resp := h.post(bg, "alice", testRequest{Thread: "one-more", Text: "hi"}); resp.status != 429 || resp.errorCode() != "too_many_runs" {
 		t.Errorf("alice's run %d: %d %s; want 429 too_many_runs", n+1, resp.status, resp.body)
@@ -88,7 +93,11 @@ func TestDefaultMaxRuns(t *testing.T) {
 			t.Fatalf("run %d of %d: %v", i+1, n, err)
 		}
 		cursors = append(cursors, att.Cursor)
-		<-h.started // (the harness's channel holds 100)
+		select { // (the harness's channel holds 100)
+		case <-h.started:
+		case <-time.After(time.Minute): // a hang guard
+			t.Fatalf("run %d never reached its tool", i+1)
+		}
 	}
 	_, err := h.srv.Submit(bg, "another", agentserver.Request{Thread: "t", Message: genai.NewContentFromText("hi", genai.RoleUser)})
 	var se *agentserver.Error
