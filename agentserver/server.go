@@ -41,7 +41,11 @@ type Config struct {
 	// answer, in Done.Output.
 	Agent *agent.Agent
 
-	// Store keeps the threads. Nil means a new session.Memory.
+	// Store keeps the threads. Nil means a new session.Memory, which holds
+	// session.DefaultMemoryMaxBytes (512 MiB) at most and forgets the
+	// threads appended to least recently beyond that. A session.Lister
+	// (Memory, sqlitestore, pgstore) lists and totals a user's threads
+	// from its index; another Store is read whole for that.
 	Store session.Store
 
 	// Authenticate names the user a request comes from, or refuses it
