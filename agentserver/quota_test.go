@@ -124,9 +124,11 @@ func TestThreadQuota(t *testing.T) {
 			t.Fatalf("alice's %s: %d %s", thread, resp.status, resp.body)
 		}
 	}
-	resp := h.post(bg, "alice", testRequest{Thread: "t3", Text: "hi"})
-	if resp.status != 429 || resp.errorCode() != "thread_quota" {
-		t.Errorf("alice's third thread: %d %s; want 429 thread_quota", resp.status, resp.body)
+	for _, thread := range []string{"t3", "t"} { // t starts the ids of t1 and t2, and is new
+		resp := h.post(bg, "alice", testRequest{Thread: thread, Text: "hi"})
+		if resp.status != 429 || resp.errorCode() != "thread_quota" {
+			t.Errorf("alice's new thread %s: %d %s; want 429 thread_quota", thread, resp.status, resp.body)
+		}
 	}
 	if got := h.stored("alice", "t3"); got != nil {
 		t.Errorf("the refused thread was stored: %d contents", len(got))

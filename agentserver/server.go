@@ -468,16 +468,33 @@ func (s *Server) checkQuotas(ctx context.Context, user, thread string) error {
 			"your threads hold %d bytes, as much as the server keeps of one user: it takes no more runs of yours", u.Bytes)
 	}
 	if maxThreads >= 0 && u.Conversations >= maxThreads {
-		_, err := s.cfg.Store.Load(ctx, thread)
-		switch {
-		case errors.Is(err, session.ErrNotFound):
+		switch ok, err := stored(ctx, s.cfg.Store, thread); {
+		case err != nil:
+			return fmt.Errorf("agentserver: looking the thread up: %w", err)
+		case !ok:
 			return newError(http.StatusTooManyRequests, "thread_quota", ErrQuota,
 				"you have %d threads, as many as the server keeps of one user: go on with one of them", u.Conversations)
-		case err != nil:
-			return fmt.Errorf("agentserver: loading the thread: %w", err)
 		}
 	}
 	return nil
+}
+
+// stored reports whether store holds the conversation id, from the
+// listing of the ids it starts (no content is read).
+func stored(ctx context.Context, store session.Store, id string) (bool, error) {
+	opts := session.ListOptions{Prefix: id, Limit: session.MaxPageSize}
+	for {
+		p, err := session.ListPage(ctx, store, opts)
+		if err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(p.Infos, func(i session.Info) bool { return i.ID == id }) {
+			return true, nil
+		}
+		if opts.Cursor = p.Next; opts.Cursor == "" {
+			return false, nil
+		}
+	}
 }
 
 // ThreadInfo describes a thread.
