@@ -112,7 +112,13 @@
 // supported), -32004 for a message the task or its context cannot take,
 // -32007 for the extended card (none). Each error's message says what is
 // wrong, and so does its data.error (where a2a-go's client reads it);
-// internal errors say nothing and are logged. A body over the server's
+// internal errors say nothing and are logged. A task the server's limits
+// or quotas refuse (agentserver's package doc: a context is a thread) is
+// a server error (-32000) with the HTTP status of the refusal (503, or
+// 429 for one user's runs or quotas) and data.code saying which:
+// too_many_runs, thread_quota (a new context of a user who has as many
+// threads as the server keeps), storage_quota (a user whose threads hold
+// as much as it keeps). A body over the server's
 // MaxBodyBytes is refused with 413, one not sent as application/json with
 // 415 (a page of another site could post it without asking), one that
 // does not arrive within the server's BodyTimeout with 408 and its

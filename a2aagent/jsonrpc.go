@@ -70,9 +70,11 @@ func rpcErrorOf(err error) *rpcError {
 	case errors.Is(err, agentserver.ErrUnknownCall), errors.Is(err, agentserver.ErrDecided),
 		errors.Is(err, agentserver.ErrExpired), errors.Is(err, agentserver.ErrBadRequest):
 		e = newRPCError(codeInvalidParams, "%s", se.Message)
-	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns), errors.Is(err, agentserver.ErrTooManyReaders):
+	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns), errors.Is(err, agentserver.ErrTooManyReaders),
+		errors.Is(err, agentserver.ErrQuota):
 		e = newRPCError(codeServerError, "%s", se.Message)
-		e.status = se.Status // 503, or 429 for a user's too many
+		e.status = se.Status     // 503, or 429 for a user's too many or over a quota
+		e.Data["code"] = se.Code // too_many_runs, thread_quota, storage_quota…
 	case errors.Is(err, agentserver.ErrUnauthenticated):
 		e = newRPCError(codeServerError, "%s", se.Message)
 		e.status = se.Status

@@ -64,7 +64,8 @@ func BenchmarkFinishedRunHeld(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv, err := agentserver.New(agentserver.Config{Agent: a, Store: session.NewMemory(), KeepFinished: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+			srv, err := agentserver.New(agentserver.Config{Agent: a, Store: session.NewMemory(), KeepFinished: time.Hour, Logger: slog.New(slog.DiscardHandler),
+				MaxThreadsPerUser: -1}) // one user, a thread per run
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -110,10 +110,8 @@
 // inline (base64) are always taken. Without Config.Authenticate, a
 // request that reached a loopback address for another host than
 // localhost is refused (403 bad_host): what a page whose name was
-// rebound to 127.0.0.1 sends (DNS rebinding). Runs in flight are bounded
-// by Config.MaxRuns (503) and, so that one user cannot take them all,
-// Config.MaxRunsPerUser (429); both are unbounded unless set, and a
-// server open to many users should set them. A run takes MaxReaders
+// rebound to 127.0.0.1 sends (DNS rebinding). Runs, threads and stored
+// bytes are bounded (see Limits and quotas). A run takes MaxReaders
 // readers at a time (its streams, resumed ones included; 429 beyond), and
 // a reader that stops reading is dropped after Config.WriteTimeout.
 //
@@ -131,6 +129,43 @@
 // stream). WriteTimeout is not needed: the handlers give each write of
 // a stream its own deadline (Config.WriteTimeout), which replaces it.
 //
+// # Limits and quotas
+//
+// The zero Config is safe for a server open to many users: every bound
+// below is a Config field whose zero value means its default, and a value
+// less than zero turns it off.
+//
+//   - Runs in flight, those that wait for decisions included:
+//     DefaultMaxRuns (256) in all, more refused with 503 too_many_runs,
+//     and DefaultMaxRunsPerUser (8) of one user, more refused with 429
+//     too_many_runs, so that one user cannot take them all.
+//   - A run's duration, its waits for decisions included:
+//     DefaultRunTimeout (30 minutes); then it is cancelled, and saved as
+//     far as it went. Each wait for a decision is bounded on its own by
+//     ApprovalTimeout (10 minutes).
+//   - One user's threads in the store: DefaultMaxThreadsPerUser (1000).
+//     A run on a new thread of a user who has that many is refused with
+//     429 thread_quota; their existing threads go on. A thread counts
+//     once its first run is saved, so runs in flight on new threads may
+//     take a user past it, by MaxRunsPerUser at most.
+//   - One user's stored bytes (their threads' contents as the store
+//     encodes them, session.Info.Bytes): DefaultMaxBytesPerUser (64 MiB).
+//     Once their threads hold that much, every new run of theirs is
+//     refused with 429 storage_quota (the run accepted last may take them
+//     past it).
+//
+// Both quotas are [ErrQuota], checked when a run is accepted (decisions
+// for a run that waits are never refused by one), from the store's totals
+// of the user's threads (session.UsageOf: a range of the store's index
+// for a session.Lister, every conversation's Info for another Store).
+// Without Config.Authenticate every request is one user's, so the
+// per-user bounds are the server's. The default store, a session.Memory,
+// holds 512 MiB at most, and forgets the threads appended to least
+// recently beyond that: a server that must keep its threads gives a
+// durable Store. A Runner of another kind than the in-process one applies
+// its own bounds of runs in flight and of their duration; the quotas are
+// the Server's, whatever the Runner.
+//
 // # Observing
 //
 // Runs are ordinary agent runs: the agent's Observer and Config.Observer
@@ -142,9 +177,11 @@
 // [Server.Current] a thread's run in progress, [Server.Attach] reads a
 // run's log from an offset, [Server.Cancel] stops it, [Server.Threads]
 // and [Server.History] list a user's threads and read one: the Go API a
-// development UI or another protocol builds on. Threads lists the store's
-// conversations and keeps the user's: a store with very many
-// conversations makes it slow.
+// development UI or another protocol builds on. Threads lists a page at a
+// time, with a cursor for the next, from the store's listing by owner
+// (session.ListPage): a range of the store's index for a session.Lister
+// (session.Memory, sqlitestore, pgstore), the whole store's List for
+// another Store.
 //
 // # Runners
 //

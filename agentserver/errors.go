@@ -29,6 +29,9 @@ var (
 	// ErrTooManyRuns: Config.MaxRuns runs are in flight, or
 	// Config.MaxRunsPerUser runs of the request's user.
 	ErrTooManyRuns = errors.New("agentserver: too many runs in flight")
+	// ErrQuota: the user's threads are at Config.MaxThreadsPerUser (a
+	// new thread is refused) or Config.MaxBytesPerUser (every new run is).
+	ErrQuota = errors.New("agentserver: over the user's quota")
 	// ErrTooManyReaders: MaxReaders cursors read the run already.
 	ErrTooManyReaders = errors.New("agentserver: too many readers of the run")
 	// ErrBadRequest: the request is malformed or breaks a limit.

@@ -42,7 +42,7 @@ func TestBadInput(t *testing.T) {
 	if n := len(h.model.Requests()); n != 0 {
 		t.Errorf("%d requests reached the model", n)
 	}
-	if list, _ := h.srv.Threads(bg, "alice"); len(list) != 0 {
+	if list, _ := h.srv.Threads(bg, "alice", agentserver.ThreadsOptions{}); len(list.Threads) != 0 {
 		t.Errorf("threads were written: %+v", list)
 	}
 }

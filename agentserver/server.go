@@ -20,15 +20,20 @@ import (
 
 // Defaults of the Config fields whose zero value means "the default".
 const (
-	DefaultApprovalTimeout = 10 * time.Minute
-	DefaultKeepAlive       = 15 * time.Second
-	DefaultWriteTimeout    = 15 * time.Second
-	DefaultBodyTimeout     = 30 * time.Second
-	DefaultKeepFinished    = time.Minute
-	DefaultMaxBodyBytes    = 4 << 20
-	DefaultMaxMessages     = 1000
-	DefaultMaxParts        = 100
-	DefaultMaxTools        = 64
+	DefaultMaxRuns           = 256
+	DefaultMaxRunsPerUser    = 8
+	DefaultRunTimeout        = 30 * time.Minute
+	DefaultMaxThreadsPerUser = 1000
+	DefaultMaxBytesPerUser   = 64 << 20
+	DefaultApprovalTimeout   = 10 * time.Minute
+	DefaultKeepAlive         = 15 * time.Second
+	DefaultWriteTimeout      = 15 * time.Second
+	DefaultBodyTimeout       = 30 * time.Second
+	DefaultKeepFinished      = time.Minute
+	DefaultMaxBodyBytes      = 4 << 20
+	DefaultMaxMessages       = 1000
+	DefaultMaxParts          = 100
+	DefaultMaxTools          = 64
 )
 
 // Config configures a [Server]. Only Agent is required.
@@ -37,7 +42,11 @@ type Config struct {
 	// answer, in Done.Output.
 	Agent *agent.Agent
 
-	// Store keeps the threads. Nil means a new session.Memory.
+	// Store keeps the threads. Nil means a new session.Memory, which holds
+	// session.DefaultMemoryMaxBytes (512 MiB) at most and forgets the
+	// threads appended to least recently beyond that. A session.Lister
+	// (Memory, sqlitestore, pgstore) lists and totals a user's threads
+	// from its index; another Store is read whole for that.
 	Store session.Store
 
 	// Authenticate names the user a request comes from, or refuses it
@@ -85,8 +94,10 @@ type Config struct {
 	// DefaultApprovalTimeout (10 minutes).
 	ApprovalTimeout time.Duration
 
-	// RunTimeout bounds a whole run, its waits for decisions included.
-	// Zero means no bound.
+	// RunTimeout bounds a whole run, its waits for decisions included:
+	// then it is cancelled, and saved as far as it went. Zero means
+	// DefaultRunTimeout (30 minutes); less than zero, no bound. A Runner
+	// of another kind than the in-process one applies its own.
 	RunTimeout time.Duration
 
 	// KeepAlive is the interval of the comments sent on a stream that has
@@ -115,15 +126,34 @@ type Config struct {
 	// and read by its id. Zero means DefaultKeepFinished (1 minute).
 	KeepFinished time.Duration
 
-	// MaxRuns bounds the runs in flight; more are refused with 503. Zero
-	// means no bound.
+	// MaxRuns bounds the runs in flight, those that wait for decisions
+	// included; more are refused with 503 (too_many_runs). Zero means
+	// DefaultMaxRuns (256); less than zero, no bound.
 	MaxRuns int
 
 	// MaxRunsPerUser bounds the runs in flight of one user, those that
-	// wait for decisions included; more are refused with 429, so that one
-	// user cannot take every run MaxRuns allows. Zero means no bound. A
-	// Runner of another kind than the in-process one applies its own.
+	// wait for decisions included; more are refused with 429
+	// (too_many_runs), so that one user cannot take every run MaxRuns
+	// allows. Zero means DefaultMaxRunsPerUser (8); less than zero, no
+	// bound. A Runner of another kind than the in-process one applies its
+	// own. Without Authenticate every request is one user's.
 	MaxRunsPerUser int
+
+	// MaxThreadsPerUser bounds the threads of one user the store keeps:
+	// a run on a new thread of a user who has that many is refused with
+	// 429 (thread_quota); their existing threads go on. A thread counts
+	// once its first run is saved, so a user may exceed it by the runs in
+	// flight on new threads (MaxRunsPerUser at most). Zero means
+	// DefaultMaxThreadsPerUser (1000); less than zero, no bound.
+	MaxThreadsPerUser int
+
+	// MaxBytesPerUser bounds the size of one user's threads in the store
+	// (their contents as the store encodes them, session.Info.Bytes):
+	// once they hold that much, every new run of the user is refused with
+	// 429 (storage_quota). It is checked when a run is accepted, so the
+	// run accepted last may take the user over it. Zero means
+	// DefaultMaxBytesPerUser (64 MiB); less than zero, no bound.
+	MaxBytesPerUser int64
 
 	// The limits of a request: a larger body is refused with 413, more
 	// messages, parts in a message, or browser tools with 400. Zero means
@@ -160,8 +190,8 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Agent.Steps().Err(); err != nil {
 		return nil, fmt.Errorf("agentserver: Config.Agent: %w", err)
 	}
-	if cfg.ApprovalTimeout < 0 || cfg.RunTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 ||
-		cfg.MaxRuns < 0 || cfg.MaxRunsPerUser < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
+	if cfg.ApprovalTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 ||
+		cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
 		return nil, errors.New("agentserver: a negative limit in Config")
 	}
 	if cfg.Store == nil {
@@ -170,6 +200,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.MaxRuns = or(cfg.MaxRuns, DefaultMaxRuns)
+	cfg.MaxRunsPerUser = or(cfg.MaxRunsPerUser, DefaultMaxRunsPerUser)
+	cfg.RunTimeout = or(cfg.RunTimeout, DefaultRunTimeout)
+	cfg.MaxThreadsPerUser = or(cfg.MaxThreadsPerUser, DefaultMaxThreadsPerUser)
+	cfg.MaxBytesPerUser = or(cfg.MaxBytesPerUser, DefaultMaxBytesPerUser)
 	cfg.ApprovalTimeout = or(cfg.ApprovalTimeout, DefaultApprovalTimeout)
 	cfg.KeepAlive = or(cfg.KeepAlive, DefaultKeepAlive)
 	cfg.WriteTimeout = or(cfg.WriteTimeout, DefaultWriteTimeout)
@@ -385,6 +420,9 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	if req.Message == nil || len(req.Message.Parts) == 0 {
 		return Attachment{}, BadRequest(0, "no_message", "the request has no new user message")
 	}
+	if err := s.checkQuotas(ctx, user, thread); err != nil {
+		return Attachment{}, err
+	}
 	info, c, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: req.Message, Tools: req.Tools, KeepLog: req.KeepLog})
 	if err != nil {
 		return Attachment{}, err
@@ -441,37 +479,110 @@ func (s *Server) Cancel(ctx context.Context, user, id string) error {
 	return s.runner.Cancel(ctx, id)
 }
 
+// checkQuotas refuses a run on user's thread (its store id) when the
+// user's threads in the store are over Config.MaxBytesPerUser, or when
+// the thread is a new one and they are Config.MaxThreadsPerUser already.
+func (s *Server) checkQuotas(ctx context.Context, user, thread string) error {
+	maxThreads, maxBytes := s.cfg.MaxThreadsPerUser, s.cfg.MaxBytesPerUser
+	if maxThreads < 0 && maxBytes < 0 {
+		return nil
+	}
+	prefix, err := userPrefix(user)
+	if err != nil {
+		return err
+	}
+	u, err := session.UsageOf(ctx, s.cfg.Store, prefix)
+	if err != nil {
+		return fmt.Errorf("agentserver: totalling the threads of the user: %w", err)
+	}
+	if maxBytes >= 0 && u.Bytes >= maxBytes {
+		return newError(http.StatusTooManyRequests, "storage_quota", ErrQuota,
+			"your threads hold %d bytes, as much as the server keeps of one user: it takes no more runs of yours", u.Bytes)
+	}
+	if maxThreads >= 0 && u.Conversations >= maxThreads {
+		switch ok, err := stored(ctx, s.cfg.Store, thread); {
+		case err != nil:
+			return fmt.Errorf("agentserver: looking the thread up: %w", err)
+		case !ok:
+			return newError(http.StatusTooManyRequests, "thread_quota", ErrQuota,
+				"you have %d threads, as many as the server keeps of one user: go on with one of them", u.Conversations)
+		}
+	}
+	return nil
+}
+
+// stored reports whether store holds the conversation id, from the
+// listing of the ids it starts (no content is read).
+func stored(ctx context.Context, store session.Store, id string) (bool, error) {
+	opts := session.ListOptions{Prefix: id, Limit: session.MaxPageSize}
+	for {
+		p, err := session.ListPage(ctx, store, opts)
+		if err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(p.Infos, func(i session.Info) bool { return i.ID == id }) {
+			return true, nil
+		}
+		if opts.Cursor = p.Next; opts.Cursor == "" {
+			return false, nil
+		}
+	}
+}
+
 // ThreadInfo describes a thread.
 type ThreadInfo struct {
 	ID      string    `json:"id"`
-	Len     int       `json:"len"` // the contents stored
+	Len     int       `json:"len"`   // the contents stored
+	Bytes   int64     `json:"bytes"` // their size, as the store encodes them
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 	// Run is the id of the thread's run that is not over; "" when none.
 	Run string `json:"run,omitempty"`
 }
 
-// Threads lists user's threads, the most recently updated first.
-func (s *Server) Threads(ctx context.Context, user string) ([]ThreadInfo, error) {
+// ThreadsOptions selects one page of a user's threads.
+type ThreadsOptions struct {
+	// Limit is the most threads a page holds: 0 (or less) means
+	// session.DefaultPageSize (100); more than session.MaxPageSize (1000)
+	// is that.
+	Limit int
+	// Cursor continues a listing: the Next of its previous page; ""
+	// starts it. A cursor the server did not make is refused (400,
+	// bad_cursor).
+	Cursor string
+}
+
+// ThreadPage is one page of a user's threads.
+type ThreadPage struct {
+	Threads []ThreadInfo `json:"threads"`
+	// Next is the cursor of the next page; "" after the last.
+	Next string `json:"next,omitempty"`
+}
+
+// Threads lists one page of user's threads, the most recently updated
+// first, from the store's listing by owner (session.ListPage: an index
+// range of a session.Lister, the whole store's List for another Store).
+// Threads appended to between two pages may move to an earlier page; no
+// thread is listed twice, nor skipped unless it was appended to meanwhile.
+func (s *Server) Threads(ctx context.Context, user string, opts ThreadsOptions) (ThreadPage, error) {
 	prefix, err := userPrefix(user)
 	if err != nil {
-		return nil, err
+		return ThreadPage{}, err
 	}
-	all, err := s.cfg.Store.List(ctx)
+	p, err := session.ListPage(ctx, s.cfg.Store, session.ListOptions{Prefix: prefix, Limit: opts.Limit, Cursor: opts.Cursor})
+	if errors.Is(err, session.ErrBadCursor) {
+		return ThreadPage{}, BadRequest(0, "bad_cursor", "the cursor is not one this server gave")
+	}
 	if err != nil {
-		return nil, err
+		return ThreadPage{}, err
 	}
-	var out []ThreadInfo
-	for _, c := range all {
-		id, ok := strings.CutPrefix(c.ID, prefix)
-		if !ok {
-			continue
-		}
-		t := ThreadInfo{ID: id, Len: c.Len, Created: c.Created, Updated: c.Updated}
+	out := ThreadPage{Threads: make([]ThreadInfo, 0, len(p.Infos)), Next: p.Next}
+	for _, c := range p.Infos {
+		t := ThreadInfo{ID: strings.TrimPrefix(c.ID, prefix), Len: c.Len, Bytes: c.Bytes, Created: c.Created, Updated: c.Updated}
 		if cur, err := s.runner.Latest(ctx, c.ID); err == nil && !cur.State.Over() {
 			t.Run = cur.ID
 		}
-		out = append(out, t)
+		out.Threads = append(out.Threads, t)
 	}
 	return out, nil
 }

@@ -145,11 +145,11 @@ func TestAnotherUsersThread(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.model.Enqueue(fake.Text("Alice's secret answer."))
 	resp := h.post(bg, "alice", testRequest{Thread: "secret", Text: "Hi"})
-	info, err := h.srv.Threads(bg, "alice")
-	if err != nil || len(info) != 1 || info[0].ID != "secret" {
+	info, err := h.srv.Threads(bg, "alice", agentserver.ThreadsOptions{})
+	if err != nil || len(info.Threads) != 1 || info.Threads[0].ID != "secret" {
 		t.Fatalf("alice's threads %+v %v", info, err)
 	}
-	if list, err := h.srv.Threads(bg, "bob"); err != nil || len(list) != 0 {
+	if list, err := h.srv.Threads(bg, "bob", agentserver.ThreadsOptions{}); err != nil || len(list.Threads) != 0 {
 		t.Errorf("bob's threads %+v %v, want none", list, err)
 	}
 	_, errUnknown := h.srv.History(bg, "bob", "no-such-thread")

@@ -119,7 +119,7 @@ func setupServedDirect(url string, sc scenario) (func(context.Context) error, fu
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := agentserver.New(agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := agentserver.New(unbounded(agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,9 +144,17 @@ func setupServedDirect(url string, sc scenario) (func(context.Context) error, fu
 	}, func() { srv.Close(context.Background()) }, nil
 }
 
+// unbounded turns off cfg's bounds of runs in flight and its per-user
+// quotas: the benchmarks' runs are all one user's, as many at once and on
+// as many threads as a benchmark asks for.
+func unbounded(cfg agentserver.Config) agentserver.Config {
+	cfg.MaxRuns, cfg.MaxRunsPerUser, cfg.MaxThreadsPerUser, cfg.MaxBytesPerUser = -1, -1, -1, -1
+	return cfg
+}
+
 // serveAgent serves a on both protocols, on a loopback port.
 func serveAgent(a *agent.Agent) (*agentserver.Server, *httptest.Server, error) {
-	srv, err := agentserver.New(agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler), MaxRuns: 0})
+	srv, err := agentserver.New(unbounded(agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		return nil, nil, err
 	}

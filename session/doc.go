@@ -18,6 +18,23 @@
 // their ids. Package sessiontest holds the contract tests any Store must
 // pass, for stores of your own.
 //
+// Memory is bounded: by default it holds [DefaultMemoryMaxBytes] (512
+// MiB) of contents, and an append over its MaxBytes forgets the
+// conversations appended to least recently (see [Memory]).
+//
+// # Listing by owner
+//
+// A [Lister] lists the conversations whose ids start with a prefix (an
+// owner's, as agentserver names them) a page at a time, the most recently
+// appended to first, and totals them ([Usage]: how many, how many bytes),
+// from an index rather than by reading the whole store: Memory keeps its
+// ids sorted, sqlitestore and pgstore query an index range. A page's Next
+// is an opaque cursor, (updated, id), that the next page starts after, so
+// that appends between pages never make a listing repeat a conversation
+// or skip one that was not appended to meanwhile. [ListPage] and [UsageOf]
+// list any Store: through Lister when it is one, else through List, which
+// reads every conversation.
+//
 // # Runs on a conversation
 //
 // [Run] loads a conversation, runs the agent on it followed by the new

@@ -82,7 +82,7 @@ type Lister interface {
 type ListOptions struct {
 	// Prefix keeps the conversations whose id starts with it; "" keeps all.
 	Prefix string
-	// Limit is the most conversations a page holds: 0 means
+	// Limit is the most conversations a page holds: 0 (or less) means
 	// [DefaultPageSize]; more than [MaxPageSize] is MaxPageSize.
 	Limit int
 	// Cursor continues a listing: the Next of its previous page. "" starts

@@ -425,7 +425,7 @@ func TestBadInput(t *testing.T) {
 	if n := len(e.Model.Requests()); n != 0 {
 		t.Errorf("%d requests reached the model", n)
 	}
-	if list, _ := e.Srv.Threads(bg, "local"); len(list) != 0 {
+	if list, _ := e.Srv.Threads(bg, "local", agentserver.ThreadsOptions{}); len(list.Threads) != 0 {
 		t.Errorf("threads were written: %v", list)
 	}
 }
@@ -468,5 +468,25 @@ func TestRetriesAndTypedAnswers(t *testing.T) {
 	}
 	if fin := r.last(); fin["type"] != "RUN_FINISHED" || fmt.Sprint(fin["result"]) != "map[city:Paris]" {
 		t.Errorf("RUN_FINISHED %v", fin)
+	}
+}
+
+// The server's quotas refuse a new thread (thread_quota) and a run of a
+// user whose threads hold as much as the server keeps (storage_quota)
+// with 429 and a JSON error, before any stream.
+func TestQuotas(t *testing.T) {
+	e := newEnv(t, nil, func(c *agentserver.Config) { c.MaxThreadsPerUser, c.MaxBytesPerUser = 1, 2000 })
+	e.Model.Enqueue(fake.Text("Hello."), fake.Text(strings.Repeat("long ", 400)))
+	if r := e.post("/agui", input("t1", "r1", user("u1", "Hi"))); r.status != 200 {
+		t.Fatalf("the first run: %d %s", r.status, r.body)
+	}
+	if r := e.post("/agui", input("t2", "r2", user("u1", "Hi"))); r.status != 429 || r.code() != "thread_quota" {
+		t.Errorf("a second thread: %d %s; want 429 thread_quota", r.status, r.body)
+	}
+	if r := e.post("/agui", input("t1", "r3", user("u2", "A long answer?"))); r.status != 200 {
+		t.Fatalf("the first thread again: %d %s", r.status, r.body)
+	}
+	if r := e.post("/agui", input("t1", "r4", user("u3", "More?"))); r.status != 429 || r.code() != "storage_quota" {
+		t.Errorf("a run over the storage quota: %d %s; want 429 storage_quota", r.status, r.body)
 	}
 }

@@ -37,6 +37,11 @@
 // (400 otherwise); its body arrives within the server's BodyTimeout (408
 // otherwise; a server that mounts the handler sets the http.Server's
 // ReadHeaderTimeout and IdleTimeout: see agentserver's Hostile requests).
+// A new run is refused, before its stream, with the
+// server's limits and quotas (agentserver's package doc): 503 or 429
+// too_many_runs, 429 thread_quota for a new thread of a user who has as
+// many as the server keeps, 429 storage_quota for a user whose threads
+// hold as much as it keeps, each a JSON error {"error":{"code","message"}}.
 //
 // POST {path}/connect with the same body reconnects: it streams the
 // thread's run in progress from its start, as one AG-UI run, or an empty

@@ -376,7 +376,7 @@ func TestBadRequests(t *testing.T) {
 	if n := len(e.Model.Requests()); n != 0 {
 		t.Errorf("%d requests reached the model", n)
 	}
-	if list, _ := e.Srv.Threads(bg, "local"); len(list) != 0 {
+	if list, _ := e.Srv.Threads(bg, "local", agentserver.ThreadsOptions{}); len(list.Threads) != 0 {
 		t.Errorf("threads were written: %v", list)
 	}
 }
@@ -429,5 +429,25 @@ func TestReasoningRetriesAndTypedAnswers(t *testing.T) {
 	}
 	if fmt.Sprint(r.chunks[10]["data"]) != "map[city:Paris]" {
 		t.Errorf("data-output %v", r.chunks[10])
+	}
+}
+
+// The server's quotas refuse a new chat (thread_quota) and a chat of a
+// user whose chats hold as much as the server keeps (storage_quota) with
+// 429 and a JSON error, before any stream.
+func TestQuotas(t *testing.T) {
+	e := newEnv(t, nil, func(c *agentserver.Config) { c.MaxThreadsPerUser, c.MaxBytesPerUser = 1, 2000 })
+	e.Model.Enqueue(fake.Text("Hello."), fake.Text(strings.Repeat("long ", 400)))
+	if r := e.chat(map[string]any{"id": "c1", "messages": []any{userMessage("u1", "Hi")}}); r.status != 200 {
+		t.Fatalf("the first chat: %d %s", r.status, r.body)
+	}
+	if r := e.chat(map[string]any{"id": "c2", "messages": []any{userMessage("u1", "Hi")}}); r.status != 429 || r.code() != "thread_quota" {
+		t.Errorf("a second chat: %d %s; want 429 thread_quota", r.status, r.body)
+	}
+	if r := e.chat(map[string]any{"id": "c1", "messages": []any{userMessage("u2", "A long answer?")}}); r.status != 200 {
+		t.Fatalf("the first chat again: %d %s", r.status, r.body)
+	}
+	if r := e.chat(map[string]any{"id": "c1", "messages": []any{userMessage("u3", "More?")}}); r.status != 429 || r.code() != "storage_quota" {
+		t.Errorf("a chat over the storage quota: %d %s; want 429 storage_quota", r.status, r.body)
 	}
 }

@@ -49,7 +49,12 @@
 // nothing runs. A second POST on a busy thread is refused with 409. A
 // body must arrive within the server's BodyTimeout (408 otherwise; a
 // server that mounts the handler sets the http.Server's ReadHeaderTimeout
-// and IdleTimeout: see agentserver's Hostile requests).
+// and IdleTimeout: see agentserver's Hostile requests). A
+// new run is refused, before its stream, with the server's limits and
+// quotas (agentserver's package doc): 503 or 429 too_many_runs, 429
+// thread_quota for a new chat of a user who has as many as the server
+// keeps, 429 storage_quota for a user whose chats hold as much as it
+// keeps, each a JSON error {"error":{"code","message"}}.
 //
 // # The stream
 //

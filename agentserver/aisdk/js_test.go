@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/internal/servertest"
 	"github.com/toolnexus/toolnexus-go/internal/jstest"
 )
@@ -24,8 +25,8 @@ func TestOfficialClient(t *testing.T) {
 			t.Errorf("scenario %s did not pass:\n%s", s, out)
 		}
 	}
-	threads, err := e.Srv.Threads(bg, "local")
-	if err != nil || len(threads) != 8 {
+	threads, err := e.Srv.Threads(bg, "local", agentserver.ThreadsOptions{})
+	if err != nil || len(threads.Threads) != 8 {
 		t.Errorf("threads %+v %v, want one per scenario", threads, err)
 	}
 }

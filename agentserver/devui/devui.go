@@ -234,30 +234,47 @@ func (h *handler) runOf(r *http.Request, user string) (*runRec, error) {
 	return rec, nil
 }
 
-// threads lists the user's threads, the most recently updated first:
-// those of the store, after those whose first run is in progress (which
-// the store holds once the run is saved).
+// threads lists a page of the user's threads (?limit=N&cursor=C, as
+// agentserver's Threads takes them), the most recently updated first: on
+// the first page, those whose first run is in progress (which the store
+// holds once the run is saved) come first.
 func (h *handler) threads(r *http.Request, user string) (any, error) {
-	ts, err := h.s.Threads(r.Context(), user)
+	q := r.URL.Query()
+	opts := agentserver.ThreadsOptions{Cursor: q.Get("cursor")}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			return nil, badRequest("bad_limit", "limit must be a number of threads, 1 or more")
+		}
+		opts.Limit = n
+	}
+	page, err := h.s.Threads(r.Context(), user, opts)
 	if err != nil {
 		return nil, err
 	}
-	var fresh []agentserver.ThreadInfo
-	if h.rec != nil {
-		for _, rec := range h.rec.list(user) {
-			rec.mu.Lock()
-			thread, started := rec.thread, rec.spans[0].start
-			rec.mu.Unlock()
-			if slices.ContainsFunc(ts, func(t agentserver.ThreadInfo) bool { return t.ID == thread }) ||
-				slices.ContainsFunc(fresh, func(t agentserver.ThreadInfo) bool { return t.ID == thread }) {
-				continue
-			}
-			if info, err := h.s.Current(r.Context(), user, thread); err == nil {
-				fresh = append(fresh, agentserver.ThreadInfo{ID: thread, Created: started, Updated: started, Run: info.ID})
-			}
-		}
+	if h.rec == nil || opts.Cursor != "" {
+		return page, nil
 	}
-	return append(append([]agentserver.ThreadInfo{}, fresh...), ts...), nil
+	var fresh []agentserver.ThreadInfo
+	for _, rec := range h.rec.list(user) {
+		rec.mu.Lock()
+		thread, started := rec.thread, rec.spans[0].start
+		rec.mu.Unlock()
+		if slices.ContainsFunc(fresh, func(t agentserver.ThreadInfo) bool { return t.ID == thread }) ||
+			slices.ContainsFunc(page.Threads, func(t agentserver.ThreadInfo) bool { return t.ID == thread }) {
+			continue
+		}
+		info, err := h.s.Current(r.Context(), user, thread)
+		if err != nil {
+			continue
+		}
+		if _, err := h.s.History(r.Context(), user, thread); !errors.Is(err, agentserver.ErrNotFound) {
+			continue // stored: listed on its page
+		}
+		fresh = append(fresh, agentserver.ThreadInfo{ID: thread, Created: started, Updated: started, Run: info.ID})
+	}
+	page.Threads = append(fresh, page.Threads...)
+	return page, nil
 }
 
 // maxContents bounds the contents of one answer of the thread route.

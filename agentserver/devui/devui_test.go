@@ -374,14 +374,33 @@ func TestThreads(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.weatherRun("alice", "t1")
 
-	var threads []agentserver.ThreadInfo
+	var threads agentserver.ThreadPage
 	e.get("/api/threads", "alice", &threads)
-	if len(threads) != 1 || threads[0].ID != "t1" || threads[0].Len != 4 {
+	if len(threads.Threads) != 1 || threads.Threads[0].ID != "t1" || threads.Threads[0].Len != 4 || threads.Next != "" {
 		t.Fatalf("alice's threads: %+v", threads)
 	}
 	e.get("/api/threads", "bob", &threads)
-	if len(threads) != 0 {
+	if len(threads.Threads) != 0 {
 		t.Fatalf("bob's threads: %+v", threads)
+	}
+
+	// A page at a time: ?limit=1, then the page's next cursor.
+	e.weatherRun("alice", "t2")
+	var got []string
+	for path := "/api/threads?limit=1"; ; {
+		var page agentserver.ThreadPage
+		e.get(path, "alice", &page)
+		if len(page.Threads) != 1 {
+			t.Fatalf("GET %s: %+v; want one thread", path, page)
+		}
+		got = append(got, page.Threads[0].ID)
+		if page.Next == "" {
+			break
+		}
+		path = "/api/threads?limit=1&cursor=" + url.QueryEscape(page.Next)
+	}
+	if strings.Join(got, ",") != "t2,t1" {
+		t.Errorf("alice's threads, a page at a time: %q; want t2, t1", got)
 	}
 
 	status, body := e.do("GET", "/api/threads/t1", "alice", "", "")
@@ -469,6 +488,9 @@ func TestRequestsRefused(t *testing.T) {
 		{"POST", "/api/runs/" + id + "/cancel", "", "application/json", 401, "unauthenticated"},
 		{"GET", "/api/threads/" + strings.Repeat("x", 201), "alice", "", 400, "bad_thread"},
 		{"GET", "/api/threads/a%01b", "alice", "", 400, "bad_thread"},
+		{"GET", "/api/threads?limit=0", "alice", "", 400, "bad_limit"},
+		{"GET", "/api/threads?limit=x", "alice", "", 400, "bad_limit"},
+		{"GET", "/api/threads?cursor=forged", "alice", "", 400, "bad_cursor"},
 		{"GET", "/api/threads/t1?from=-1", "alice", "", 400, "bad_from"},
 		{"GET", "/api/threads/t1?from=x", "alice", "", 400, "bad_from"},
 		{"GET", "/api/runs?thread=" + strings.Repeat("x", 201), "alice", "", 400, "bad_thread"},

@@ -48,12 +48,17 @@
 // server's Config.Authenticate and confined to the user it names:
 //
 //	GET  api/info                     the agent and the server's limits
-//	GET  api/threads                  the user's threads
+//	GET  api/threads[?limit=N&cursor=C]  a page of the user's threads, {"threads":[…],"next":C}
 //	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer) and its run in progress
 //	GET  api/runs[?thread=id]         the user's recorded runs, the latest first
 //	GET  api/runs/{id}                a run's timeline
 //	GET  api/runs/{id}/calls/{span}   a model call's request and response
 //	POST api/runs/{id}/cancel         stop a run (application/json only)
+//
+// The threads come a page at a time (100 unless limit says otherwise,
+// 1000 at most), the most recently updated first, from the store's
+// listing by owner (agentserver's Server.Threads); next, when there is
+// one, is the cursor of the next page.
 //
 // Another user's thread or run is answered exactly as one that does not
 // exist: 404. Errors are the server's: {"error":{"code","message"}}. A

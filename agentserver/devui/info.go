@@ -70,7 +70,10 @@ type serverJSON struct {
 	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs"`
 	RunTimeoutMs      int64 `json:"runTimeoutMs"` // 0: none
 	KeepFinishedMs    int64 `json:"keepFinishedMs"`
-	MaxRuns           int   `json:"maxRuns"` // 0: none
+	MaxRuns           int   `json:"maxRuns"`           // 0: none
+	MaxRunsPerUser    int   `json:"maxRunsPerUser"`    // 0: none
+	MaxThreadsPerUser int   `json:"maxThreadsPerUser"` // 0: none
+	MaxBytesPerUser   int64 `json:"maxBytesPerUser"`   // 0: none
 	MaxBodyBytes      int64 `json:"maxBodyBytes"`
 	MaxMessages       int   `json:"maxMessages"`
 	MaxParts          int   `json:"maxParts"`
@@ -131,8 +134,10 @@ func (h *handler) info(r *http.Request, user string) (any, error) {
 		ToolTimeoutMs: msOf(l.ToolTimeout), MaxOutputBytes: l.MaxOutputBytes,
 		Retry: retryJSON{MaxAttempts: l.Retry.MaxAttempts, InitialDelayMs: msOf(l.Retry.InitialDelay), MaxDelayMs: msOf(l.Retry.MaxDelay),
 			Multiplier: l.Retry.Multiplier, Jitter: l.Retry.Jitter, MaxElapsedMs: msOf(l.Retry.MaxElapsed), MaxReasks: l.Retry.MaxReasks}}
-	out.Server = serverJSON{ApprovalTimeoutMs: msOf(cfg.ApprovalTimeout), RunTimeoutMs: msOf(cfg.RunTimeout),
-		KeepFinishedMs: msOf(cfg.KeepFinished), MaxRuns: cfg.MaxRuns, MaxBodyBytes: cfg.MaxBodyBytes,
+	// The Config's limits are less than zero when there is none: 0 here.
+	out.Server = serverJSON{ApprovalTimeoutMs: msOf(cfg.ApprovalTimeout), RunTimeoutMs: msOf(max(cfg.RunTimeout, 0)),
+		KeepFinishedMs: msOf(cfg.KeepFinished), MaxRuns: max(cfg.MaxRuns, 0), MaxRunsPerUser: max(cfg.MaxRunsPerUser, 0),
+		MaxThreadsPerUser: max(cfg.MaxThreadsPerUser, 0), MaxBytesPerUser: max(cfg.MaxBytesPerUser, 0), MaxBodyBytes: cfg.MaxBodyBytes,
 		MaxMessages: cfg.MaxMessages, MaxParts: cfg.MaxParts, MaxTools: cfg.MaxTools}
 	return out, nil
 }

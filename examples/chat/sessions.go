@@ -94,18 +94,25 @@ func (cs *conversations) start(ctx context.Context, name string) error {
 		cs.name = name
 		return nil
 	}
-	infos, err := cs.store.List(ctx)
-	if err != nil {
-		return err
-	}
-	taken := map[string]bool{}
-	for _, info := range infos {
-		taken[info.ID] = true
-	}
 	base := cs.name
 	if i := strings.LastIndexByte(base, '-'); i > 0 {
 		if _, err := strconv.Atoi(base[i+1:]); err == nil {
 			base = base[:i]
+		}
+	}
+	// The names taken are those the store lists under base + "-".
+	taken := map[string]bool{}
+	opts := session.ListOptions{Prefix: base + "-", Limit: session.MaxPageSize}
+	for {
+		page, err := session.ListPage(ctx, cs.store, opts)
+		if err != nil {
+			return err
+		}
+		for _, info := range page.Infos {
+			taken[info.ID] = true
+		}
+		if opts.Cursor = page.Next; opts.Cursor == "" {
+			break
 		}
 	}
 	for n := 2; ; n++ {
@@ -116,21 +123,31 @@ func (cs *conversations) start(ctx context.Context, name string) error {
 	}
 }
 
-// list writes the stored conversations, the current one marked.
+// list writes the stored conversations, the most recent first (a page of
+// them: session.DefaultPageSize), the current one marked.
 func (cs *conversations) list(ctx context.Context, out io.Writer, st style) error {
-	infos, err := cs.store.List(ctx)
+	usage, err := session.UsageOf(ctx, cs.store, "")
 	if err != nil {
 		return err
 	}
+	page, err := session.ListPage(ctx, cs.store, session.ListOptions{})
+	if err != nil {
+		return err
+	}
+	infos := page.Infos
 	where := "in memory"
 	if cs.path != "" {
 		where = "in " + cs.path
 	}
 	plural := "s"
-	if len(infos) == 1 {
+	if usage.Conversations == 1 {
 		plural = ""
 	}
-	fmt.Fprintln(out, st.dim(fmt.Sprintf("(%d conversation%s %s)", len(infos), plural, where)))
+	shown := ""
+	if page.Next != "" {
+		shown = fmt.Sprintf(", the latest %d shown", len(infos))
+	}
+	fmt.Fprintln(out, st.dim(fmt.Sprintf("(%d conversation%s %s%s)", usage.Conversations, plural, where, shown)))
 	current := false
 	for _, info := range infos {
 		mark := " "

@@ -37,7 +37,10 @@ func serveWeb(ctx context.Context, opts options, a *agent.Agent, convs *conversa
 	if convs.path != "" {
 		store = sharedStore{convs.store} // the terminal's conversations are the page's threads
 	}
-	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Observer: rec, Logger: logger})
+	// One user, on their own machine, with their own conversations: the
+	// per-user quotas of an open server are off.
+	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Observer: rec, Logger: logger,
+		MaxThreadsPerUser: -1, MaxBytesPerUser: -1})
 	if err != nil {
 		ln.Close()
 		return err
@@ -85,6 +88,9 @@ const webPrefix = "agentserver/local/"
 // the thread "demo" is the conversation -session demo continues.
 type sharedStore struct{ session.Store }
 
+// The page lists threads through the store's index, as the terminal does.
+var _ session.Lister = sharedStore{}
+
 func (s sharedStore) name(id string) (string, error) {
 	name, ok := strings.CutPrefix(id, webPrefix)
 	if !ok {
@@ -115,6 +121,39 @@ func (s sharedStore) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	return s.Store.Delete(ctx, name)
+}
+
+// inner returns the prefix of the terminal's conversation names that
+// prefix, a prefix of the page's thread ids, spans; ok is false when it
+// spans none.
+func (s sharedStore) inner(prefix string) (string, bool) {
+	if name, ok := strings.CutPrefix(prefix, webPrefix); ok {
+		return name, true
+	}
+	return "", strings.HasPrefix(webPrefix, prefix)
+}
+
+// ListPage lists the terminal's conversations as the page's threads, from
+// the store's listing.
+func (s sharedStore) ListPage(ctx context.Context, opts session.ListOptions) (session.Page, error) {
+	var ok bool
+	if opts.Prefix, ok = s.inner(opts.Prefix); !ok {
+		return session.Page{}, nil
+	}
+	page, err := session.ListPage(ctx, s.Store, opts)
+	for i := range page.Infos {
+		page.Infos[i].ID = webPrefix + page.Infos[i].ID
+	}
+	return page, err
+}
+
+// Usage totals the terminal's conversations as the page's threads.
+func (s sharedStore) Usage(ctx context.Context, prefix string) (session.Usage, error) {
+	prefix, ok := s.inner(prefix)
+	if !ok {
+		return session.Usage{}, nil
+	}
+	return session.UsageOf(ctx, s.Store, prefix)
 }
 
 func (s sharedStore) List(ctx context.Context) ([]session.Info, error) {

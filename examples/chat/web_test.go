@@ -125,12 +125,14 @@ func TestWebSession(t *testing.T) {
 	base := startWeb(t, options{session: "demo", sessionDB: db})
 	var info struct{ Thread string }
 	getJSON(t, base+"api/info", &info)
-	var threads []struct {
-		ID  string
-		Len int
+	var page struct {
+		Threads []struct {
+			ID  string
+			Len int
+		}
 	}
-	getJSON(t, base+"api/threads", &threads)
-	if info.Thread != "demo" || len(threads) != 1 || threads[0].ID != "demo" || threads[0].Len != 4 {
+	getJSON(t, base+"api/threads", &page)
+	if threads := page.Threads; info.Thread != "demo" || len(threads) != 1 || threads[0].ID != "demo" || threads[0].Len != 4 {
 		t.Fatalf("the page opens %q; threads %+v", info.Thread, threads)
 	}
 	ask(t, base, "demo", "And the weather in Tokyo?")

@@ -13,7 +13,11 @@
 // byte for byte, thought parts, function calls and responses with their
 // ids); ids of every shape; values the store must not share with its
 // callers; atomic appends, concurrent appends that lose nothing and never
-// interleave, and calls with a done context.
+// interleave, and calls with a done context. The listing tests (pages and
+// their cursors, prefixes, the order, Info.Bytes and usage, bad cursors,
+// appends between pages) list through session.ListPage and
+// session.UsageOf: a store's own when it is a [session.Lister], else their
+// fallback on List.
 package sessiontest
 
 import (
@@ -51,6 +55,12 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"DoneContext", testDoneContext},
 		{"LargeContent", testLargeContent},
+		{"ListPaging", testListPaging},
+		{"ListPrefix", testListPrefix},
+		{"ListBytes", testListBytes},
+		{"ListBadCursor", testListBadCursor},
+		{"ListAppendsBetweenPages", testListAppendsBetweenPages},
+		{"ListDoneContext", testListDoneContext},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.test(t, newStore(t))

@@ -27,9 +27,18 @@
 //
 // Each content is stored as its JSON (see [session.Store]: thought
 // signatures and inline data come back byte for byte), one row per content,
-// with a row per conversation for List. The schema carries its version in
-// PRAGMA user_version; a file written by a newer version of this package is
-// refused rather than misread.
+// with a row per conversation for List that keeps its length, its size in
+// bytes (Info.Bytes, maintained at each append) and its times. The Store is
+// a [session.Lister]: ListPage and Usage read the range of the ids' index
+// that a prefix spans (an owner's conversations), never another
+// conversation's row; a page's conversations are sorted in that range.
+//
+// The schema carries its version in PRAGMA user_version. Open migrates a
+// file of an older version in one transaction (a process that opens it
+// meanwhile waits, then finds it migrated): version 2 added the size of
+// each conversation, computed from its contents for the conversations the
+// file holds. A file written by a newer version of this package is refused
+// rather than misread.
 package sqlitestore
 
 import (
@@ -51,11 +60,11 @@ import (
 // or process holds before it fails.
 const BusyTimeout = 10 * time.Second
 
-// schemaVersion is the version of the schema this package writes, kept in
-// PRAGMA user_version.
-const schemaVersion = 1
-
-const schema = `
+// migrations[v] takes the schema from version v-1 to v; the version a
+// file holds is in PRAGMA user_version, and the schema this package
+// writes is the last.
+var migrations = []string{
+	1: `
 CREATE TABLE IF NOT EXISTS conversations (
 	id      TEXT PRIMARY KEY,
 	created INTEGER NOT NULL, -- Unix nanoseconds of the first append
@@ -68,17 +77,25 @@ CREATE TABLE IF NOT EXISTS contents (
 	seq          INTEGER NOT NULL, -- from 0, in order
 	content      BLOB    NOT NULL, -- the content's JSON
 	PRIMARY KEY (conversation, seq)
-);
-`
+);`,
+	// The size of each conversation's contents, kept at append, for
+	// Usage and Info.Bytes.
+	2: `
+ALTER TABLE conversations ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE conversations SET bytes = (SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM contents WHERE conversation = conversations.id);`,
+}
 
-// Store is a [session.Store] in a SQLite file. Open it with [Open] and
+// schemaVersion is the version of the schema this package writes.
+var schemaVersion = len(migrations) - 1
+
+// Store is a [session.Store] in a SQLite file, and a [session.Lister]. Open it with [Open] and
 // close it with [Store.Close]. It is safe for concurrent use.
 type Store struct {
 	db   *sql.DB
 	path string
 }
 
-var _ session.Store = (*Store)(nil)
+var _ session.Lister = (*Store)(nil)
 
 // Open opens the store in the SQLite file at path, creating the file, but
 // not its directory, when it does not exist. The caller must Close it.
@@ -117,21 +134,27 @@ func dsn(abs string) string {
 	return u.String()
 }
 
-// migrate creates the schema in a new file, and checks an existing one's
-// version.
+// migrate creates the schema in a new file, and brings an existing one's
+// to this package's version, in one transaction: a process that opens the
+// file meanwhile waits for it, then finds the schema migrated.
 func (s *Store) migrate(ctx context.Context) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var version int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 			return err
 		}
-		switch {
-		case version > schemaVersion:
+		if version > schemaVersion {
 			return fmt.Errorf("the file holds schema version %d, written by a newer version of sqlitestore (this one writes %d)", version, schemaVersion)
-		case version == schemaVersion:
+		}
+		for v := version + 1; v <= schemaVersion; v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrating the schema to version %d: %w", v, err)
+			}
+		}
+		if version == schemaVersion {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion))
+		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 		return err
 	})
 }
@@ -211,6 +234,10 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 		// List's order is the order of the appends, whatever the clocks say.
 		now := max(time.Now().UnixNano(), last.Int64+1)
 		n := int(length.Int64)
+		var size int64
+		for _, b := range encoded {
+			size += int64(len(b))
+		}
 		insert, err := tx.PrepareContext(ctx, "INSERT INTO contents (conversation, seq, content) VALUES (?, ?, ?)")
 		if err != nil {
 			return err
@@ -221,9 +248,9 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO conversations (id, created, updated, length) VALUES (?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length`,
-			id, now, now, n+len(encoded))
+		_, err = tx.ExecContext(ctx, `INSERT INTO conversations (id, created, updated, length, bytes) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length, bytes = bytes + excluded.bytes`,
+			id, now, now, n+len(encoded), size)
 		return err
 	})
 	if err != nil {
@@ -234,7 +261,63 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 
 // List implements [session.Store].
 func (s *Store) List(ctx context.Context) ([]session.Info, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, length, created, updated FROM conversations ORDER BY updated DESC, id")
+	return s.infos(ctx, "SELECT id, length, bytes, created, updated FROM conversations ORDER BY updated DESC, id")
+}
+
+// The listing by prefix reads the range of the primary key's index that
+// the prefix spans (id >= prefix AND id < the prefix's end), then sorts
+// that range: it never reads another conversation's row.
+const (
+	listPage = `SELECT id, length, bytes, created, updated FROM conversations
+		WHERE id >= ?1 AND id < ?2 AND (?3 = 0 OR updated < ?4 OR (updated = ?4 AND id > ?5))
+		ORDER BY updated DESC, id LIMIT ?6`
+	usage = `SELECT count(*), coalesce(sum(bytes), 0) FROM conversations WHERE id >= ?1 AND id < ?2`
+)
+
+// ListPage implements [session.Lister]: one query on the range of the
+// ids' index that the prefix spans.
+func (s *Store) ListPage(ctx context.Context, opts session.ListOptions) (session.Page, error) {
+	var after bool
+	var updated time.Time
+	var id string
+	if opts.Cursor != "" {
+		if updated, id, after = record.ParseCursor(opts.Cursor); !after {
+			return session.Page{}, fmt.Errorf("sqlitestore: listing conversations: %w", session.ErrBadCursor)
+		}
+	}
+	n := record.PageSize(opts.Limit, session.DefaultPageSize, session.MaxPageSize)
+	infos, err := s.infos(ctx, listPage, opts.Prefix, prefixEnd(opts.Prefix), after, updated.UnixNano(), id, n+1)
+	if err != nil {
+		return session.Page{}, err
+	}
+	var p session.Page
+	if len(infos) > n {
+		infos = infos[:n]
+		p.Next = record.Cursor(infos[n-1].Updated, infos[n-1].ID)
+	}
+	p.Infos = infos
+	return p, nil
+}
+
+// Usage implements [session.Lister]: one query on the range of the ids'
+// index that the prefix spans.
+func (s *Store) Usage(ctx context.Context, prefix string) (session.Usage, error) {
+	var u session.Usage
+	if err := s.db.QueryRowContext(ctx, usage, prefix, prefixEnd(prefix)).Scan(&u.Conversations, &u.Bytes); err != nil {
+		return session.Usage{}, fmt.Errorf("sqlitestore: totalling conversations: %w", err)
+	}
+	return u, nil
+}
+
+// prefixEnd returns the end of the range of the ids that start with
+// prefix: prefix and a byte 0xff, greater than every byte of UTF-8, so
+// that id >= prefix AND id < prefixEnd(prefix) holds exactly the ids that
+// start with prefix (every id, for "").
+func prefixEnd(prefix string) string { return prefix + "\xff" }
+
+// infos runs a query of conversations' rows.
+func (s *Store) infos(ctx context.Context, query string, args ...any) ([]session.Info, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: listing conversations: %w", err)
 	}
@@ -243,7 +326,7 @@ func (s *Store) List(ctx context.Context) ([]session.Info, error) {
 	for rows.Next() {
 		var info session.Info
 		var created, updated int64
-		if err := rows.Scan(&info.ID, &info.Len, &created, &updated); err != nil {
+		if err := rows.Scan(&info.ID, &info.Len, &info.Bytes, &created, &updated); err != nil {
 			return nil, fmt.Errorf("sqlitestore: listing conversations: %w", err)
 		}
 		info.Created, info.Updated = time.Unix(0, created), time.Unix(0, updated)

@@ -140,12 +140,10 @@ async function openChat(thread) {
   box.replaceChildren();
   let data = null;
   try {
-    // A thread the server does not know is a new one: its history is
-    // asked for only when the list has it.
-    const known = await api('api/threads');
-    if (known.some((t) => t.id === thread)) data = await api('api/threads/' + encodeURIComponent(thread));
+    // A thread the server does not know (404) is a new one.
+    data = await api('api/threads/' + encodeURIComponent(thread));
   } catch (err) {
-    fail(err);
+    if (err.status !== 404) fail(err);
   }
   if (state.opening === thread) state.opening = '';
   if (state.thread !== thread) return;
@@ -805,13 +803,24 @@ function spanDetail(panel, tl, s) {
 
 async function showThreads(thread) {
   const list = $('thread-list');
-  try {
-    const threads = await api('api/threads');
-    list.replaceChildren(...threads.map((t) => el('li', {
+  // morePage appends the page of the listing at cursor, and a button for
+  // the next one.
+  const morePage = async (cursor) => {
+    const page = await api('api/threads' + (cursor ? '?cursor=' + encodeURIComponent(cursor) : ''));
+    list.append(...page.threads.map((t) => el('li', {
       class: t.id === thread ? 'active' : '', 'data-thread': t.id, onclick: () => go('threads/' + encodeURIComponent(t.id)),
     }, el('div', {}, t.id, t.run ? el('span', { class: 'badge wait' }, ' running') : null),
     el('div', { class: 'sub' }, `${t.len} contents · ${new Date(t.updated).toLocaleString()}`))));
-    if (threads.length === 0) list.replaceChildren(el('li', { class: 'muted' }, 'No conversations yet.'));
+    if (page.next) {
+      const more = el('li', { class: 'muted more', onclick: () => { more.remove(); morePage(page.next).catch(fail); } }, 'More…');
+      list.append(more);
+    }
+    return page;
+  };
+  try {
+    list.replaceChildren();
+    const page = await morePage('');
+    if (page.threads.length === 0) list.replaceChildren(el('li', { class: 'muted' }, 'No conversations yet.'));
   } catch (err) { fail(err); }
   const detail = $('thread-detail');
   if (!thread) return;
@@ -897,6 +906,9 @@ function showAgent() {
       row('approval timeout', fmtMs(info.server.approvalTimeoutMs)),
       row('run timeout', info.server.runTimeoutMs ? fmtMs(info.server.runTimeoutMs) : 'none'),
       row('runs in flight', info.server.maxRuns || 'no bound'),
+      row('runs in flight per user', info.server.maxRunsPerUser || 'no bound'),
+      row('threads per user', info.server.maxThreadsPerUser || 'no bound'),
+      row('stored per user', info.server.maxBytesPerUser ? fmtNum(info.server.maxBytesPerUser) + ' bytes' : 'no bound'),
       row('request body', fmtNum(info.server.maxBodyBytes) + ' bytes')),
     el('h3', {}, 'Request config'),
     el('pre', { class: 'json' }, pretty(a.config)));

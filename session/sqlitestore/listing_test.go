@@ -1,0 +1,95 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolnexus/toolnexus-go/session"
+	"google.golang.org/genai"
+)
+
+// The listing and the usage read the range of the ids' index that the
+// prefix spans: SQLite's plan searches the primary key's index, and scans
+// no table.
+func TestListingUsesTheIndex(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, q := range []struct {
+		name, query string
+		args        []any
+	}{
+		{"listPage", listPage, []any{"agentserver/alice/", prefixEnd("agentserver/alice/"), true, 5, "x", 101}},
+		{"usage", usage, []any{"agentserver/alice/", prefixEnd("agentserver/alice/")}},
+	} {
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.query, q.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		joined := strings.Join(plan, "; ")
+		if !strings.Contains(joined, "SEARCH conversations USING") || !strings.Contains(joined, "(id>? AND id<?)") || strings.Contains(joined, "SCAN conversations") {
+			t.Errorf("%s's plan = %q; want a search of the ids' index range, no scan", q.name, joined)
+		}
+	}
+}
+
+// A file of schema version 1 (no bytes column) is migrated when it is
+// opened: the sizes of its conversations are computed from their contents,
+// and later appends add to them.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := json.Marshal(genai.NewContentFromText("hello", genai.RoleUser))
+	second, _ := json.Marshal(genai.NewContentFromText("hi there", genai.RoleModel))
+	_, err = db.Exec(migrations[1]+`
+		INSERT INTO conversations VALUES ('agentserver/alice/t1', 1, 2, 2), ('agentserver/bob/t1', 1, 3, 1);
+		INSERT INTO contents VALUES ('agentserver/alice/t1', 0, ?1), ('agentserver/alice/t1', 1, ?2), ('agentserver/bob/t1', 0, ?1);
+		PRAGMA user_version = 1;`, first, second)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a version 1 file = %v", err)
+	}
+	defer s.Close()
+	want := int64(len(first) + len(second))
+	if u, err := s.Usage(ctx, "agentserver/alice/"); err != nil || u != (session.Usage{Conversations: 1, Bytes: want}) {
+		t.Errorf("Usage(alice) after the migration = %+v, %v; want 1 conversation of %d bytes", u, err, want)
+	}
+	if err := s.Append(ctx, "agentserver/alice/t1", []*genai.Content{genai.NewContentFromText("more", genai.RoleUser)}); err != nil {
+		t.Fatal(err)
+	}
+	more, _ := json.Marshal(genai.NewContentFromText("more", genai.RoleUser))
+	p, err := s.ListPage(ctx, session.ListOptions{Prefix: "agentserver/alice/"})
+	if err != nil || len(p.Infos) != 1 || p.Infos[0].Bytes != want+int64(len(more)) || p.Infos[0].Len != 3 {
+		t.Errorf("ListPage(alice) = %+v, %v; want t1 of 3 contents, %d bytes", p, err, want+int64(len(more)))
+	}
+	var version int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", version, err, schemaVersion)
+	}
+}
