@@ -487,7 +487,9 @@ func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
 	ap.Deny("the user did not allow this call")
 }
 
-// printHistory shows the conversation, one line per part.
+// printHistory shows the conversation, one line per part, labelled with
+// who wrote it: user, model, or tool (a tool's result, which the model
+// receives in a user content).
 func (c *chat) printHistory(ctx context.Context) error {
 	contents, err := c.convs.load(ctx)
 	if err != nil {
@@ -503,7 +505,9 @@ func (c *chat) printHistory(ctx context.Context) error {
 			case part.FunctionCall != nil:
 				fmt.Fprintf(c.out, "%-6s call %s %s\n", content.Role+":", part.FunctionCall.Name, compactJSON(part.FunctionCall.Args))
 			case part.FunctionResponse != nil:
-				fmt.Fprintf(c.out, "%-6s %s -> %s\n", content.Role+":", part.FunctionResponse.Name, compactJSON(part.FunctionResponse.Response))
+				// A tool's result travels in a user content; the user did
+				// not write it.
+				fmt.Fprintf(c.out, "%-6s %s -> %s\n", "tool:", part.FunctionResponse.Name, compactJSON(part.FunctionResponse.Response))
 			case part.Thought:
 				continue
 			case part.Text != "":

@@ -309,18 +309,20 @@ func TestOfflineProgressLive(t *testing.T) {
 }
 
 // The README's follow-up: "And in Oslo?" after a question about the
-// weather asks about the weather in Oslo.
+// weather asks about the weather in Oslo; /history labels the tools'
+// results as such.
 func TestOfflineFollowUp(t *testing.T) {
 	out := chatOutput(t, options{}, weatherQuestion+"And in Oslo?\n/history\n")
 	for _, want := range []string{
 		"→ get_weather {\"city\":\"Oslo\"}",
 		"Oslo: ",
+		"user:  And in Oslo?\nmodel: call get_weather {\"city\":\"Oslo\"}\ntool:  get_weather -> {\"result\":{\"city\":\"Oslo\"",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "I am the offline demo model") {
+	if strings.Contains(out, "I am the offline demo model") || strings.Contains(out, "user:  get_weather") {
 		t.Errorf("output:\n%s", out)
 	}
 }
