@@ -148,7 +148,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		}
 		models, model = client.Models, offline.ModelName
 		if opts.web != "" {
-			fmt.Fprintln(out, "No GEMINI_API_KEY set: the offline demo model answers.")
+			fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model.")
 		}
 	}
 
