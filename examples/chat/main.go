@@ -14,7 +14,8 @@
 // Without either it runs on a built-in offline model, served by an in-process
 // fake of the API, which answers through the same agent loop, HTTP client
 // and real tool calls; it understands questions like "What's the weather in
-// Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
+// Paris and Tokyo?" (and a follow-up: "And in Oslo?"), "what time is it in
+// UTC" and "what is (12+7)*3".
 //
 // With -api interactions it talks to Gemini's Interactions API instead of
 // generateContent (package geminiinteractions): the server keeps the
