@@ -149,7 +149,8 @@ func TestFollowUp(t *testing.T) {
 		{weather, "and for Berlin and Rome", []string{"get_weather:Berlin", "get_weather:Rome"}},
 		{weather, "What about Oslo?", []string{"get_weather:Oslo"}},
 		{both, "How about Oslo?", []string{"get_weather:Oslo", "current_time:Europe/Oslo"}},
-		{append(both, calc...), "And in Oslo?", []string{"get_weather:Oslo", "current_time:Europe/Oslo"}}, // the last question about places
+		// The last question about places, not the last question.
+		{append(both, calc...), "And in Oslo?", []string{"get_weather:Oslo", "current_time:Europe/Oslo"}},
 		{weather, "and tell me a joke", nil}, // no place
 		{weather, "In Oslo?", nil},           // not a follow-up
 		{calc, "And in Oslo?", nil},          // nothing about places to ask again
