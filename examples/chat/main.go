@@ -170,7 +170,7 @@ func main() {
 	if opts.interactive && opts.live {
 		// Both ends are a terminal that understands escape codes: a line
 		// editor reads the input.
-		opts.term, opts.raw = stdTerminal{}, rawStdin
+		opts.term, opts.raw = stdTerminal{}, rawMode(os.Stdin)
 	}
 
 	// genai writes stream hiccups ("Error context canceled" when an answer

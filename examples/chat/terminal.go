@@ -154,14 +154,17 @@ type stdTerminal struct{}
 func (stdTerminal) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
 func (stdTerminal) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
 
-// rawStdin puts standard input in raw mode and returns what restores it.
-func rawStdin() (func(), error) {
-	fd := int(os.Stdin.Fd())
-	state, err := term.MakeRaw(fd)
-	if err != nil {
-		return nil, err
+// rawMode returns what puts the terminal f in raw mode and returns what
+// restores it.
+func rawMode(f *os.File) func() (func(), error) {
+	return func() (func(), error) {
+		fd := int(f.Fd())
+		state, err := term.MakeRaw(fd)
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = term.Restore(fd, state) }, nil
 	}
-	return func() { _ = term.Restore(fd, state) }, nil
 }
 
 // stdoutWidth is the width of the terminal standard output is, or
