@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
@@ -48,6 +48,16 @@ type options struct {
 	color       bool      // the output is a terminal: dim tool lines
 	live        bool      // the output is a terminal that moves its cursor: live progress bars
 	interrupts  <-chan os.Signal
+
+	// term, when set, is the terminal the chat reads its input from
+	// through a line editor, and shows its banner on; raw, when set, puts
+	// it in raw mode while a line is read, and returns what restores it.
+	// live also shows a spinner while the model thinks.
+	term io.ReadWriter
+	raw  func() (restore func(), err error)
+	// width, when set, is the output's width in columns; nil means
+	// defaultWidth.
+	width func() int
 
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
 	// whose tools are added.
@@ -137,7 +147,9 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 			return err
 		}
 		models, model = client.Models, offline.ModelName
-		fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model (export GEMINI_API_KEY=..., or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, to chat with Gemini).")
+		if opts.web != "" {
+			fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model.")
+		}
 	}
 
 	switch strings.ToLower(opts.api) {
@@ -197,6 +209,9 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	if opts.web != "" {
 		return serveWeb(ctx, opts, a, convs, out)
 	}
+	if opts.term != nil {
+		opts.interactive = true
+	}
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
 	return c.loop(ctx, exit, in)
 }
@@ -224,62 +239,66 @@ type chat struct {
 	st      style
 	model   string
 	convs   *conversations
-	lines   <-chan string // the input, a line at a time
-	tracing *tracing      // nil without -trace
+	tracing *tracing // nil without -trace
+
+	// The input, read a line at a time by a goroutine of the loop's: a
+	// prompt on asks reads a line, which comes on lines; reading tells
+	// that a line is being read.
+	asks    chan<- string
+	lines   <-chan lineRead
+	reading bool
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
 }
 
+// lineRead is a line of input read, or why none was.
+type lineRead struct {
+	line string
+	err  error
+}
+
 func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) error {
-	if c.opts.interactive {
-		fmt.Fprintf(c.out, "Chatting with %s. Type /help for commands, Ctrl-D to leave.\n", c.model)
-		if c.convs.path != "" {
-			fmt.Fprintln(c.out, c.st.dim(fmt.Sprintf("(conversation %q, kept in %s)", c.convs.name, c.convs.path)))
+	var r lineReader
+	if c.opts.term != nil {
+		ed := newEditor(c.opts.term, c.opts.raw, c.opts.width)
+		defer ed.close() // the terminal is never left raw
+		r = ed
+		fmt.Fprintln(c.out, c.banner())
+	} else {
+		var prompts io.Writer
+		if c.opts.interactive {
+			prompts = c.out
 		}
+		r = newPlainReader(in, prompts)
+	}
+	if c.opts.interactive && c.convs.path != "" {
+		fmt.Fprintln(c.out, c.st.dim(fmt.Sprintf("(conversation %q, kept in %s)", c.convs.name, c.convs.path)))
 	}
 	go c.watchInterrupts(ctx, exit)
 
-	lines := make(chan string)
-	c.lines = lines
-	readErr := make(chan error, 1)
+	asks, lines := make(chan string), make(chan lineRead, 1)
+	c.asks, c.lines = asks, lines
+	defer close(asks)
 	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
+		for prompt := range asks {
+			line, err := r.readLine(prompt)
+			lines <- lineRead{line, err}
 		}
-		readErr <- sc.Err()
 	}()
 
 	for {
-		if c.opts.interactive {
-			fmt.Fprint(c.out, c.st.prompt("you> "))
-		}
-		var line string
-		select {
-		case <-ctx.Done():
+		l, err := c.readLine(ctx, c.st.prompt("you> "))
+		switch {
+		case ctx.Err() != nil:
 			fmt.Fprintln(c.out)
 			return nil
-		case l, ok := <-lines:
-			if !ok {
-				if c.opts.interactive {
-					fmt.Fprintln(c.out)
-				}
-				select {
-				case err := <-readErr:
-					return err
-				default:
-					return nil
-				}
-			}
-			line = strings.TrimSpace(l)
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("reading the input: %w", err)
 		}
+		line := strings.TrimSpace(l)
 		switch {
 		case line == "":
 			continue
@@ -375,7 +394,8 @@ func (c *chat) ask(ctx context.Context, message string) {
 	actx, done := c.answering(ctx)
 	defer done()
 
-	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, live: c.opts.live, atLineStart: true}
+	p := printer{out: c.out, st: c.st, verbose: c.opts.verbose, live: c.opts.live, width: c.width(), atLineStart: true}
+	defer p.stopSpinner()
 	var res *agent.Result
 	var err error
 	// The conversation is loaded, continued and saved, failed runs too:
@@ -417,21 +437,48 @@ func (c *chat) ask(ctx context.Context, message string) {
 	c.tracing.flush() // the answer's span tree, after the answer
 }
 
+// banner is the line the chat starts with on a terminal.
+func (c *chat) banner() string {
+	model := c.model
+	if model == offline.ModelName {
+		model = "the offline demo model (no GEMINI_API_KEY)"
+	}
+	return fmt.Sprintf("Chatting with %s; /help for commands.", model)
+}
+
+// readLine shows prompt and returns the next line of input: io.EOF when
+// the input ended, ctx's error when it is done first. A line being read
+// when ctx ends goes to the next call, whose prompt is then not shown.
+func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
+	if !c.reading {
+		select {
+		case c.asks <- prompt:
+			c.reading = true
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	select {
+	case r := <-c.lines:
+		c.reading = false
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
 // decide asks whether a tool call may run, and reads the answer from the
 // next input line: y or yes runs it; anything else, the end of the input or
 // Ctrl-C refuses it.
 func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
-	fmt.Fprint(c.out, c.st.prompt(fmt.Sprintf("run %s %s? [y/N] ", ap.Call.Name, compactJSON(ap.Call.Args))))
-	var answer string
-	select {
-	case <-ctx.Done():
-	case line, ok := <-c.lines:
-		if ok {
-			answer = strings.ToLower(strings.TrimSpace(line))
-		}
-	}
+	prompt := c.st.prompt(fmt.Sprintf("run %s %s? [y/N] ", ap.Call.Name, compactJSON(ap.Call.Args)))
 	if !c.opts.interactive {
-		fmt.Fprintln(c.out, answer) // echo the piped answer, as a terminal would
+		fmt.Fprint(c.out, prompt) // piped: the question and its answer show as on a terminal
+	}
+	line, _ := c.readLine(ctx, prompt)
+	answer := strings.ToLower(strings.TrimSpace(line))
+	if !c.opts.interactive {
+		fmt.Fprintln(c.out, answer)
 	}
 	if answer == "y" || answer == "yes" {
 		ap.Approve()
@@ -440,7 +487,9 @@ func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
 	ap.Deny("the user did not allow this call")
 }
 
-// printHistory shows the conversation, one line per part.
+// printHistory shows the conversation, one line per part, labelled with
+// who wrote it: user, model, or tool (a tool's result, which the model
+// receives in a user content).
 func (c *chat) printHistory(ctx context.Context) error {
 	contents, err := c.convs.load(ctx)
 	if err != nil {
@@ -456,7 +505,9 @@ func (c *chat) printHistory(ctx context.Context) error {
 			case part.FunctionCall != nil:
 				fmt.Fprintf(c.out, "%-6s call %s %s\n", content.Role+":", part.FunctionCall.Name, compactJSON(part.FunctionCall.Args))
 			case part.FunctionResponse != nil:
-				fmt.Fprintf(c.out, "%-6s %s -> %s\n", content.Role+":", part.FunctionResponse.Name, compactJSON(part.FunctionResponse.Response))
+				// A tool's result travels in a user content; the user did
+				// not write it.
+				fmt.Fprintf(c.out, "%-6s %s -> %s\n", "tool:", part.FunctionResponse.Name, compactJSON(part.FunctionResponse.Response))
 			case part.Thought:
 				continue
 			case part.Text != "":
@@ -467,14 +518,26 @@ func (c *chat) printHistory(ctx context.Context) error {
 	return nil
 }
 
+// width is the output's width in columns.
+func (c *chat) width() int {
+	if c.opts.width != nil {
+		if w := c.opts.width(); w > 0 {
+			return w
+		}
+	}
+	return defaultWidth
+}
+
 // printer renders a stream's events.
 type printer struct {
 	out         io.Writer
 	st          style
 	verbose     bool
-	live        bool // draw progress bars in place (see progress.go)
+	live        bool // draw progress bars in place (see progress.go), and the spinner
+	width       int  // the output's width in columns
 	atLineStart bool
 	inThought   bool
+	spin        *spinner // running while the model thinks; nil otherwise
 
 	running []*running // the calls whose progress is shown
 	drawn   int        // the bars' lines below the cursor's line
@@ -485,6 +548,8 @@ func (p *printer) event(ev *agent.Event) {
 		return
 	}
 	switch ev.Kind {
+	case agent.EventModelRequest:
+		p.startSpinner()
 	case agent.EventText:
 		if p.inThought {
 			p.endLine()
@@ -515,7 +580,7 @@ func (p *printer) event(ev *agent.Event) {
 				body = s
 			}
 		}
-		p.line(p.st.tool(fmt.Sprintf("%s %s %s (%s)", mark, ev.Call.Name, shorten(body, 100), roundDuration(ev.Duration))))
+		p.line(p.st.tool(fit(mark+" "+ev.Call.Name+" ", body, " ("+roundDuration(ev.Duration).String()+")", p.width)))
 	case agent.EventServerToolCall:
 		// A tool Gemini runs itself: shown, never run here.
 		p.line(p.st.tool(fmt.Sprintf("⌕ %s %s", agent.ServerToolName(ev.Part), compactJSON(serverArgs(ev.Part)))))
@@ -547,6 +612,21 @@ func (p *printer) sources(g *genai.GroundingMetadata) {
 			p.line(p.st.dim(fmt.Sprintf("source: %s", cmp.Or(c.RetrievedContext.Title, c.RetrievedContext.URI, c.RetrievedContext.DocumentName))))
 		}
 	}
+}
+
+// startSpinner shows a spinner while the model thinks, on a terminal, when
+// the cursor is at the start of a line with no progress bar below.
+func (p *printer) startSpinner() {
+	if !p.live || p.spin != nil || !p.atLineStart || p.drawn > 0 {
+		return
+	}
+	p.spin = startSpinner(p.out, func(frame string) string { return p.st.dim(frame + " thinking…") })
+}
+
+// stopSpinner erases the spinner, if it is shown.
+func (p *printer) stopSpinner() {
+	p.spin.stop()
+	p.spin = nil
 }
 
 // write writes streamed text.
@@ -600,13 +680,27 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// shorten cuts s to at most n runes, marking the cut.
+// shorten cuts s to at most n runes (at least 1), marking the cut.
 func shorten(s string, n int) string {
+	n = max(n, 1)
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// fit cuts body so that head, body and tail make a line that fits a
+// terminal width columns wide: in width-1 columns, since writing the last
+// column leaves some terminals' cursor on the next line. When head and
+// tail alone do not fit, the whole line is cut. A rune is taken for a
+// column.
+func fit(head, body, tail string, width int) string {
+	room := width - 1 - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+	if room < 1 {
+		return shorten(head+body+tail, width-1)
+	}
+	return head + shorten(body, room) + tail
 }
 
 // compactJSON renders v as one line of JSON.

@@ -15,7 +15,7 @@ import (
 // the fake's, with the same answers; -trace names its model calls so.
 func TestOfflineInteractions(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
-	input := weatherQuestion + "what is (12+7)*3\n/trip Lisbon\n"
+	input := weatherQuestion + "And in Oslo?\nwhat is (12+7)*3\n/trip Lisbon\n"
 	timing := regexp.MustCompile(`\([\d.]+[nµm]?s\)|· [\d.]+[nµm]?s\]`)
 	// Tool results are printed as calls complete, in either order: compare
 	// the lines.
@@ -24,9 +24,11 @@ func TestOfflineInteractions(t *testing.T) {
 		slices.Sort(l)
 		return strings.Join(l, "\n")
 	}
-	want := lines(chatOutput(t, options{}, input))
+	// Results are cut to the width, after their varying durations: no cut.
+	wide := func() int { return 1000 }
+	want := lines(chatOutput(t, options{width: wide}, input))
 	var trees bytes.Buffer
-	got := lines(chatOutput(t, options{api: "interactions", trace: true, traceOut: &trees}, input))
+	got := lines(chatOutput(t, options{api: "interactions", trace: true, traceOut: &trees, width: wide}, input))
 	if got != want {
 		t.Errorf("on Interactions the chat said\n%s\non generateContent\n%s", got, want)
 	}

@@ -14,7 +14,8 @@
 // Without either it runs on a built-in offline model, served by an in-process
 // fake of the API, which answers through the same agent loop, HTTP client
 // and real tool calls; it understands questions like "What's the weather in
-// Paris and Tokyo?", "what time is it in UTC" and "what is (12+7)*3".
+// Paris and Tokyo?" (and a follow-up: "And in Oslo?"), "what time is it in
+// UTC" and "what is (12+7)*3".
 //
 // With -api interactions it talks to Gemini's Interactions API instead of
 // generateContent (package geminiinteractions): the server keeps the
@@ -60,9 +61,14 @@
 //	printf 'Ask the demo agent: what is the weather in Paris?\nyes\n' | go run ./examples/chat -a2a http://localhost:8080
 //
 // It streams the answer as it is generated and shows each tool call and its
-// result. Type /help for the commands. Ctrl-C stops the answer in progress;
-// Ctrl-C at the prompt, or Ctrl-D, exits. When standard input is not a
-// terminal, each line is one message:
+// result, each result cut to the terminal's width (80 columns when it is
+// not a terminal). Type /help for the commands. On a terminal, the input
+// line can be edited (the arrow keys, Home, End, Ctrl-A, Ctrl-E, Ctrl-K,
+// Ctrl-U…) and up and down recall the earlier lines (the last 500); a
+// spinner shows while the model thinks. Ctrl-C stops the answer in
+// progress; Ctrl-C at the prompt, or Ctrl-D, exits. When standard input is
+// not a terminal, each line is one message, and nothing but the
+// conversation is printed:
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat
 //
@@ -161,6 +167,12 @@ func main() {
 	opts.interactive = isTerminal(os.Stdin)
 	opts.color = isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	opts.live = isTerminal(os.Stdout) && os.Getenv("TERM") != "dumb"
+	opts.width = stdoutWidth
+	if opts.interactive && opts.live {
+		// Both ends are a terminal that understands escape codes: a line
+		// editor reads the input.
+		opts.term, opts.raw = stdTerminal{}, rawMode(os.Stdin)
+	}
 
 	// genai writes stream hiccups ("Error context canceled" when an answer
 	// is stopped) to the standard logger; they would garble the chat.

@@ -26,12 +26,9 @@ type running struct {
 	said        string
 }
 
-// barWidth is the width of a progress bar, and maxBarMessage how much of a
-// call's message follows it, so that a bar fits an 80-column line.
-const (
-	barWidth      = 20
-	maxBarMessage = 40
-)
+// barWidth is the width of a progress bar; the call's text after it is
+// cut to the terminal's width.
+const barWidth = 20
 
 // progress shows a call's progress report.
 func (p *printer) progress(e *agent.Event) {
@@ -48,13 +45,13 @@ func (p *printer) progress(e *agent.Event) {
 	if known {
 		if tenth := int(math.Floor(step * 10)); tenth > r.shown {
 			r.shown = tenth
-			p.line(p.st.dim(fmt.Sprintf("… %s %s", r.name, r.text(toolset.MaxProgressMessage))))
+			p.line(p.st.dim(fit("… "+r.name+" ", r.text(), "", p.width)))
 		}
 		return
 	}
 	if r.p.Message != r.said {
 		r.said = r.p.Message
-		p.line(p.st.dim(fmt.Sprintf("… %s %s", r.name, r.text(toolset.MaxProgressMessage))))
+		p.line(p.st.dim(fit("… "+r.name+" ", r.text(), "", p.width)))
 	}
 }
 
@@ -75,10 +72,9 @@ func (p *printer) finished(turn, index int) {
 	p.running = slices.DeleteFunc(p.running, func(r *running) bool { return r.turn == turn && r.index == index })
 }
 
-// text is a call's progress as words: the percentage and the message, cut
-// at n runes.
-func (r *running) text(n int) string {
-	msg := shorten(r.p.Message, n)
+// text is a call's progress as words: the percentage and the message.
+func (r *running) text() string {
+	msg := r.p.Message
 	if f, ok := r.p.Fraction(); ok {
 		return strings.TrimSpace(fmt.Sprintf("%3.0f%% %s", 100*f, msg))
 	}
@@ -86,8 +82,8 @@ func (r *running) text(n int) string {
 }
 
 // bar is a call's live line: its name, a bar (a moving block when the
-// total is unknown) and its text.
-func (r *running) bar() string {
+// total is unknown) and its text, cut to fit a line width columns wide.
+func (r *running) bar(width int) string {
 	var b strings.Builder
 	if f, ok := r.p.Fraction(); ok {
 		full := int(math.Round(f * barWidth))
@@ -99,7 +95,7 @@ func (r *running) bar() string {
 		b.WriteString("███")
 		b.WriteString(strings.Repeat("░", barWidth-3-at))
 	}
-	return fmt.Sprintf("  %s [%s] %s", shorten(r.name, 24), b.String(), r.text(maxBarMessage))
+	return fit(fmt.Sprintf("  %s [%s] ", shorten(r.name, 24), b.String()), r.text(), "", width)
 }
 
 // redraw draws the running calls' bars again, below what was printed.
@@ -107,13 +103,15 @@ func (p *printer) redraw() {
 	p.clearBars()
 	p.endLine()
 	for _, r := range p.running {
-		fmt.Fprintln(p.out, p.st.tool(r.bar()))
+		fmt.Fprintln(p.out, p.st.tool(r.bar(p.width)))
 	}
 	p.drawn = len(p.running)
 }
 
 // clearBars erases the bars drawn, leaving the cursor where they began.
+// It erases the spinner too: every output starts here.
 func (p *printer) clearBars() {
+	p.stopSpinner()
 	if p.drawn > 0 {
 		fmt.Fprintf(p.out, "\x1b[%dA\r\x1b[J", p.drawn) // up to the first bar's line, and erase down
 		p.drawn = 0

@@ -23,7 +23,7 @@ func TestOfflineSessionIsKept(t *testing.T) {
 	for _, want := range []string{
 		"user:  What is the weather in Paris?\n",
 		"model: call get_weather {\"city\":\"Paris\"}\n",
-		"user:  get_weather -> {\"result\":{\"city\":\"Paris\"",
+		"tool:  get_weather -> {\"result\":{\"city\":\"Paris\"",
 		"model: Paris: heavy rain, 3°C",
 	} {
 		if !strings.Contains(second, want) {

@@ -94,17 +94,17 @@ func (c *chat) trip(ctx context.Context, city string) {
 func (c *chat) stepPrinter() agent.Observer {
 	var mu sync.Mutex
 	return agent.ObserverFunc(func(_ context.Context, e *agent.Event) {
-		var line string
+		var prefix, line string
+		if e.Parent != nil {
+			prefix = fmt.Sprintf("  [%s] ", e.Agent)
+		}
 		switch e.Kind {
 		case agent.EventToolCall:
-			line = fmt.Sprintf("→ %s %s", e.Call.Name, compactJSON(e.Call.Args))
+			line = fmt.Sprintf("%s→ %s %s", prefix, e.Call.Name, compactJSON(e.Call.Args))
 		case agent.EventToolResult:
-			line = fmt.Sprintf("← %s %s", e.Call.Name, shorten(compactJSON(e.ToolResult.Output), 100))
+			line = fit(prefix+"← "+e.Call.Name+" ", compactJSON(e.ToolResult.Output), "", c.width())
 		default:
 			return
-		}
-		if e.Parent != nil {
-			line = fmt.Sprintf("  [%s] %s", e.Agent, line)
 		}
 		mu.Lock()
 		defer mu.Unlock()

@@ -71,11 +71,13 @@ const Help = "I am the offline demo model, so I only understand a few things: th
 
 // Answer returns the offline model's answer to a request: the function
 // calls its last message asks for, bound to the tools the request declares
-// (see [Bind]), or the call that hands it to an agent the message names
-// (an agent tool: agent.AsTool's, a2aagent.RemoteTool's) or that answers
-// such an agent's question; or, when the last content holds function
-// responses, the text that sums them up; or, when it understands none of
-// it, [Help].
+// (see [Bind]), or, for a follow-up ("And in Oslo?"), the calls that ask
+// the conversation's last question about places again for the places it
+// names (see [FollowUp]); or the call that hands it to an agent the
+// message names (an agent tool: agent.AsTool's, a2aagent.RemoteTool's) or
+// that answers such an agent's question; or, when the last content holds
+// function responses, the text that sums them up; or, when it understands
+// none of it, [Help].
 func Answer(req *fake.Request) (calls []*genai.FunctionCall, text string) {
 	if len(req.Contents) == 0 {
 		return nil, "I did not get a message."
@@ -89,6 +91,9 @@ func Answer(req *fake.Request) (calls []*genai.FunctionCall, text string) {
 		return []*genai.FunctionCall{call}, ""
 	}
 	calls = Bind(Plan(question), Declared(req))
+	if len(calls) == 0 {
+		calls = Bind(FollowUp(req.Contents[:len(req.Contents)-1], question), Declared(req))
+	}
 	if len(calls) == 0 {
 		return nil, Help
 	}
@@ -119,6 +124,7 @@ var cityZones = map[string]string{
 	"los angeles": "America/Los_Angeles", "chicago": "America/Chicago", "delhi": "Asia/Kolkata",
 	"mumbai": "Asia/Kolkata", "beijing": "Asia/Shanghai", "singapore": "Asia/Singapore", "cairo": "Africa/Cairo",
 	"sao paulo": "America/Sao_Paulo", "moscow": "Europe/Moscow", "dubai": "Asia/Dubai",
+	"oslo": "Europe/Oslo", "lisbon": "Europe/Lisbon", "amsterdam": "Europe/Amsterdam", "stockholm": "Europe/Stockholm",
 }
 
 // Plan decides which calls answer a question, in the order the question
@@ -197,6 +203,54 @@ func Plan(q string) []*genai.FunctionCall {
 		out[i] = c.call
 	}
 	return out
+}
+
+// followUpRE finds a follow-up: a message that starts "and", "what about"
+// or "how about", and what follows.
+var followUpRE = regexp.MustCompile(`(?i)^\s*(and|what about|how about)\b(.*)`)
+
+// FollowUp plans the calls that answer a follow-up to the conversation
+// before it, history: "And in Oslo?" (an "and" names its places after
+// "in", "for" or "at") or "What about Oslo and Rome?" asks
+// what the last model turn that called get_weather or current_time asked
+// (the weather, the time, or both), about the places it names. It returns
+// nil for a message that is not a follow-up, names no place, or follows
+// no such turn.
+func FollowUp(history []*genai.Content, q string) []*genai.FunctionCall {
+	m := followUpRE.FindStringSubmatch(q)
+	if m == nil {
+		return nil
+	}
+	ps := places(m[2])
+	if len(ps) == 0 && !strings.EqualFold(m[1], "and") {
+		ps = places("in " + m[2]) // "what about Oslo?"
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	var asked []string // the questions to ask again, as Plan reads them
+	for i := len(history) - 1; i >= 0 && len(asked) == 0; i-- {
+		if history[i].Role != genai.RoleModel {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, p := range history[i].Parts {
+			if p.FunctionCall == nil || seen[jobOf(p.FunctionCall.Name)] {
+				continue
+			}
+			switch job := jobOf(p.FunctionCall.Name); job {
+			case "get_weather":
+				asked = append(asked, "weather in "+strings.Join(ps, " and "))
+				seen[job] = true
+			case "current_time":
+				for _, p := range ps {
+					asked = append(asked, "time in "+p)
+				}
+				seen[job] = true
+			}
+		}
+	}
+	return Plan(strings.Join(asked, ", "))
 }
 
 // Declared returns the names of the functions a request declares.

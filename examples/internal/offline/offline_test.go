@@ -116,3 +116,54 @@ func TestDelegate(t *testing.T) {
 		t.Errorf("Summarize: %q", got)
 	}
 }
+
+// A follow-up asks the conversation's last question about places again,
+// for the places it names.
+func TestFollowUp(t *testing.T) {
+	weather := []*genai.Content{
+		genai.NewContentFromText("What's the weather in Paris and Tokyo?", genai.RoleUser),
+		{Role: genai.RoleModel, Parts: []*genai.Part{
+			genai.NewPartFromFunctionCall("get_weather", map[string]any{"city": "Paris"}),
+			genai.NewPartFromFunctionCall("get_weather", map[string]any{"city": "Tokyo"}),
+		}},
+		{Role: genai.RoleUser, Parts: []*genai.Part{genai.NewPartFromFunctionResponse("get_weather", map[string]any{"result": "…"})}},
+		genai.NewContentFromText("Paris: rain. Tokyo: windy.", genai.RoleModel),
+	}
+	both := []*genai.Content{
+		genai.NewContentFromText("weather and time in Paris", genai.RoleUser),
+		{Role: genai.RoleModel, Parts: []*genai.Part{
+			genai.NewPartFromFunctionCall("mcp_get_weather", map[string]any{"city": "Paris"}),
+			genai.NewPartFromFunctionCall("mcp_current_time", map[string]any{"timezone": "Europe/Paris"}),
+		}},
+	}
+	calc := []*genai.Content{
+		genai.NewContentFromText("what is 2+2", genai.RoleUser),
+		{Role: genai.RoleModel, Parts: []*genai.Part{genai.NewPartFromFunctionCall("calculate", map[string]any{"expression": "2+2"})}},
+	}
+	for _, tc := range []struct {
+		history []*genai.Content
+		q       string
+		want    []string // name:arg
+	}{
+		{weather, "And in Oslo?", []string{"get_weather:Oslo"}},
+		{weather, "and for Berlin and Rome", []string{"get_weather:Berlin", "get_weather:Rome"}},
+		{weather, "What about Oslo?", []string{"get_weather:Oslo"}},
+		{both, "How about Oslo?", []string{"get_weather:Oslo", "current_time:Europe/Oslo"}},
+		// The last question about places, not the last question.
+		{append(both, calc...), "And in Oslo?", []string{"get_weather:Oslo", "current_time:Europe/Oslo"}},
+		{weather, "and tell me a joke", nil}, // no place
+		{weather, "In Oslo?", nil},           // not a follow-up
+		{calc, "And in Oslo?", nil},          // nothing about places to ask again
+		{nil, "And in Oslo?", nil},
+	} {
+		var got []string
+		for _, c := range FollowUp(tc.history, tc.q) {
+			for _, v := range c.Args {
+				got = append(got, c.Name+":"+fmt.Sprint(v))
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("FollowUp(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
