@@ -179,6 +179,10 @@ func TestNarrowPageUnnamedAgent(t *testing.T) {
 		if !got.OneRow || !got.LinksWhole || !got.NoSideways {
 			t.Errorf("%s at 420 px: %+v", view, got)
 		}
+		if view == "runs" {
+			until(t, ctx, "the run's timeline", `document.querySelector('#timeline') != null`)
+			shot(t, ctx, "narrow-runs")
+		}
 	}
 	until(t, ctx, "the agent's page", `document.querySelector('#agent-name') != null`)
 	var page struct{ Name, Text string }
