@@ -594,13 +594,73 @@ func TestApprovalWait(t *testing.T) {
 	if call.Kind != "tool" || call.Wait == nil || call.Wait.Kind != agentserver.WaitApproval || call.Wait.To != nil || call.End != nil {
 		t.Fatalf("the call waiting: %+v (wait %+v)", call, call.Wait)
 	}
+	// The run says it waits, and for what, as the server does.
+	var runs []runSummary
+	e.get("/api/runs", "alice", &runs)
+	if tl.State != agentserver.StateWaiting || tl.WaitingFor != agentserver.WaitApproval ||
+		len(runs) != 1 || runs[0].State != agentserver.StateWaiting || runs[0].WaitingFor != agentserver.WaitApproval {
+		t.Errorf("the waiting run: %s for %q; listed: %+v", tl.State, tl.WaitingFor, runs)
+	}
 	e.decide("alice", "t1", "get_weather", call.CallID, true)
 	e.settled(id)
+	tl = timeline{}
 	e.get("/api/runs/"+id, "alice", &tl)
+	if tl.State != agentserver.StateDone || tl.WaitingFor != "" {
+		t.Errorf("the run after the approval: %s for %q", tl.State, tl.WaitingFor)
+	}
 	call = tl.Spans[2]
 	if call.Wait == nil || call.Wait.To == nil || !call.Wait.Approved || call.RunStart == nil || *call.RunStart < *call.Wait.To ||
 		call.End == nil || *call.End < *call.RunStart {
 		t.Fatalf("the call approved: %+v (wait %+v)", call, call.Wait)
+	}
+}
+
+// A denied call's answer is an error in the stored history, like a tool's
+// failure: the thread route names the calls that were denied.
+func TestDeniedCalls(t *testing.T) {
+	e := newEnv(t, envOpts{agent: func(c *agent.Config) {
+		c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Args["city"] == "Oslo" }
+	}})
+	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Oslo"}), fake.Call("get_weather", map[string]any{"city": "Rome"})),
+		fake.Text("Rome is sunny; Oslo I may not say."))
+	id := runOf(t, e.chat("alice", "t1", "Weather in Oslo and Rome?"))
+	var tl timeline
+	e.get("/api/runs/"+id, "alice", &tl)
+	var oslo spanJSON
+	for _, s := range tl.Spans {
+		if s.Kind == "tool" && s.Wait != nil {
+			oslo = s
+		}
+	}
+	e.decide("alice", "t1", "get_weather", oslo.CallID, false)
+	e.settled(id)
+	var th threadJSON
+	e.get("/api/threads/t1", "alice", &th)
+	type call struct{ ID, Name string }
+	var calls []call
+	for _, raw := range th.Contents {
+		var c struct { // the page's view: signatures are notes, not bytes
+			Parts []struct{ FunctionCall *call }
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				calls = append(calls, *p.FunctionCall)
+			}
+		}
+	}
+	if len(calls) != 2 || calls[0].ID == "" || len(th.Denied) != 1 || th.Denied[0] != calls[0].ID {
+		t.Errorf("the denied calls: %q; the calls: %+v", th.Denied, calls)
+	}
+	// Another user's thread of the same name has none.
+	e.model.Enqueue(fake.Text("Hello."))
+	e.settled(runOf(t, e.chat("bob", "t1", "Hello")))
+	th = threadJSON{}
+	e.get("/api/threads/t1", "bob", &th)
+	if len(th.Denied) != 0 {
+		t.Errorf("bob's thread's denied calls: %q", th.Denied)
 	}
 }
 

@@ -21,10 +21,20 @@
 //     message), its result or error, duration, and whether it ran in
 //     parallel with others; calls that need
 //     approval have Approve and Deny buttons, calls of browser tools
-//     (Options.BrowserTools) a form for their result; retries, a typed
-//     answer (as JSON) and the run's end are shown as they come. A page
-//     reloaded while a run goes on finds it and reads it from its start.
-//   - Runs: each recorded run as a timeline: model calls and tool calls as
+//     (Options.BrowserTools) a form for their result, both gone once the
+//     call is decided; retries, a typed answer (as JSON) and the run's end
+//     are shown as they come. A page reloaded while a run goes on finds it
+//     and reads it from its start.
+//   - Denied calls: shown denied, with the reason, live and after a
+//     reload. In the stored history a denied call's answer is an error
+//     like a tool's failure; the thread route names the denied calls the
+//     Recorder saw (the user's runs it keeps, while the process lives)
+//     that the model gave an id (Gemini 3 gives every call one). Any
+//     other denied call is shown after a reload as an error, with the
+//     message the model read.
+//   - Runs: each recorded run, with where it stands (running, waiting for
+//     approval or for a browser tool, done, failed, cancelled), as a
+//     timeline: model calls and tool calls as
 //     bars on one time axis, each under the span it belongs to (the run,
 //     the call that runs an agent as a tool), so that parallel calls are
 //     side by side and failed attempts and their waits are visible; the
@@ -33,8 +43,12 @@
 //     the tools' declarations) and the response it got, as JSON.
 //   - Conversations: the user's threads, each one's stored history with
 //     every content and part, any of them continued in the chat.
-//   - Agent: its name, model, request config, tools with their declarations
-//     as Gemini receives them, and limits.
+//   - Agent: its name (agent.Config.Name; the page says so when it has
+//     none), model, request config, tools with their declarations as
+//     Gemini receives them, and limits.
+//
+// The page fits a window 420 pixels wide: the header keeps one row, and a
+// list stacks above its detail.
 //
 // Thought signatures never reach the page: where one is, the page shows
 // that it is there and its size. Inline data (images, files) is shown by its
@@ -49,7 +63,7 @@
 //
 //	GET  api/info                     the agent and the server's limits
 //	GET  api/threads[?limit=N&cursor=C]  a page of the user's threads, {"threads":[…],"next":C}
-//	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer) and its run in progress
+//	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer), its denied calls, its run in progress
 //	GET  api/runs[?thread=id]         the user's recorded runs, the latest first
 //	GET  api/runs/{id}                a run's timeline
 //	GET  api/runs/{id}/calls/{span}   a model call's request and response

@@ -152,6 +152,7 @@ type runRec struct {
 	message      *genai.Content // the new user message
 	// What the run's log says.
 	state   agentserver.State
+	pending map[string]agentserver.PendingKind // the calls waiting for a decision, by id
 	done    *agentserver.Done
 	callIDs map[int][]string // by turn, in call order
 	retries map[[2]int]string
@@ -484,6 +485,10 @@ func (rec *runRec) record(r *agentserver.Record) {
 			if s := rec.callSpan(p.Call.ID); s != nil && s.waitFrom.IsZero() {
 				s.waitFrom, s.waitKind = r.Time, p.Kind
 			}
+			if rec.pending == nil {
+				rec.pending = map[string]agentserver.PendingKind{}
+			}
+			rec.pending[p.Call.ID] = p.Kind
 		}
 	case agentserver.KindDecision:
 		if s := rec.callSpan(r.Decision.CallID); s != nil {
@@ -492,11 +497,54 @@ func (rec *runRec) record(r *agentserver.Record) {
 				s.waitKind = r.Decision.Kind
 			}
 		}
+		delete(rec.pending, r.Decision.CallID)
 	case agentserver.KindRetry:
 		rec.retries[[2]int{r.Turn, r.Retry.Attempt}] = r.Retry.Reason
 	case agentserver.KindDone:
-		rec.state, rec.done = r.Done.State, r.Done
+		rec.state, rec.done, rec.pending = r.Done.State, r.Done, nil
+		return
 	}
+	// As the server's RunInfo.State: waiting while a call waits for a
+	// decision, running again once every one is decided.
+	if len(rec.pending) > 0 {
+		rec.state = agentserver.StateWaiting
+	} else {
+		rec.state = agentserver.StateRunning
+	}
+}
+
+// waitingFor says what a waiting run waits for: approval when any of its
+// calls waits for one, else the browser. rec.mu is held.
+func (rec *runRec) waitingFor() agentserver.PendingKind {
+	var kind agentserver.PendingKind
+	for _, k := range rec.pending {
+		if k == agentserver.WaitApproval {
+			return k
+		}
+		kind = k
+	}
+	return kind
+}
+
+// denied returns the ids the model gave the calls of user's recorded runs
+// on thread that were denied (by a person, or because nobody decided in
+// time): what the stored history, where such a call's answer is an error
+// like any other, does not say. Calls the model gave no id are not
+// among them.
+func (r *Recorder) denied(user, thread string) []string {
+	var ids []string
+	for _, rec := range r.list(user) {
+		rec.mu.Lock()
+		if rec.thread == thread {
+			for _, sp := range rec.spans {
+				if sp.kind == "tool" && sp.parent == 0 && sp.call != nil && sp.call.ID != "" && sp.result != nil && errorsIsDenied(sp.result) {
+					ids = append(ids, sp.call.ID)
+				}
+			}
+		}
+		rec.mu.Unlock()
+	}
+	return ids
 }
 
 // callSpan returns the span of the served run's call id.

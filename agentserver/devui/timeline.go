@@ -12,15 +12,18 @@ import (
 
 // runSummary describes a recorded run in a list.
 type runSummary struct {
-	ID         string            `json:"id"`
-	Thread     string            `json:"thread"`
-	State      agentserver.State `json:"state"`
-	Started    time.Time         `json:"started"`
-	DurationMs float64           `json:"durationMs"`
-	ModelCalls int               `json:"modelCalls"`
-	ToolCalls  int               `json:"toolCalls"`
-	Usage      usageJSON         `json:"usage"`
-	Message    string            `json:"message,omitempty"` // the new message's text, cut
+	ID     string            `json:"id"`
+	Thread string            `json:"thread"`
+	State  agentserver.State `json:"state"`
+	// WaitingFor is what a waiting run waits for: approval, when any of
+	// its calls waits for one, else browser.
+	WaitingFor agentserver.PendingKind `json:"waitingFor,omitempty"`
+	Started    time.Time               `json:"started"`
+	DurationMs float64                 `json:"durationMs"`
+	ModelCalls int                     `json:"modelCalls"`
+	ToolCalls  int                     `json:"toolCalls"`
+	Usage      usageJSON               `json:"usage"`
+	Message    string                  `json:"message,omitempty"` // the new message's text, cut
 }
 
 // timeline is a recorded run as the page draws it: every span, its
@@ -115,7 +118,7 @@ func msPtr(t, base time.Time) *float64 {
 // summary describes the run. rec.mu is held.
 func (rec *runRec) summary(now time.Time) runSummary {
 	root := rec.spans[0]
-	s := runSummary{ID: rec.id, Thread: rec.thread, State: rec.state, Started: root.start}
+	s := runSummary{ID: rec.id, Thread: rec.thread, State: rec.state, WaitingFor: rec.waitingFor(), Started: root.start}
 	end := root.end
 	if end.IsZero() {
 		end = now

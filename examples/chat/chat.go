@@ -180,6 +180,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
+		Name:   "chat",
 		Tools:  tools,
 		GenerateConfig: &genai.GenerateContentConfig{
 			SystemInstruction: genai.NewContentFromText(prompt, genai.RoleUser),

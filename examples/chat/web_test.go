@@ -97,13 +97,14 @@ func TestWeb(t *testing.T) {
 	}
 	var info struct {
 		Agent struct {
+			Name  string
 			Model string
 			Tools []struct{ Name string }
 		}
 		Recording bool
 	}
 	getJSON(t, base+"api/info", &info)
-	if info.Agent.Model != "gemini-3-offline-demo" || len(info.Agent.Tools) != 4 || !info.Recording {
+	if info.Agent.Name != "chat" || info.Agent.Model != "gemini-3-offline-demo" || len(info.Agent.Tools) != 4 || !info.Recording {
 		t.Errorf("info: %+v", info)
 	}
 }

@@ -24,8 +24,9 @@ import (
 // otherwise.
 const defaultModel = "gemini-3.5-flash"
 
-// agentName is the agent's name on its A2A card: a remote-agent tool of
-// it is called demo_agent.
+// agentName is the agent's name (agent.Config.Name: in its events, its
+// traces and a dev UI) and on its A2A card: a remote-agent tool of it is
+// called demo_agent.
 const agentName = "demo agent"
 
 const systemPrompt = "You are a helpful assistant in a web chat. Use the tools when they help: " +
@@ -79,6 +80,7 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
+		Name:   agentName,
 		Tools:  demotools.Set(),
 		GenerateConfig: &genai.GenerateContentConfig{
 			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),

@@ -34,6 +34,20 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// fill replaces parent's children with children, skipping the absent
+// ones (null, undefined, false), as el does: replaceChildren would write
+// them as text.
+function fill(parent, ...children) {
+  parent.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+}
+
+// stateLabel says where a run stands, in words: a run that waits for a
+// decision says what it waits for.
+function stateLabel(state, waitingFor) {
+  if (state !== 'waiting') return state;
+  return waitingFor === 'browser' ? 'waiting for a browser tool' : waitingFor === 'approval' ? 'waiting for approval' : 'waiting for a decision';
+}
+
 function newID(prefix) {
   const b = new Uint8Array(9);
   crypto.getRandomValues(b);
@@ -149,7 +163,7 @@ async function openChat(thread) {
   if (state.thread !== thread) return;
   if (data) {
     if (data.from > 0) box.append(el('p', { class: 'muted' }, `(${data.from} earlier contents not shown)`));
-    renderHistory(box, data.contents);
+    renderHistory(box, data.contents, data.denied);
     if (data.run) {
       if (data.run.message) renderUser(box, textOf(data.run.message));
       resume(thread);
@@ -538,30 +552,40 @@ class ToolCard {
     this.actions.hidden = false;
   }
 
-  decided(approved, reason) {
+  // settled takes away the card's buttons or form: its call is decided,
+  // or answered.
+  settled() {
+    this.actions.replaceChildren();
     this.actions.hidden = true;
+  }
+
+  decided(approved, reason) {
+    this.settled();
     if (approved) this.set('running', 'approved, running');
-    else this.set('denied', 'denied' + (reason ? ': ' + reason : ''), 'bad');
+    else this.denied(reason);
   }
 
   done(output) {
     this.ended();
-    this.actions.hidden = true;
+    this.settled();
     this.set('done', 'done');
     this.result.replaceChildren(el('div', { class: 'label' }, 'result'), el('pre', { class: 'json output' }, short(output)));
   }
 
   failed(text) {
     this.ended();
-    this.actions.hidden = true;
+    this.settled();
     this.set('error', 'error', 'bad');
     this.result.replaceChildren(el('div', { class: 'label' }, 'error'), el('pre', { class: 'json error' }, text));
   }
 
-  denied() {
+  // denied shows a call that was denied rather than run; the reason, when
+  // known, stays when the stream's tool-output-denied (which has none)
+  // follows the decision.
+  denied(reason) {
     this.ended();
-    this.actions.hidden = true;
-    this.set('denied', 'denied', 'bad');
+    this.settled();
+    if (this.state !== 'denied' || reason) this.set('denied', 'denied' + (reason ? ': ' + reason : ''), 'bad');
   }
 
   streamEnded() {
@@ -589,7 +613,10 @@ class ToolCard {
 
 // renderHistory renders stored contents as the chat shows them: the
 // user's messages, and each run's answer with its tool calls and results.
-function renderHistory(box, contents) {
+// denied are the ids of the calls that were denied (the thread route's):
+// in the contents, their answers are errors like any other.
+function renderHistory(box, contents, denied) {
+  const deniedIDs = new Set(denied || []);
   let view = null;
   for (const c of contents) {
     const parts = c.parts || [];
@@ -612,7 +639,9 @@ function renderHistory(box, contents) {
         const card = (r.id && view.cards.get(r.id)) || view.calls[i];
         if (!card) return;
         const resp = r.response || {};
-        if ('error' in resp) card.failed(typeof resp.error === 'string' ? resp.error : pretty(resp.error));
+        const text = 'error' in resp && (typeof resp.error === 'string' ? resp.error : pretty(resp.error));
+        if (text !== false && deniedIDs.has(card.id)) card.denied(text);
+        else if (text !== false) card.failed(text);
         else card.done('result' in resp ? resp.result : resp);
       });
       view.calls = [];
@@ -648,7 +677,7 @@ async function showRuns(run) {
     list.replaceChildren(...runs.map((r) => el('li', {
       class: r.id === run ? 'active' : '', 'data-run': r.id, onclick: () => go('runs/' + encodeURIComponent(r.id)),
     }, el('div', {}, r.message || r.id), el('div', { class: 'sub' },
-      `${r.state} · ${fmtMs(r.durationMs)} · ${r.modelCalls} model, ${r.toolCalls} tool calls · ${r.thread}`))));
+      `${stateLabel(r.state, r.waitingFor)} · ${fmtMs(r.durationMs)} · ${r.modelCalls} model, ${r.toolCalls} tool calls · ${r.thread}`))));
     if (runs.length === 0) {
       list.replaceChildren(el('li', { class: 'muted' }, state.info && !state.info.recording
         ? 'Runs are not recorded: give the server a devui.Recorder as Config.Observer.'
@@ -725,7 +754,7 @@ function drawTimeline(detail, tl) {
       if (!(s.wait && s.wait.to === undefined)) {
         lane.append(seg(s, 'tool' + (s.error ? ' failed' : '') + open, from, end, `${s.name}: ${fmtMs(end - from)}`));
       }
-      tokens = s.end !== undefined ? fmtMs(end - from) : 'running';
+      tokens = s.end !== undefined ? fmtMs(end - from) : s.wait && s.wait.to === undefined ? waitLabel(s.wait.kind) : 'running';
       if (s.denied) tokens = 'denied';
     } else {
       label = (s.kind === 'run' ? 'run · ' : 'agent · ') + s.name;
@@ -741,7 +770,7 @@ function drawTimeline(detail, tl) {
     el('table', { class: 'kv' },
       el('tr', {}, el('td', {}, 'conversation'), el('td', {}, el('a', { href: chatLink(tl.thread) }, tl.thread))),
       el('tr', {}, el('td', {}, 'message'), el('td', {}, tl.message || '')),
-      el('tr', {}, el('td', {}, 'state'), el('td', { id: 'run-state' }, tl.state + (tl.done && tl.done.error ? ': ' + tl.done.error.message : ''))),
+      el('tr', {}, el('td', {}, 'state'), el('td', { id: 'run-state' }, stateLabel(tl.state, tl.waitingFor) + (tl.done && tl.done.error ? ': ' + tl.done.error.message : ''))),
       el('tr', {}, el('td', {}, 'duration'), el('td', {}, fmtMs(tl.durationMs))),
       el('tr', {}, el('td', {}, 'tokens'), el('td', {}, `${fmtNum(u.input)} in · ${fmtNum(u.output)} out · ${fmtNum(u.thoughts)} thoughts · ${fmtNum(u.cached)} cached`))),
     tl.truncated ? el('p', { class: 'error-line' }, 'This run had more steps than the recorder keeps: the later ones are not shown.') : null,
@@ -753,6 +782,9 @@ function drawTimeline(detail, tl) {
   detail.replaceChildren(head, tlBox, panel);
   if (sel) spanDetail(panel, tl, sel);
 }
+
+// waitLabel says what a call that waits waits for.
+function waitLabel(kind) { return stateLabel('waiting', kind); }
 
 function niceStep(x) {
   const p = Math.pow(10, Math.floor(Math.log10(Math.max(x, 0.001))));
@@ -788,7 +820,8 @@ function spanDetail(panel, tl, s) {
       el('table', { class: 'kv' },
         el('tr', {}, el('td', {}, 'call id'), el('td', {}, s.callId || '')),
         el('tr', {}, el('td', {}, 'turn'), el('td', {}, String(s.turn + 1))),
-        el('tr', {}, el('td', {}, 'ran for'), el('td', {}, s.end !== undefined ? fmtMs(end - (s.runStart !== undefined ? s.runStart : s.start)) : 'running')),
+        el('tr', {}, el('td', {}, 'ran for'), el('td', {}, s.end !== undefined ? fmtMs(end - (s.runStart !== undefined ? s.runStart : s.start))
+          : s.wait && s.wait.to === undefined ? waitLabel(s.wait.kind) : 'running')),
         s.wait ? el('tr', {}, el('td', {}, 'waited'), el('td', {}, `${fmtMs((s.wait.to !== undefined ? s.wait.to : tl.now) - s.wait.from)} for ${s.wait.kind}` +
           (s.wait.to !== undefined ? (s.wait.expired ? ' (expired)' : s.wait.approved ? ' (approved)' : ' (denied)') : ''))) : null,
         el('tr', {}, el('td', {}, 'in parallel with'), el('td', {}, `${s.parallel} other call${s.parallel === 1 ? '' : 's'}`))),
@@ -807,9 +840,14 @@ async function showThreads(thread) {
   // the next one.
   const morePage = async (cursor) => {
     const page = await api('api/threads' + (cursor ? '?cursor=' + encodeURIComponent(cursor) : ''));
+    // A thread's run in progress is labelled with its recorded state.
+    const states = new Map();
+    if (page.threads.some((t) => t.run)) {
+      for (const r of await api('api/runs').catch(() => [])) states.set(r.id, stateLabel(r.state, r.waitingFor));
+    }
     list.append(...page.threads.map((t) => el('li', {
       class: t.id === thread ? 'active' : '', 'data-thread': t.id, onclick: () => go('threads/' + encodeURIComponent(t.id)),
-    }, el('div', {}, t.id, t.run ? el('span', { class: 'badge wait' }, ' running') : null),
+    }, el('div', {}, t.id, ' ', t.run ? el('span', { class: 'badge wait' }, states.get(t.run) || 'in progress') : null),
     el('div', { class: 'sub' }, `${t.len} contents · ${new Date(t.updated).toLocaleString()}`))));
     if (page.next) {
       const more = el('li', { class: 'muted more', onclick: () => { more.remove(); morePage(page.next).catch(fail); } }, 'More…');
@@ -832,11 +870,14 @@ async function showThreads(thread) {
     return;
   }
   const runs = await api('api/runs?thread=' + encodeURIComponent(thread)).catch(() => []);
-  detail.replaceChildren(
+  const pending = (data.run && data.run.pending) || [];
+  const waitingFor = pending.some((p) => p.kind === 'approval') ? 'approval' : pending.length > 0 ? pending[0].kind : '';
+  fill(detail,
     el('h2', {}, 'Conversation ', el('code', {}, data.id)),
     el('div', { class: 'actions' },
       el('button', { class: 'primary', id: 'continue', type: 'button', onclick: () => { state.thread = ''; go('chat/' + encodeURIComponent(data.id)); } }, 'Continue in chat'),
-      ' ', el('span', { class: 'muted' }, `${data.len} contents` + (data.run ? ` · a run is in progress (${data.run.id})` : ''))),
+      ' ', el('span', { class: 'muted' }, `${data.len} contents` +
+        (data.run ? ` · a run is ${data.run.state === 'waiting' ? stateLabel('waiting', waitingFor) : 'in progress'} (${data.run.id})` : ''))),
     runs.length > 0 ? el('p', {}, 'Recorded runs: ', ...runs.map((r) => el('a', { href: '#runs/' + encodeURIComponent(r.id), class: 'run-link' }, r.id, ' '))) : null,
     data.from > 0 ? el('p', { class: 'muted' }, `(${data.from} earlier contents not shown)`) : null,
     ...data.contents.map((c, i) => contentView(c, data.from + i)));
@@ -880,8 +921,8 @@ function showAgent() {
   const l = a.limits;
   const row = (k, v) => el('tr', {}, el('td', {}, k), el('td', {}, v));
   const sys = a.config && a.config.systemInstruction ? textOf(a.config.systemInstruction) : '';
-  detail.replaceChildren(
-    el('h2', {}, 'Agent ', el('code', { id: 'agent-name' }, a.name || '(unnamed)')),
+  fill(detail,
+    el('h2', {}, 'Agent ', el('code', { id: 'agent-name' }, a.name || '(no name: set agent.Config.Name)')),
     el('table', { class: 'kv' },
       row('model', el('code', { id: 'agent-model' }, a.model)),
       row('typed answer', a.typed ? 'yes' : 'no'),

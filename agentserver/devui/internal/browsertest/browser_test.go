@@ -193,6 +193,10 @@ type bench struct {
 	releaseSlow func()
 	emails      chan string // the recipients of send_email, as it runs
 	failOnce    atomic.Bool // the weather question's first model call fails
+	// deploy, which needs approval, runs until releaseDeploy is called.
+	deployStart   chan struct{}
+	deployDone    chan struct{}
+	releaseDeploy func()
 }
 
 type cityIn struct {
@@ -208,7 +212,7 @@ type nothing struct{}
 
 func newBench(t *testing.T) *bench {
 	b := &bench{t: t, model: fake.NewServer(), barrier: make(chan struct{}), slowStart: make(chan struct{}, 1),
-		slowDone: make(chan struct{}), emails: make(chan string, 4)}
+		slowDone: make(chan struct{}), emails: make(chan string, 4), deployStart: make(chan struct{}, 1), deployDone: make(chan struct{})}
 	weather := toolset.MustFunc("get_weather", "Current weather for a city", func(ctx context.Context, in cityIn) (map[string]any, error) {
 		if b.arrived.Add(1) == 2 {
 			close(b.barrier)
@@ -235,11 +239,20 @@ func newBench(t *testing.T) *bench {
 			return "", ctx.Err()
 		}
 	})
+	deploy := toolset.MustFunc("deploy", "Deploy the site (needs approval)", func(ctx context.Context, _ nothing) (string, error) {
+		b.deployStart <- struct{}{}
+		select {
+		case <-b.deployDone:
+			return "deployed", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
 	b.model.SetReplyFunc(b.reply)
 	b.gated = &gatedModels{Models: b.model.Client().Models}
-	a, err := agent.New(agent.Config{Name: "demo", Models: b.gated, Model: model, Tools: toolset.MustNew(weather, email, slow),
+	a, err := agent.New(agent.Config{Name: "demo", Models: b.gated, Model: model, Tools: toolset.MustNew(weather, email, slow, deploy),
 		GenerateConfig: &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText("Be brief.", genai.RoleUser)},
-		NeedsApproval:  func(c *genai.FunctionCall) bool { return c.Name == "send_email" },
+		NeedsApproval:  func(c *genai.FunctionCall) bool { return c.Name == "send_email" || c.Name == "deploy" },
 		Retry:          agent.RetryPolicy{InitialDelay: 50 * time.Millisecond, MaxDelay: 50 * time.Millisecond, Jitter: -1}})
 	if err != nil {
 		t.Fatal(err)
@@ -265,6 +278,8 @@ func newBench(t *testing.T) *bench {
 	})
 	b.releaseSlow = sync.OnceFunc(func() { close(b.slowDone) })
 	t.Cleanup(b.releaseSlow) // before the server closes, when a test fails early
+	b.releaseDeploy = sync.OnceFunc(func() { close(b.deployDone) })
+	t.Cleanup(b.releaseDeploy)
 	return b
 }
 
@@ -309,6 +324,10 @@ func (b *bench) reply(r *fake.Request) *fake.Reply {
 		return text("The email went out.")
 	case strings.Contains(q, "email"):
 		return fake.Calls(fake.Call("send_email", map[string]any{"to": "bob@example.com", "body": "Hi Bob"}))
+	case strings.Contains(q, "Deploy") && answered:
+		return text("The deployment is over.")
+	case strings.Contains(q, "Deploy"):
+		return fake.Calls(fake.Call("deploy", map[string]any{}))
 	case strings.Contains(q, "slow") && answered:
 		return text("The slow task is finished.")
 	case strings.Contains(q, "slow"):
@@ -528,7 +547,7 @@ func TestChatTimelineConversations(t *testing.T) {
 
 	// The agent.
 	run(t, ctx, "opening the agent", chromedp.Click(chromedp.CSS("#nav-agent")))
-	until(t, ctx, "the tools", `document.querySelectorAll('.tool-decl').length === 3`)
+	until(t, ctx, "the tools", `document.querySelectorAll('.tool-decl').length === 4`)
 	var agentView struct{ Model, Decl, Limits string }
 	eval(t, ctx, `({model: document.querySelector('#agent-model').textContent,
 		decl: document.querySelector('.tool-decl[data-tool=get_weather] pre').textContent,

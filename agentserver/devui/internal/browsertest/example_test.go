@@ -109,6 +109,9 @@ func TestExample(t *testing.T) {
 	run(t, ctx, "opening the timeline", chromedp.Click(chromedp.JSPath(lastAnswer+`.querySelector('.timeline-link')`)))
 	until(t, ctx, "the timeline", `document.querySelectorAll('#timeline .tl-row[data-kind=tool]').length === 2`)
 	shot(t, ctx, "example-timeline")
+	// The agent has the chat's name (agent.Config.Name).
+	run(t, ctx, "opening the agent", chromedp.Click(chromedp.CSS("#nav-agent")))
+	until(t, ctx, "the agent's name", `document.querySelector('#agent-name')?.textContent === 'chat'`)
 	stop()
 	if !strings.Contains(output.String(), "offline model") {
 		t.Errorf("the chat did not say it runs offline:\n%s", output.String())
