@@ -410,8 +410,9 @@ func (r *run) continues(resp *genai.GenerateContentResponse, err error) bool {
 // in a way a retry may mend, or ends the answer.
 func (r *run) continueAnswer(ctx context.Context, turn int, t *Turn, contents []*genai.Content,
 	config *genai.GenerateContentConfig, first *genai.GenerateContentResponse, cause error, start time.Time) (
-	resp *genai.GenerateContentResponse, _ context.Context, streamed bool, err error) {
-	c := continuation{r: r, turn: turn, t: t, contents: contents, config: config, ctx: ctx, hops: Hops{max: r.a.x.hops}}
+	*genai.GenerateContentResponse, context.Context, bool, error) {
+	c := continuation{r: r, turn: turn, contents: contents, config: config, ctx: ctx,
+		hops: Hops{max: r.a.x.hops}, attempts: t.Attempts}
 	if cut, ok := cause.(*checkpointCut); ok {
 		c.took(cut.resp, cut.err, start)
 	} else {
@@ -420,20 +421,16 @@ func (r *run) continueAnswer(ctx context.Context, turn int, t *Turn, contents []
 	for c.token != nil {
 		if c.failed != nil {
 			if err := c.wait(); err != nil {
-				return c.cut(err)
+				return c.end(t, err)
 			}
 		}
 		if err := c.call(); err != nil {
-			return c.cut(err)
+			return c.end(t, err)
 		}
 	}
-	if c.failed != nil {
-		// The last hop ended at a checkpoint that no hop may resume from.
-		return c.cut(c.failed)
-	}
-	t.Continuations = c.hops.Len() - 1
-	t.hopPrompt = c.hops.PromptTokens()
-	return c.hops.Response(), c.ctx, c.streamed, nil
+	// A last hop that ended at a checkpoint no hop may resume from ends
+	// the answer cut.
+	return c.end(t, c.failed)
 }
 
 // A continuation is the state of an answer the loop continues (see
@@ -442,10 +439,10 @@ func (r *run) continueAnswer(ctx context.Context, turn int, t *Turn, contents []
 type continuation struct {
 	r        *run
 	turn     int
-	t        *Turn
 	contents []*genai.Content
 	config   *genai.GenerateContentConfig // the turn's request, which each hop sends with its token
 	ctx      context.Context              // the context of the last call made
+	attempts int                          // the turn's model calls so far (Turn.Attempts)
 
 	hops      Hops
 	hop       int     // the hop to make next: hop 0 is the turn's first request
@@ -464,7 +461,7 @@ type continuation struct {
 func (c *continuation) took(resp *genai.GenerateContentResponse, cut error, start time.Time) {
 	c.token = c.hops.Add(resp)
 	if cut == nil {
-		c.r.hopDone(c.ctx, c.turn, c.hop, c.t.Attempts, resp, time.Since(start))
+		c.r.hopDone(c.ctx, c.turn, c.hop, c.attempts, resp, time.Since(start))
 	}
 	c.failed, c.failedHop = cut, c.hop
 	c.hop++
@@ -480,7 +477,7 @@ func (c *continuation) wait() error {
 	if !ok {
 		return c.failed
 	}
-	c.r.retryingHop(c.ctx, c.turn, c.t.Attempts, c.failedHop, c.failed, d)
+	c.r.retryingHop(c.ctx, c.turn, c.attempts, c.failedHop, c.failed, d)
 	if !sleep(c.r.ctx, d) {
 		return c.r.ctxError(c.turn)
 	}
@@ -494,10 +491,10 @@ func (c *continuation) wait() error {
 func (c *continuation) call() error {
 	r := c.r
 	config := ContinueConfig(c.config, c.token)
-	c.t.Attempts++
+	c.attempts++
 	c.ctx = r.ctx
 	if r.emitting {
-		req := &Event{Kind: EventModelRequest, Turn: c.turn, Attempt: c.t.Attempts, Hop: c.hop, Model: r.a.model,
+		req := &Event{Kind: EventModelRequest, Turn: c.turn, Attempt: c.attempts, Hop: c.hop, Model: r.a.model,
 			Contents: c.contents, Config: config, Stream: r.yield != nil}
 		c.ctx = r.startContext(r.ctx, req)
 		if !r.emit(c.ctx, req) {
@@ -527,15 +524,21 @@ func (c *continuation) call() error {
 	return nil
 }
 
-// cut ends the answer, whose next hop could not be made, for err: the turn
-// keeps the hops made, and the history their answer, when it holds no
-// function calls (they would have no answers). A failed call is reported
-// as a [*ContinuationError]; the run's context's error and ErrStopped as
-// they are.
-func (c *continuation) cut(err error) (*genai.GenerateContentResponse, context.Context, bool, error) {
-	r, t := c.r, c.t
-	resp := c.hops.Response()
-	t.Response, t.Continuations = resp, c.hops.Len()-1
+// end ends the answer and records it in t. With err nil the answer is
+// whole, or as whole as the API and Config.MaxContinuations let it be (the
+// loop then tells why it ends the run). Otherwise the next hop could not
+// be made, for err: the turn keeps the hops made, and the history their
+// answer, when it holds no function calls (they would have no answers). A
+// failed call is reported as a [*ContinuationError]; the run's context's
+// error and ErrStopped as they are.
+func (c *continuation) end(t *Turn, err error) (*genai.GenerateContentResponse, context.Context, bool, error) {
+	r, resp := c.r, c.hops.Response()
+	t.Attempts, t.Continuations = c.attempts, c.hops.Len()-1
+	if err == nil {
+		t.hopPrompt = c.hops.PromptTokens()
+		return resp, c.ctx, c.streamed, nil
+	}
+	t.Response = resp
 	t.Usage.addResponse(resp)
 	if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
 		cand := resp.Candidates[0]
