@@ -456,8 +456,8 @@ type continuation struct {
 
 // took adds the answer of the hop being made, whole or, when cut is not
 // nil, up to the checkpoint after which its call failed with cut: the
-// next hop resumes from it, after the wait that failure earns. The next
-// hop starts with retries of its own.
+// next hop, if there is one, resumes from it, after the wait that failure
+// earns. The next hop starts with retries of its own.
 func (c *continuation) took(resp *genai.GenerateContentResponse, cut error, start time.Time) {
 	c.token = c.hops.Add(resp)
 	if cut == nil {
@@ -465,7 +465,9 @@ func (c *continuation) took(resp *genai.GenerateContentResponse, cut error, star
 	}
 	c.failed, c.failedHop = cut, c.hop
 	c.hop++
-	c.retry, c.tries = retrier{policy: &c.r.a.retry, start: time.Now(), flex: c.r.a.x.flex}, 0
+	if c.token != nil {
+		c.retry, c.tries = retrier{policy: &c.r.a.retry, start: time.Now(), flex: c.r.a.x.flex}, 0
+	}
 }
 
 // wait waits out the failure of the last call before the next call of the
