@@ -3,6 +3,8 @@ package geminiinteractions
 import (
 	"container/list"
 	"crypto/sha256"
+	"encoding"
+	"hash"
 	"sync"
 
 	"google.golang.org/genai"
@@ -14,16 +16,35 @@ import (
 // stands for "not known yet", and for the empty history.
 type fingerprint [sha256.Size]byte
 
-// chain returns the running fingerprint of a history: that of the history
-// before its last content, prefix, followed by the last content's, fp.
-// A history's running fingerprint says all of it in 32 bytes, so that a
-// node holds its whole history without its ancestors, and a request is
-// checked against it with one comparison.
-func chain(prefix, fp fingerprint) fingerprint {
-	var b [2 * sha256.Size]byte
-	copy(b[:], prefix[:])
-	copy(b[sha256.Size:], fp[:])
-	return sha256.Sum256(b[:])
+// A history's running fingerprint is the SHA-256 of its contents'
+// fingerprints, in order: it says the whole history in 32 bytes, so that
+// a node holds its history without its ancestors, and a request is
+// checked against it with one comparison. fold returns the hash that
+// computes it, going on from state, the marshaled state of a fold (nil
+// for the empty history).
+func fold(state []byte) hash.Hash {
+	h := sha256.New()
+	if state != nil {
+		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+			panic("geminiinteractions: a fold's state does not unmarshal: " + err.Error()) // it came from MarshalBinary
+		}
+	}
+	return h
+}
+
+// foldState returns the marshaled state of h, a fold.
+func foldState(h hash.Hash) []byte {
+	b, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		panic("geminiinteractions: a fold's state does not marshal: " + err.Error())
+	}
+	return b
+}
+
+// foldSum returns the running fingerprint h has computed so far.
+func foldSum(h hash.Hash) (s fingerprint) {
+	h.Sum(s[:0])
+	return s
 }
 
 // An entry is one content a node keeps: the content the loop was handed
@@ -57,7 +78,7 @@ type node struct {
 	id     string
 	model  string
 	n      int         // contents in its history, its answer last
-	base   fingerprint // the running fingerprint of its history without its answer
+	base   []byte      // the state of the fold of its history without its answer, for a continuation hop's node to go on from
 	sum    fingerprint // the running fingerprint of its history
 	kept   []entry     // the contents it added to its parent's history; its answer last
 	output *genai.Content
@@ -206,7 +227,7 @@ func (c *chains) match(model string, p *request) (*node, int) {
 	for j := len(p.contents) - 2; j >= 0; j-- {
 		for _, n := range c.byOutput[p.fingerprint(j, c.known)] {
 			c.checked++
-			if n.model == model && n.n == j+1 && n.sum == p.sum(j, c.known) {
+			if n.model == model && n.n == j+1 && n.sum == foldSum(p.foldTo(j+1, c.known)) {
 				c.lru.MoveToFront(n.elem)
 				return n, j + 1
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"iter"
 	"net/http"
@@ -199,10 +200,11 @@ type request struct {
 	store    bool
 	opts     []operations.Option
 
-	steps [][]byte      // each content's steps, as a JSON array; nil until computed
-	fps   []fingerprint // each content's fingerprint; zero until known
-	sums  []fingerprint // sums[i] is the running fingerprint of contents[:i+1], for the prefixes summed so far
-	err   error         // the first error computing steps
+	steps  [][]byte      // each content's steps, as a JSON array; nil until computed
+	fps    []fingerprint // each content's fingerprint; zero until known
+	fold   hash.Hash     // the fold of contents[:folded] (see fold)
+	folded int
+	err    error // the first error computing steps
 
 	prev      *node // the interaction the request continues, nil when it sends the whole history
 	held      int   // contents[:held] are prev's history
@@ -270,20 +272,18 @@ func (p *request) fingerprint(i int, known map[*genai.Content]known) fingerprint
 	return p.fps[i]
 }
 
-// sum returns the running fingerprint of contents[:i+1] (see chain),
-// taking the contents' fingerprints as fingerprint does.
-func (p *request) sum(i int, known map[*genai.Content]known) fingerprint {
-	if p.sums == nil {
-		p.sums = make([]fingerprint, 0, len(p.contents))
+// foldTo returns the fold of contents[:n] (see fold), taking the
+// contents' fingerprints as fingerprint does. It goes on from the fold
+// before, when that fold is of fewer contents.
+func (p *request) foldTo(n int, known map[*genai.Content]known) hash.Hash {
+	if p.fold == nil || p.folded > n {
+		p.fold, p.folded = fold(nil), 0
 	}
-	for k := len(p.sums); k <= i; k++ {
-		var prefix fingerprint
-		if k > 0 {
-			prefix = p.sums[k-1]
-		}
-		p.sums = append(p.sums, chain(prefix, p.fingerprint(k, known)))
+	for ; p.folded < n; p.folded++ {
+		p.fingerprint(p.folded, known)
+		p.fold.Write(p.fps[p.folded][:])
 	}
-	return p.sums[i]
+	return p.fold
 }
 
 func (p *request) stepsOf(i int) []byte {
@@ -537,15 +537,17 @@ func (p *request) remember(id string, content *genai.Content) {
 		// The request's contents after the history it continued (all of
 		// them when it continued none), and the answer.
 		n.n = len(p.contents) + 1
-		n.base = p.sum(len(p.contents)-1, nil)
+		n.base = foldState(p.foldTo(len(p.contents), nil))
 		n.kept = make([]entry, 0, len(p.contents)-p.held+1)
 		for i := p.held; i < len(p.contents); i++ {
 			n.kept = append(n.kept, entry{ptr: p.contents[i], fp: p.fingerprint(i, nil), size: int64(len(p.stepsOf(i)))})
 		}
 		n.kept = append(n.kept, out)
 	}
-	n.sum = chain(n.base, n.kept[len(n.kept)-1].fp)
-	n.size = nodeOverhead + int64(len(n.id)+len(n.model))
+	h := fold(n.base)
+	h.Write(n.kept[len(n.kept)-1].fp[:])
+	n.sum = foldSum(h)
+	n.size = nodeOverhead + int64(len(n.id)+len(n.model)+len(n.base))
 	for _, e := range n.kept {
 		n.size += contentOverhead + e.size
 	}
