@@ -48,10 +48,10 @@ type Config struct {
 	// MaxInteractions bounds the interactions this Models remembers, to
 	// know which histories the server holds; the least recently used is
 	// forgotten first, and a history that extends none of those
-	// remembered is sent whole. Each keeps the contents it added to the history it continued
-	// (its request's new ones and its answer), never the history before
-	// them, which it knows by its length and a running fingerprint. Zero
-	// means DefaultMaxInteractions.
+	// remembered is sent whole. Each keeps the contents it added to the
+	// history it continued (its request's new ones and its answer), never
+	// the history before them, which it knows by its length and a running
+	// fingerprint. Zero means DefaultMaxInteractions.
 	MaxInteractions int
 
 	// MaxRememberedBytes bounds what the remembered interactions hold:
@@ -203,8 +203,8 @@ type request struct {
 	steps  [][]byte      // each content's steps, as a JSON array; nil until computed
 	fps    []fingerprint // each content's fingerprint; zero until known
 	fold   hash.Hash     // the fold of contents[:folded] (see fold)
-	folded int
-	err    error // the first error computing steps
+	folded int           // the contents folded
+	err    error         // the first error computing steps
 
 	prev      *node // the interaction the request continues, nil when it sends the whole history
 	held      int   // contents[:held] are prev's history
