@@ -395,85 +395,165 @@ func (r *run) continues(resp *genai.GenerateContentResponse, err error) bool {
 // continueAnswer continues the answer of turn, which the model call made
 // under ctx cut: first is its response, or the answer up to the checkpoint
 // after which the stream failed with cause. It makes each continuation hop
-// as a model call of its own, with its events and its retries, and
-// returns the hops merged, with the context of the last hop's call. When a
-// hop fails for good, the turn keeps what the hops before it made, and the
-// error is a [*ContinuationError] (or the run's context's, or ErrStopped).
+// as a model call of its own, counted in t.Attempts, with its events and
+// its retries, and returns the hops merged, the context of the last hop's
+// call, and whether any hop's content reached the Stream consumer (the
+// turn then cannot be asked again). When a hop fails for good, the turn
+// keeps what the hops before it made, and the error is a
+// [*ContinuationError] (or the run's context's, or ErrStopped).
+//
+// It runs a small state machine, one step per pass of its loop: while
+// there is a hop to make, wait out the failure of the call before it, if
+// that call failed, then make the call. A call either completes its hop
+// (which gives the token of the next, or none when the answer is whole),
+// ends at a checkpoint (the next hop resumes from it, after a wait), fails
+// in a way a retry may mend, or ends the answer.
 func (r *run) continueAnswer(ctx context.Context, turn int, t *Turn, contents []*genai.Content,
-	config *genai.GenerateContentConfig, first *genai.GenerateContentResponse, cause error, start time.Time) (*genai.GenerateContentResponse, context.Context, error) {
-	h := Hops{max: r.a.x.hops}
-	var pending error // why the request before failed: the next one is a retry
-	failed := 0       // the hop of that request
-	if c, ok := cause.(*checkpointCut); ok {
-		first, pending = c.resp, c.err
+	config *genai.GenerateContentConfig, first *genai.GenerateContentResponse, cause error, start time.Time) (
+	*genai.GenerateContentResponse, context.Context, bool, error) {
+	c := continuation{r: r, turn: turn, contents: contents, config: config, ctx: ctx,
+		hops: Hops{max: r.a.x.hops}, attempts: t.Attempts}
+	if cut, ok := cause.(*checkpointCut); ok {
+		c.took(cut.resp, cut.err, start)
+	} else {
+		c.took(first, nil, start)
 	}
-	next := h.Add(first)
-	if pending == nil {
-		r.hopDone(ctx, turn, 0, t.Attempts, first, time.Since(start))
-	}
-	for hop := 1; next != nil; hop++ {
-		hcfg := ContinueConfig(config, next)
-		rt := retrier{policy: &r.a.retry, start: time.Now(), flex: r.a.x.flex}
-		failures := 0
-		for {
-			if pending != nil {
-				failures++
-				d, ok := rt.delay(pending, failures)
-				if !ok {
-					return r.cutAnswer(t, &h, turn, next, pending)
-				}
-				r.retryingHop(ctx, turn, t.Attempts, failed, pending, d)
-				if !sleep(r.ctx, d) {
-					return r.cutAnswer(t, &h, turn, next, r.ctxError(turn))
-				}
-				pending = nil
+	for c.token != nil {
+		if c.failed != nil {
+			if err := c.wait(); err != nil {
+				return c.end(t, err)
 			}
-			t.Attempts++
-			ctx = r.ctx
-			if r.emitting {
-				req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: t.Attempts, Hop: hop, Model: r.a.model,
-					Contents: contents, Config: hcfg, Stream: r.yield != nil}
-				ctx = r.startContext(r.ctx, req)
-				if !r.emit(ctx, req) {
-					return r.cutAnswer(t, &h, turn, next, ErrStopped)
-				}
-			}
-			hopStart := time.Now()
-			resp, streamed, err := r.call(ctx, turn, contents, hcfg)
-			switch {
-			case r.stopped:
-				return r.cutAnswer(t, &h, turn, next, ErrStopped)
-			case err != nil && r.ctx.Err() != nil:
-				return r.cutAnswer(t, &h, turn, next, r.ctxError(turn))
-			case err != nil:
-				if c, ok := err.(*checkpointCut); ok {
-					// The hop ended at its checkpoint: the next resumes
-					// from it, after the wait a failure earns.
-					next, pending, failed = h.Add(c.resp), c.err, hop
-					if next == nil {
-						return r.cutAnswer(t, &h, turn, nil, c.err)
-					}
-					hop++
-					hcfg, failures = ContinueConfig(config, next), 0
-					rt = retrier{policy: &r.a.retry, start: time.Now(), flex: r.a.x.flex}
-					continue
-				}
-				if streamed {
-					// Text of this hop reached the consumer after its last
-					// checkpoint: resending would show it twice.
-					return r.cutAnswer(t, &h, turn, next, err)
-				}
-				pending, failed = err, hop
-				continue
-			}
-			next = h.Add(resp)
-			r.hopDone(ctx, turn, hop, t.Attempts, resp, time.Since(hopStart))
-			break
+		}
+		if err := c.call(); err != nil {
+			return c.end(t, err)
 		}
 	}
-	t.Continuations = h.Len() - 1
-	t.hopPrompt = h.PromptTokens()
-	return h.Response(), ctx, nil
+	// A last hop that ended at a checkpoint no hop may resume from ends
+	// the answer cut.
+	return c.end(t, c.failed)
+}
+
+// A continuation is the state of an answer the loop continues (see
+// run.continueAnswer): the hops made, merged, and the hop to make next,
+// with its token and its retries.
+type continuation struct {
+	r        *run
+	turn     int
+	contents []*genai.Content
+	config   *genai.GenerateContentConfig // the turn's request, which each hop sends with its token
+	ctx      context.Context              // the context of the last call made
+	attempts int                          // the turn's model calls so far (Turn.Attempts)
+
+	hops      Hops
+	hop       int     // the hop to make next: hop 0 is the turn's first request
+	token     []byte  // the token to send it with; nil once the answer is whole or cannot go on
+	retry     retrier // the hop's retries
+	tries     int     // the hop's calls that failed
+	failed    error   // why the last call failed, if it did: the next call is a retry
+	failedHop int     // the hop of that call
+	streamed  bool    // some hop's content reached the Stream consumer
+}
+
+// took adds the answer of the hop being made, whole or, when cut is not
+// nil, up to the checkpoint after which its call failed with cut: the
+// next hop, if there is one, resumes from it, after the wait that failure
+// earns. The next hop starts with retries of its own.
+func (c *continuation) took(resp *genai.GenerateContentResponse, cut error, start time.Time) {
+	c.token = c.hops.Add(resp)
+	if cut == nil {
+		c.r.hopDone(c.ctx, c.turn, c.hop, c.attempts, resp, time.Since(start))
+	}
+	c.failed, c.failedHop = cut, c.hop
+	c.hop++
+	if c.token != nil {
+		c.retry, c.tries = retrier{policy: &c.r.a.retry, start: time.Now(), flex: c.r.a.x.flex}, 0
+	}
+}
+
+// wait waits out the failure of the last call before the next call of the
+// hop, and returns why there is none: the failure, when the retry policy
+// does not retry it, or the end of the run.
+func (c *continuation) wait() error {
+	c.tries++
+	d, ok := c.retry.delay(c.failed, c.tries)
+	if !ok {
+		return c.failed
+	}
+	c.r.retryingHop(c.ctx, c.turn, c.attempts, c.failedHop, c.failed, d)
+	if !sleep(c.r.ctx, d) {
+		return c.r.ctxError(c.turn)
+	}
+	c.failed = nil
+	return nil
+}
+
+// call makes a call of the hop, and returns why the answer ends there, if
+// it does. A call that fails in a way a retry may mend leaves its error in
+// c.failed.
+func (c *continuation) call() error {
+	r := c.r
+	config := ContinueConfig(c.config, c.token)
+	c.attempts++
+	c.ctx = r.ctx
+	if r.emitting {
+		req := &Event{Kind: EventModelRequest, Turn: c.turn, Attempt: c.attempts, Hop: c.hop, Model: r.a.model,
+			Contents: c.contents, Config: config, Stream: r.yield != nil}
+		c.ctx = r.startContext(r.ctx, req)
+		if !r.emit(c.ctx, req) {
+			return ErrStopped
+		}
+	}
+	start := time.Now()
+	resp, streamed, err := r.call(c.ctx, c.turn, c.contents, config)
+	c.streamed = c.streamed || streamed
+	cut, _ := err.(*checkpointCut)
+	switch {
+	case r.stopped:
+		return ErrStopped
+	case err != nil && r.ctx.Err() != nil:
+		return r.ctxError(c.turn)
+	case cut != nil:
+		c.took(cut.resp, cut.err, start)
+	case err != nil && streamed:
+		// Text of this hop reached the consumer after its last
+		// checkpoint: resending would show it twice.
+		return err
+	case err != nil:
+		c.failed, c.failedHop = err, c.hop
+	default:
+		c.took(resp, nil, start)
+	}
+	return nil
+}
+
+// end ends the answer and records it in t. With err nil the answer is
+// whole, or as whole as the API and Config.MaxContinuations let it be (the
+// loop then tells why it ends the run). Otherwise the next hop could not
+// be made, for err: the turn keeps the hops made, and the history their
+// answer, when it holds no function calls (they would have no answers). A
+// failed call is reported as a [*ContinuationError]; the run's context's
+// error and ErrStopped as they are.
+func (c *continuation) end(t *Turn, err error) (*genai.GenerateContentResponse, context.Context, bool, error) {
+	r, resp := c.r, c.hops.Response()
+	t.Attempts, t.Continuations = c.attempts, c.hops.Len()-1
+	if err == nil {
+		t.hopPrompt = c.hops.PromptTokens()
+		return resp, c.ctx, c.streamed, nil
+	}
+	t.Response = resp
+	t.Usage.addResponse(resp)
+	if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
+		cand := resp.Candidates[0]
+		t.FinishReason = cand.FinishReason
+		if cand.Content != nil && len(cand.Content.Parts) > 0 && len(functionCalls(cand.Content)) == 0 {
+			r.add(cand.Content)
+		}
+	}
+	if err == ErrStopped || r.ctx.Err() != nil {
+		return resp, r.ctx, c.streamed, err
+	}
+	return resp, r.ctx, c.streamed, &ContinuationError{Turn: c.turn, Continuations: t.Continuations, Response: resp, Token: c.token,
+		Err: &ModelError{Turn: c.turn, Attempts: t.Attempts, Err: err}}
 }
 
 // hopDone reports a hop of a continued answer that is complete.
@@ -489,29 +569,6 @@ func (r *run) hopDone(ctx context.Context, turn, hop, attempt int, resp *genai.G
 	u.addResponse(resp)
 	r.emit(ctx, &Event{Kind: EventHop, Turn: turn, Hop: hop, Attempt: attempt, Response: resp, Usage: u,
 		FinishReason: reason, Duration: d})
-}
-
-// cutAnswer ends a continued answer whose next hop, to be sent with
-// token, could not be made, for err: the turn keeps the hops made, and
-// the history their answer, when it holds no function calls (they would
-// have no answers). A failed call is reported as a [*ContinuationError];
-// the run's context's error and ErrStopped as they are.
-func (r *run) cutAnswer(t *Turn, h *Hops, turn int, token []byte, err error) (*genai.GenerateContentResponse, context.Context, error) {
-	resp := h.Response()
-	t.Response, t.Continuations = resp, h.Len()-1
-	t.Usage.addResponse(resp)
-	if len(resp.Candidates) > 0 && resp.Candidates[0] != nil {
-		c := resp.Candidates[0]
-		t.FinishReason = c.FinishReason
-		if c.Content != nil && len(c.Content.Parts) > 0 && len(functionCalls(c.Content)) == 0 {
-			r.add(c.Content)
-		}
-	}
-	if err == ErrStopped || r.ctx.Err() != nil {
-		return resp, r.ctx, err
-	}
-	return resp, r.ctx, &ContinuationError{Turn: turn, Continuations: t.Continuations, Response: resp, Token: token,
-		Err: &ModelError{Turn: turn, Attempts: t.Attempts, Err: err}}
 }
 
 // retryingHop reports a retry of hop of the model call of turn about to

@@ -426,3 +426,80 @@ func TestContinuationTokenInConfigRefused(t *testing.T) {
 		t.Errorf("New() = %v, want the token refused", err)
 	}
 }
+
+// Turn.Attempts counts every model call of the turn, continuation hops
+// included, whatever comes after them: here an answer of two hops that
+// ends malformed is asked again, and the second answer takes two hops
+// too. Every request is a model call of its own, numbered in its
+// EventModelRequest, and the count is what eval's ModelCalls and the
+// traces read. Before, the re-ask reset the count to the loop's own
+// attempt number, dropping the first answer's hops: 3 attempts for 4
+// calls, and two requests numbered 2.
+func TestAttemptsCountHopsBeforeReask(t *testing.T) {
+	srv := newServer(t)
+	log := &eventLog{}
+	a := newAgent(t, srv, nil, func(c *agent.Config) { c.Observer = log })
+	srv.Enqueue(fake.Hops(fake.Text("Part one. "), fake.Finish(genai.FinishReasonMalformedFunctionCall))...)
+	srv.Enqueue(fake.Hops(fake.Text("Asked again. "), fake.Text("Done."))...)
+	res, err := a.Run(context.Background(), user("go"))
+	if err != nil || res.Text != "Asked again. Done." {
+		t.Fatalf("Run() = %q, %v; want the second answer", res.Text, err)
+	}
+	calls := len(srv.Requests())
+	if calls != 4 {
+		t.Fatalf("%d requests, want 2 hops, a re-ask and its 2 hops", calls)
+	}
+	if tn := res.Turns[0]; tn.Attempts != calls || tn.Continuations != 1 {
+		t.Errorf("turn 0: %d attempts, %d continuations; want %d (every request) and 1", tn.Attempts, tn.Continuations, calls)
+	}
+	var numbers []int
+	for _, e := range log.of(agent.EventModelRequest) {
+		numbers = append(numbers, e.Attempt)
+	}
+	if want := []int{1, 2, 3, 4}; !slices.Equal(numbers, want) {
+		t.Errorf("EventModelRequest attempts %v, want %v", numbers, want)
+	}
+	if r := log.of(agent.EventRetry); len(r) != 1 || r[0].Attempt != 2 {
+		for _, e := range r {
+			t.Errorf("retry after attempt %d (%v)", e.Attempt, e.Err)
+		}
+		t.Errorf("%d retries, want the re-ask after attempt 2", len(r))
+	}
+}
+
+// An answer the loop continued and that then stops the run (here for
+// safety) reports every call made in its StopError. Before, it reported
+// the first hop's only.
+func TestStopAfterHopsCountsAttempts(t *testing.T) {
+	srv := newServer(t)
+	a := newAgent(t, srv, nil)
+	srv.Enqueue(fake.Hops(fake.Text("Part one. "), fake.Text("Part two. "), fake.Finish(genai.FinishReasonSafety))...)
+	res, err := a.Run(context.Background(), user("go"))
+	var stop *agent.StopError
+	if !errors.As(err, &stop) || !errors.Is(err, agent.ErrUnsafe) {
+		t.Fatalf("Run() error %v, want ErrUnsafe", err)
+	}
+	if stop.Attempts != 3 || res.Turns[0].Attempts != 3 {
+		t.Errorf("StopError.Attempts %d, Turn.Attempts %d; want the 3 requests made", stop.Attempts, res.Turns[0].Attempts)
+	}
+}
+
+// With Stream, an answer whose text was yielded is never asked again, the
+// text of a later hop included: here the first hop has no content and the
+// second yields its text, then ends malformed. Before, only the first
+// hop's call counted as streamed: the turn was asked again and the
+// consumer saw the refused answer's text, then the new one's.
+func TestStreamedHopNotAskedAgain(t *testing.T) {
+	srv := newServer(t)
+	a := newAgent(t, srv, nil)
+	srv.Enqueue(fake.Hops(fake.Finish(""), fake.Text("Shown. ").WithFinishReason(genai.FinishReasonMalformedFunctionCall, ""))...)
+	srv.Enqueue(fake.Text("Never asked for."))
+	var got strings.Builder
+	_, err := runStreaming(a, true, user("go"), &got)
+	if !errors.Is(err, agent.ErrMalformedCall) || len(srv.Requests()) != 2 {
+		t.Errorf("error %v after %d requests; want ErrMalformedCall after the 2 hops, not asked again", err, len(srv.Requests()))
+	}
+	if got.String() != "Shown. " {
+		t.Errorf("yielded %q, want the second hop's text only", got.String())
+	}
+}

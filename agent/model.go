@@ -14,9 +14,10 @@ import (
 // reason, so what arrived is incomplete (genai's own Chat drops such turns).
 var errStreamCut = errors.New("agent: stream ended before the model finished (no finish reason)")
 
-// modelTurn makes the model call of one turn, with its retries and re-asks,
-// and fills in t with the response. On failure t holds the last response
-// received, if any.
+// modelTurn makes the model call of one turn, with its retries, re-asks
+// and continuation hops, and fills in t with the response; t.Attempts
+// counts every call made. On failure t holds the last response received,
+// if any.
 func (r *run) modelTurn(turn int, t *Turn) error {
 	contents, err := r.contents(turn)
 	if err != nil {
@@ -31,12 +32,13 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 	}
 	start := time.Now()
 	rt := retrier{policy: &r.a.retry, start: start, flex: r.a.x.flex}
-	reasks := 0
-	for attempt := 1; ; attempt++ {
-		t.Attempts = attempt
+	tries, reasks := 0, 0 // the calls of the turn's first request, which its retries are bounded by
+	for {
+		t.Attempts++
+		tries++
 		ctx := r.ctx
 		if r.emitting {
-			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: attempt, Model: r.a.model, Contents: contents, Config: config, Stream: r.yield != nil}
+			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: t.Attempts, Model: r.a.model, Contents: contents, Config: config, Stream: r.yield != nil}
 			ctx = r.startContext(r.ctx, req)
 			if !r.emit(ctx, req) {
 				return ErrStopped
@@ -47,7 +49,9 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 		resp, streamed, err := r.call(ctx, turn, contents, config)
 		if r.a.x.hops > 0 && r.continues(resp, err) {
 			// The API cut the answer: the loop continues it (continuation.go).
-			resp, ctx, err = r.continueAnswer(ctx, turn, t, contents, config, resp, err, start)
+			var hopStreamed bool
+			resp, ctx, hopStreamed, err = r.continueAnswer(ctx, turn, t, contents, config, resp, err, start)
+			streamed = streamed || hopStreamed
 			if err != nil {
 				t.Latency = time.Since(start)
 				return err
@@ -61,11 +65,11 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 			if r.ctx.Err() != nil {
 				return r.ctxError(turn)
 			}
-			d, ok := rt.delay(err, attempt)
+			d, ok := rt.delay(err, tries)
 			if !ok || streamed {
-				return &ModelError{Turn: turn, Attempts: attempt, Err: err}
+				return &ModelError{Turn: turn, Attempts: t.Attempts, Err: err}
 			}
-			r.retrying(ctx, turn, attempt, err, d)
+			r.retrying(ctx, turn, t.Attempts, err, d)
 			if !sleep(r.ctx, d) {
 				t.Latency = time.Since(start)
 				return r.ctxError(turn)
@@ -81,11 +85,11 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 			t.FinishReason = resp.Candidates[0].FinishReason
 		}
 		if stop, reask := check(resp); stop != nil {
-			stop.Turn, stop.Attempts = turn, attempt
+			stop.Turn, stop.Attempts = turn, t.Attempts
 			if reask && reasks < r.a.retry.MaxReasks && !streamed {
 				reasks++
 				t.Continuations, t.hopPrompt = 0, 0
-				r.retrying(ctx, turn, attempt, stop, 0)
+				r.retrying(ctx, turn, t.Attempts, stop, 0)
 				continue
 			}
 			return stop

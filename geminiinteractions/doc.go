@@ -30,9 +30,21 @@
 // conversation; one whose history this Models did not create (after a
 // restart, in another process or on another worker, for a conversation
 // stored before); one whose history a HistoryFunc changed (a trim, a
-// summary: see package history), which only a whole history can say. The
-// interactions it creates are remembered, up to Config.MaxInteractions, to
-// know the chains; a history that extends a forgotten one is sent whole.
+// summary: see package history), which only a whole history can say.
+//
+// The interactions it creates are remembered, to know the chains: up to
+// Config.MaxInteractions of them (4096), holding up to
+// Config.MaxRememberedBytes (64 MiB, counted as that field says), the
+// least recently used forgotten first; a history that extends none of
+// the interactions remembered is sent whole. Each keeps only the contents it added to the history
+// it continued (its request's new contents and its answer), and knows
+// that history by its length and a running fingerprint (SHA-256 over its
+// contents' fingerprints, in order): what a remembered interaction holds
+// is its own, never the conversation before it, and a conversation whose
+// older interactions were forgotten still continues from its newest. A
+// call checks its history against an interaction it may continue with one
+// comparison, never walking the chain; it still looks at each content of
+// its history once, to fold its fingerprint into the running one.
 //
 // Contents become steps as the API takes them: a user content user_input
 // and function_result steps (a function's response as its JSON text); a
@@ -41,10 +53,11 @@
 // calls, and the built-in steps it came with. Contents are recognized by
 // what they say to the API (their steps' canonical JSON), so a history
 // read back from a session store continues
-// the server's chain; and by address first, so that the common case costs
-// no hashing. A content changed in place after a run used it, keeping its
-// address, is taken as unchanged: agent's rule already forbids it; a
-// changed content must be a new one.
+// the server's chain; and by address first (a content a remembered
+// interaction keeps), so that the common case computes the steps of the
+// new contents only. A content changed in place after a run used it,
+// keeping its address, is taken as unchanged: agent's rule already forbids
+// it; a changed content must be a new one.
 //
 // Correctness never depends on the server still holding an interaction:
 // when a call's previous_interaction_id is unknown (expired, deleted), the

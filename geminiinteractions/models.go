@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"iter"
 	"net/http"
@@ -28,13 +29,15 @@ const API = "interactions"
 
 // Defaults of the Config fields whose zero value means "the default".
 const (
-	DefaultMaxInteractions = 4096
-	DefaultStreamResumes   = 3
+	DefaultMaxInteractions    = 4096
+	DefaultMaxRememberedBytes = 64 << 20
+	DefaultStreamResumes      = 3
 )
 
 // Config configures a [Models]. Its zero value keeps the conversation on
-// the server, remembers DefaultMaxInteractions interactions, and resumes a
-// cut stream DefaultStreamResumes times.
+// the server, remembers up to DefaultMaxInteractions interactions holding
+// up to DefaultMaxRememberedBytes, and resumes a cut stream
+// DefaultStreamResumes times.
 type Config struct {
 	// Stateless sends every request with store: false: the API keeps
 	// nothing (for data that must not stay at Google), so every request
@@ -44,11 +47,23 @@ type Config struct {
 
 	// MaxInteractions bounds the interactions this Models remembers, to
 	// know which histories the server holds; the least recently used is
-	// forgotten first, and a history that extends a forgotten one is sent
-	// whole. Each keeps the contents it added (its request's new ones and
-	// its answer) in memory, with a 32-byte fingerprint each. Zero means
-	// DefaultMaxInteractions.
+	// forgotten first, and a history that extends none of those
+	// remembered is sent whole. Each keeps the contents it added to the
+	// history it continued (its request's new ones and its answer), never
+	// the history before them, which it knows by its length and a running
+	// fingerprint. Zero means DefaultMaxInteractions.
 	MaxInteractions int
+
+	// MaxRememberedBytes bounds what the remembered interactions hold:
+	// the JSON size of the steps of the contents each keeps, plus 512
+	// bytes per content and per interaction for the Go values around them
+	// and the indexes that find them. For text, the memory they take
+	// measured 0.7 (short messages) to 1.05 (4 KiB) times that count; for
+	// inline media, whose JSON is base64, less. The least recently used
+	// interactions are forgotten until they fit; one that alone holds
+	// more is not remembered. Zero means DefaultMaxRememberedBytes
+	// (64 MiB).
+	MaxRememberedBytes int64
 
 	// StreamResumes bounds how many times one streamed call whose
 	// connection broke is resumed from its last event (GET
@@ -77,13 +92,16 @@ func New(client *genai.Client, cfg Config) *Models {
 	if cfg.MaxInteractions <= 0 {
 		cfg.MaxInteractions = DefaultMaxInteractions
 	}
+	if cfg.MaxRememberedBytes <= 0 {
+		cfg.MaxRememberedBytes = DefaultMaxRememberedBytes
+	}
 	switch {
 	case cfg.StreamResumes == 0:
 		cfg.StreamResumes = DefaultStreamResumes
 	case cfg.StreamResumes < 0:
 		cfg.StreamResumes = 0
 	}
-	return &Models{client: client, ix: client.Interactions, cfg: cfg, chains: newChains(cfg.MaxInteractions)}
+	return &Models{client: client, ix: client.Interactions, cfg: cfg, chains: newChains(cfg.MaxInteractions, cfg.MaxRememberedBytes)}
 }
 
 // API returns [API]: the Models speaks the Interactions API.
@@ -118,6 +136,11 @@ type Stats struct {
 	Resumes int64
 	// InputBytes sums the JSON size of the input steps sent.
 	InputBytes int64
+	// Remembered is the number of interactions remembered now, and
+	// RememberedBytes what they hold, as Config.MaxRememberedBytes
+	// counts it.
+	Remembered      int
+	RememberedBytes int64
 }
 
 type stats struct {
@@ -127,8 +150,10 @@ type stats struct {
 // Stats returns the counts so far.
 func (m *Models) Stats() Stats {
 	s := &m.stats
+	n, bytes := m.chains.held()
 	return Stats{Requests: s.requests.Load(), Chained: s.chained.Load(), Whole: s.whole.Load(),
-		Fallbacks: s.fallbacks.Load(), Resumes: s.resumes.Load(), InputBytes: s.inputBytes.Load()}
+		Fallbacks: s.fallbacks.Load(), Resumes: s.resumes.Load(), InputBytes: s.inputBytes.Load(),
+		Remembered: n, RememberedBytes: bytes}
 }
 
 // GenerateContent creates one interaction that continues contents and
@@ -175,9 +200,11 @@ type request struct {
 	store    bool
 	opts     []operations.Option
 
-	steps [][]byte      // each content's steps, as a JSON array; nil until computed
-	fps   []fingerprint // each content's fingerprint, once steps[i] is computed
-	err   error         // the first error computing steps
+	steps  [][]byte      // each content's steps, as a JSON array; nil until computed
+	fps    []fingerprint // each content's fingerprint; zero until known
+	fold   hash.Hash     // the fold of contents[:folded] (see fold)
+	folded int           // the contents folded
+	err    error         // the first error computing steps
 
 	prev      *node // the interaction the request continues, nil when it sends the whole history
 	held      int   // contents[:held] are prev's history
@@ -224,7 +251,7 @@ func (m *Models) plan(model string, contents []*genai.Content, config *genai.Gen
 		return nil, errors.New("geminiinteractions: no contents to send")
 	}
 	if p.store && p.tokenFrom == nil {
-		p.prev, p.held = m.chains.match(model, contents, p.fingerprint)
+		p.prev, p.held = m.chains.match(model, p)
 	}
 	if p.err != nil {
 		return nil, p.err
@@ -232,12 +259,31 @@ func (m *Models) plan(model string, contents []*genai.Content, config *genai.Gen
 	return p, nil
 }
 
-// fingerprint returns the fingerprint of contents[i], computing its steps.
-func (p *request) fingerprint(i int) fingerprint {
-	if p.steps[i] == nil {
-		p.stepsOf(i)
+// fingerprint returns the fingerprint of contents[i]: the one known for
+// its address, if any (known may be nil), or else its steps'.
+func (p *request) fingerprint(i int, known map[*genai.Content]known) fingerprint {
+	if p.fps[i] == (fingerprint{}) {
+		if k, ok := known[p.contents[i]]; ok {
+			p.fps[i] = k.fp
+		} else {
+			p.stepsOf(i)
+		}
 	}
 	return p.fps[i]
+}
+
+// foldTo returns the fold of contents[:n] (see fold), taking the
+// contents' fingerprints as fingerprint does. It goes on from the fold
+// before, when that fold is of fewer contents.
+func (p *request) foldTo(n int, known map[*genai.Content]known) hash.Hash {
+	if p.fold == nil || p.folded > n {
+		p.fold, p.folded = fold(nil), 0
+	}
+	for ; p.folded < n; p.folded++ {
+		p.fingerprint(p.folded, known)
+		p.fold.Write(p.fps[p.folded][:])
+	}
+	return p.fold
 }
 
 func (p *request) stepsOf(i int) []byte {
@@ -466,11 +512,10 @@ func (p *request) remember(id string, content *genai.Content) {
 	if !p.store || id == "" || content == nil {
 		return
 	}
-	steps, err := iw.Steps(content)
-	if err != nil {
+	out, ok := entryOf(content)
+	if !ok {
 		return
 	}
-	out := entry{ptr: content, fp: sha256.Sum256(iw.AppendJSON(nil, steps))}
 	n := &node{id: id, model: p.model, output: content}
 	switch {
 	case p.tokenFrom != nil && p.tokenFrom.foreign:
@@ -481,30 +526,43 @@ func (p *request) remember(id string, content *genai.Content) {
 		// content.
 		from := p.tokenFrom
 		joined := &genai.Content{Role: genai.RoleModel, Parts: append(append([]*genai.Part(nil), from.output.Parts...), content.Parts...)}
-		steps, err := iw.Steps(joined)
-		if err != nil {
+		e, ok := entryOf(joined)
+		if !ok {
 			return
 		}
-		n.parent, n.output = from.parent, joined
-		n.added = append(append([]entry(nil), from.added[:len(from.added)-1]...), entry{fp: sha256.Sum256(iw.AppendJSON(nil, steps))})
-		n.n = from.n
-	case p.prev != nil:
-		n.parent, n.n = p.prev, len(p.contents)+1
-		n.added = p.entries(p.held, out)
+		e.ptr = nil // the loop's joined content is another
+		n.n, n.base, n.output = from.n, from.base, joined
+		n.kept = append(from.kept[:len(from.kept)-1:len(from.kept)-1], e)
 	default:
+		// The request's contents after the history it continued (all of
+		// them when it continued none), and the answer.
 		n.n = len(p.contents) + 1
-		n.added = p.entries(0, out)
+		n.base = foldState(p.foldTo(len(p.contents), nil))
+		n.kept = make([]entry, 0, len(p.contents)-p.held+1)
+		for i := p.held; i < len(p.contents); i++ {
+			n.kept = append(n.kept, entry{ptr: p.contents[i], fp: p.fingerprint(i, nil), size: int64(len(p.stepsOf(i)))})
+		}
+		n.kept = append(n.kept, out)
+	}
+	h := fold(n.base)
+	h.Write(n.kept[len(n.kept)-1].fp[:])
+	n.sum = foldSum(h)
+	n.size = nodeOverhead + int64(len(n.id)+len(n.model)+len(n.base))
+	for _, e := range n.kept {
+		n.size += contentOverhead + e.size
 	}
 	p.m.chains.add(n)
 }
 
-// entries returns the entries of contents[from:], and out.
-func (p *request) entries(from int, out entry) []entry {
-	es := make([]entry, 0, len(p.contents)-from+1)
-	for i := from; i < len(p.contents); i++ {
-		es = append(es, entry{ptr: p.contents[i], fp: p.fingerprint(i)})
+// entryOf returns the entry of content c: its fingerprint and the size of
+// its steps' JSON; false when c makes no steps.
+func entryOf(c *genai.Content) (entry, bool) {
+	steps, err := iw.Steps(c)
+	if err != nil {
+		return entry{}, false
 	}
-	return append(es, out)
+	b := iw.AppendJSON(nil, steps)
+	return entry{ptr: c, fp: sha256.Sum256(b), size: int64(len(b))}, true
 }
 
 // A continuation token in genai's types holds the interaction that issued
