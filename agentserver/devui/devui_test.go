@@ -455,6 +455,14 @@ func TestOtherUsersAreNotFound(t *testing.T) {
 			t.Errorf("%s: bob on alice's: %d %s; alice on none: %d %s", path, bobStatus, bobBody, noneStatus, noneBody)
 		}
 	}
+	// The chat page asks with ?missing=empty: a new thread, and another
+	// user's, are the same empty thread, not an error.
+	bobStatus, bobBody := e.do("GET", "/api/threads/t1?missing=empty", "bob", "", "")
+	noneStatus, noneBody := e.do("GET", "/api/threads/nope?missing=empty", "alice", "", "")
+	if bobStatus != http.StatusOK || noneStatus != http.StatusOK || bobBody != strings.ReplaceAll(noneBody, "nope", "t1") ||
+		strings.Contains(bobBody, "functionCall") {
+		t.Errorf("missing=empty: bob on alice's: %d %s; alice on none: %d %s", bobStatus, bobBody, noneStatus, noneBody)
+	}
 	var runs []runSummary
 	e.get("/api/runs", "bob", &runs)
 	if len(runs) != 0 {

@@ -63,7 +63,8 @@
 //
 //	GET  api/info                     the agent and the server's limits
 //	GET  api/threads[?limit=N&cursor=C]  a page of the user's threads, {"threads":[…],"next":C}
-//	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer), its denied calls, its run in progress
+//	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer), its denied calls, its run in progress;
+//	                                  404 for a thread that does not exist, an empty one with ?missing=empty
 //	GET  api/runs[?thread=id]         the user's recorded runs, the latest first
 //	GET  api/runs/{id}                a run's timeline
 //	GET  api/runs/{id}/calls/{span}   a model call's request and response

@@ -154,10 +154,10 @@ async function openChat(thread) {
   box.replaceChildren();
   let data = null;
   try {
-    // A thread the server does not know (404) is a new one.
-    data = await api('api/threads/' + encodeURIComponent(thread));
+    // A thread the server does not know is a new one: empty.
+    data = await api('api/threads/' + encodeURIComponent(thread) + '?missing=empty');
   } catch (err) {
-    if (err.status !== 404) fail(err);
+    fail(err);
   }
   if (state.opening === thread) state.opening = '';
   if (state.thread !== thread) return;
