@@ -83,7 +83,7 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	}
 	h := &handler{s: s, url: u, logger: s.Config().Logger}
 	h.card = deriveCard(s, opts)
-	return h
+	return s.CORS(h)
 }
 
 type handler struct {

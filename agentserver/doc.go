@@ -110,6 +110,29 @@
 // readers at a time (its streams, resumed ones included; 429 beyond), and
 // a reader that stops reading is dropped after Config.WriteTimeout.
 //
+// # Pages of other origins
+//
+// A page of another origin (a Vite dev server on another port, an app on
+// another host) calls the server once Config.AllowedOrigins lists its
+// origin: every protocol handler is wrapped in [Server.CORS], which
+// answers the browser's preflights and tells it the page may read the
+// answers. A listed origin is trusted as the server's own pages are: its
+// requests carry the user's cookies (fetch with credentials: "include";
+// the answer echoes the origin, with Access-Control-Allow-Credentials,
+// never "*"), so a page there acts as the user, and a cookie that
+// Authenticate reads must be SameSite=None; Secure for an origin of
+// another site (localhost:5173 and localhost:8080 are the same site). "*"
+// allows every origin without credentials, and so only requests that
+// carry their own credentials (an Authorization header): it needs
+// Authenticate, since an anonymous server would take every site's runs.
+// The CSRF defence stays what it was, for listed origins and others: a
+// request of an origin that is not listed gets no CORS header, and what
+// a page may send without a preflight (a form, text/plain, a GET) either
+// changes nothing or is refused as a body that is not JSON (415) before
+// anything runs; a route that changes something without a body takes a
+// method no form can send (DELETE, which is preflighted). The DNS
+// rebinding check of an anonymous server applies whatever the origin.
+//
 // # Observing
 //
 // Runs are ordinary agent runs: the agent's Observer and Config.Observer

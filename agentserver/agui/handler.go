@@ -18,7 +18,7 @@ import (
 //	http.Handle("/agui", h)
 //	http.Handle("/agui/", h)
 func Handler(s *agentserver.Server) http.Handler {
-	return &handler{s: s, model: s.Agent().Steps().Model()}
+	return s.CORS(&handler{s: s, model: s.Agent().Steps().Model()})
 }
 
 type handler struct {

@@ -17,7 +17,7 @@ import (
 //	http.Handle("/api/chat", h)
 //	http.Handle("/api/chat/", h)
 func Handler(s *agentserver.Server) http.Handler {
-	return &handler{s: s}
+	return s.CORS(&handler{s: s})
 }
 
 type handler struct{ s *agentserver.Server }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/a2aagent"
@@ -38,10 +39,25 @@ type options struct {
 	model   string // with an API key
 	apiKey  string // empty: the offline model
 	db      string // the SQLite file of the threads; empty: memory
+	cors    originList
 
 	// models, when set, replaces both the API and the offline model
 	// (tests script the fake with it).
 	models agent.Models
+}
+
+// originList is the -cors flag: origins, repeated or comma-separated.
+type originList []string
+
+func (l *originList) String() string { return strings.Join(*l, ",") }
+
+func (l *originList) Set(s string) error {
+	for o := range strings.SplitSeq(s, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			*l = append(*l, o)
+		}
+	}
+	return nil
 }
 
 // app is the served agent: its server and its routes.
@@ -103,7 +119,7 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 		store = db
 		a.closers = append(a.closers, db)
 	}
-	a.srv, err = agentserver.New(agentserver.Config{Agent: ag, Store: store, Logger: logger})
+	a.srv, err = agentserver.New(agentserver.Config{Agent: ag, Store: store, Logger: logger, AllowedOrigins: opts.cors})
 	if err != nil {
 		a.close()
 		return nil, err

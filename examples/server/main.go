@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file]
+//	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file] [-cors origin]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // without one it runs on the built-in offline model (an in-process fake of
@@ -18,6 +18,9 @@
 // request carries the decision. Threads are kept in memory, or with -db in
 // a SQLite file. Every request is the one local user: the server is meant
 // for localhost (see agentserver.Config.Authenticate to serve users).
+// With -cors http://localhost:5173 (repeated, or origins separated by
+// commas) the pages of those origins, such as a Vite dev server's, may
+// call it (agentserver.Config.AllowedOrigins).
 //
 //	curl -N localhost:8080/api/chat -H 'content-type: application/json' \
 //	  -d '{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is the weather in Paris?"}]}]}'
@@ -52,8 +55,9 @@ func main() {
 	flag.BoolVar(&opts.approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file` (default: in memory)")
+	flag.Var(&opts.cors, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file] [-cors origin]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
 			"GET /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
 			"GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")

@@ -209,3 +209,39 @@ func TestShutdownWithRunWaiting(t *testing.T) {
 		t.Fatal("the server did not shut down")
 	}
 }
+
+// -cors lets a dev server's pages call both protocols: the browser's
+// preflight is answered, and the stream is the page's to read.
+func TestServerCORS(t *testing.T) {
+	var cors originList
+	cors.Set("http://localhost:5173, http://127.0.0.1:5173")
+	url := start(t, options{cors: cors})
+	for _, path := range []string{"/api/chat", "/api/chat/c1/stream", "/agui", "/agui/connect"} {
+		req, _ := http.NewRequest(http.MethodOptions, url+path, nil)
+		req.Header.Set("Origin", "http://127.0.0.1:5173")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://127.0.0.1:5173" ||
+			resp.Header.Get("Access-Control-Allow-Headers") != "content-type" {
+			t.Errorf("preflight of %s = %d %v", path, resp.StatusCode, resp.Header)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/chat", strings.NewReader(
+		`{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is (12+7)*3?"}]}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "http://localhost:5173")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" || !strings.Contains(string(body), `"result":"57"`) {
+		t.Errorf("POST /api/chat from the dev server: %v\n%s", resp.Header, body)
+	}
+}
