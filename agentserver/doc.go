@@ -31,7 +31,9 @@
 // A thread has one run at a time. A run is the agent's Stream on the
 // thread's history and the new message, on a goroutine of the server's
 // (not of the request that started it), saved by session.Stream: a client
-// that goes away does not lose the answer. A second request on a busy
+// that goes away does not lose the answer, and does not stop the run (a
+// reload resumes it); [Server.CancelThread], each protocol's cancel
+// route, does. A second request on a busy
 // thread is refused with ErrBusy (409), unless it decides calls the run
 // waits for.
 //
@@ -142,7 +144,8 @@
 // gen_ai.conversation.id. [Server.Run] describes a run by id (its state,
 // the calls it waits for, how it ended: text, typed answer, usage),
 // [Server.Current] a thread's run in progress, [Server.Attach] reads a
-// run's log from an offset, [Server.Cancel] stops it, [Server.Threads]
+// run's log from an offset, [Server.Cancel] stops it ([Server.CancelThread]
+// stops a thread's run and waits for its end), [Server.Threads]
 // and [Server.History] list a user's threads and read one: the Go API a
 // development UI or another protocol builds on. Threads lists the store's
 // conversations and keeps the user's: a store with very many

@@ -44,6 +44,29 @@
 // message, which the client rebuilds in place), or answers 204 when
 // nothing runs. A second POST on a busy thread is refused with 409.
 //
+// # Stopping a run
+//
+// DELETE {id}/stream under the handler's path (the stream's own route:
+// deleting it ends it) cancels the thread's run in progress, a run that
+// waits for approvals included, and answers once the run is over and
+// saved: 200 with the run as JSON (agentserver.RunInfo: state
+// "cancelled", or the state it reached if it ended first), 404 when
+// nothing runs (or the chat is another user's). The next message is
+// taken at once. The stream still open ends as the run does: each
+// stopped call's tool-output-error, abort, finish; the stored history
+// answers each stopped call with an error.
+//
+// useChat's stop() only drops the connection, and a dropped connection
+// does not stop the run: it goes on and is saved, so that a reload
+// resumes it (resume: true) and a flaky network loses nothing. A stop
+// button therefore calls the route, and lets the stream end by itself:
+//
+//	const onStop = () => fetch(`/api/chat/${id}/stream`, { method: 'DELETE' })
+//
+// (calling stop() too ends the stream on the client at once, but leaves
+// a stopped call's part input-available there until the page reloads
+// the chat).
+//
 // # The stream
 //
 // A run is one assistant message (its messageId is the run's): start,

@@ -1,8 +1,10 @@
 // The server command serves the demo agent (the chat's tools: made-up
 // weather, the time in a time zone, arithmetic) to web frontends, on both
 // protocols they speak: AG-UI (CopilotKit, @ag-ui/client) at POST /agui,
-// and the AI SDK's UI message stream (useChat) at POST /api/chat, with its
-// resume route GET /api/chat/{id}/stream; and to other agents over A2A:
+// with POST /agui/connect and POST /agui/cancel (a stop button), and the
+// AI SDK's UI message stream (useChat) at POST /api/chat, with its resume
+// route GET /api/chat/{id}/stream and DELETE on it to stop the run; and to
+// other agents over A2A:
 // its card at GET /.well-known/agent-card.json, JSON-RPC at POST /a2a (the
 // card's url).
 //
@@ -59,7 +61,7 @@ func main() {
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file] [-cors origin]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
-			"GET /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
+			"GET and DELETE /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
 			"GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")
 		flag.PrintDefaults()
 	}
@@ -101,7 +103,7 @@ func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logg
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,
-		"agui", "POST /agui", "aisdk", "POST /api/chat, GET /api/chat/{id}/stream",
+		"agui", "POST /agui, /agui/connect, /agui/cancel", "aisdk", "POST /api/chat, GET and DELETE /api/chat/{id}/stream",
 		"a2a", "GET /.well-known/agent-card.json, POST /a2a", "approve", opts.approve)
 	var serveErr error
 	select {

@@ -245,3 +245,42 @@ func TestServerCORS(t *testing.T) {
 		t.Errorf("POST /api/chat from the dev server: %v\n%s", resp.Header, body)
 	}
 }
+
+// The stop button: a long count of primes, stopped by DELETE on the
+// stream's route while it reports its progress; the stream ends with the
+// call answered, and the next message is taken at once.
+func TestServerStop(t *testing.T) {
+	url := start(t, options{})
+	resp, err := http.Post(url+"/api/chat", "application/json", strings.NewReader(
+		`{"id":"c1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"How many primes below 2 billion?"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var events []string
+	for sc.Scan() && !strings.Contains(sc.Text(), `"data-tool-progress"`) {
+		events = append(events, sc.Text())
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url+"/api/chat/c1/stream", nil)
+	stop, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(stop.Body)
+	stop.Body.Close()
+	if stop.StatusCode != http.StatusOK || !strings.Contains(string(body), `"state":"cancelled"`) {
+		t.Fatalf("DELETE = %d %s", stop.StatusCode, body)
+	}
+	for sc.Scan() {
+		events = append(events, sc.Text())
+	}
+	all := strings.Join(events, "\n")
+	if !strings.Contains(all, `"toolName":"count_primes"`) || !strings.Contains(all, `"tool-output-error"`) || !strings.Contains(all, `"type":"abort"`) {
+		t.Errorf("the stopped stream:\n%s", all)
+	}
+	_, events = post(t, url+"/api/chat", `{"id":"c1","messages":[{"id":"m2","role":"user","parts":[{"type":"text","text":"What is (12+7)*3?"}]}]}`)
+	if all := strings.Join(events, "\n"); !strings.Contains(all, `"result":"57"`) {
+		t.Errorf("the next message:\n%s", all)
+	}
+}
