@@ -34,6 +34,33 @@ class ConnectingAgent extends HttpAgent {
 }
 
 const scenarios = {
+  // The stop button: POST …/cancel stops the run while its call runs; the
+  // agent's own run ends with the call's result and outcome cancelled,
+  // and the next message is taken at once.
+  async stop() {
+    const agent = new HttpAgent({ url, threadId: 'ag-stop' });
+    ask(agent, 'What is the weather at the Gate?');
+    const events = [];
+    const running = agent.runAgent({ runId: id() }, { onEvent: ({ event }) => { events.push(event); } });
+    for (let i = 0; i < 2000 && !events.some((e) => e.type === 'TOOL_CALL_END'); i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const res = await fetch(`${url}/cancel`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: 'ag-stop' }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).state, 'cancelled');
+    await running;
+    const fin = lastOf(events);
+    assert.equal(fin.type, 'RUN_FINISHED');
+    assert.equal(fin.outcome.type, 'cancelled');
+    assert.equal(toolMessages(agent).length, 1, 'the stopped call is answered');
+    ask(agent, 'What is the weather in Paris?');
+    const next = await run(agent);
+    assert.equal(lastOf(next.events).type, 'RUN_FINISHED');
+    assert.match(answer(agent), /Paris: sunny/);
+  },
+
   // Text and two parallel tool calls.
   async run() {
     const agent = new HttpAgent({ url, threadId: 'ag-run' });

@@ -234,6 +234,32 @@ const scenarios = {
     assert.equal(reloaded.messages.length, count);
   },
 
+  // The stop button: DELETE on the stream's route stops the run while its
+  // call runs; the chat's own stream ends with the call's part answered
+  // (output-error), and the next message is taken at once.
+  async stop() {
+    const chat = new Chat({ id: 'js-stop', transport: new DefaultChatTransport({ api: url }) });
+    const sent = chat.sendMessage({ text: 'What is the weather at the Gate?' });
+    for (let i = 0; i < 2000 && !(last(chat)?.role === 'assistant' && toolParts(last(chat), 'get_weather').length); i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const res = await fetch(`${url}/js-stop/stream`, { method: 'DELETE' });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).state, 'cancelled');
+    await sent;
+    await settle(chat);
+    assert.equal(chat.error, undefined, `the chat failed: ${chat.error}`);
+    assert.equal(chat.status, 'ready');
+    const [call] = toolParts(last(chat), 'get_weather');
+    assert.equal(call.state, 'output-error', JSON.stringify(call));
+    await valid(chat);
+    await chat.sendMessage({ text: 'What is the weather in Paris?' });
+    await settle(chat);
+    ok(chat);
+    assert.equal(chat.messages.length, 4);
+    assert.match(text(last(chat)), /Paris: sunny/);
+  },
+
   // A failure reaches the chat as the server's safe message.
   async failure() {
     const chat = new Chat({ id: 'js-fail', transport: new DefaultChatTransport({ api: url }) });
