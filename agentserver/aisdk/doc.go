@@ -44,6 +44,18 @@
 // message, which the client rebuilds in place), or answers 204 when
 // nothing runs. A second POST on a busy thread is refused with 409.
 //
+// # Loading a chat
+//
+// GET {id}/messages under the handler's path answers the chat's stored
+// messages as UIMessage[] (see [Messages]), what useChat's messages option
+// takes, so that a page that reloads shows the conversation; [] for a
+// chat nothing was stored for (a new one, or another user's). A run in
+// progress is not in it until it ends (its user message included): load
+// the messages, then resume the run (resume: true) to show it.
+//
+//	const res = await fetch(`/api/chat/${id}/messages`)
+//	const { messages } = useChat({ id, messages: await res.json(), resume: true })
+//
 // # Stopping a run
 //
 // DELETE {id}/stream under the handler's path (the stream's own route:

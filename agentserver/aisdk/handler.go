@@ -12,7 +12,8 @@ import (
 // Handler returns the handler of s's chat route: POST starts a run or
 // continues the one that waits, GET {id}/stream (under whatever path the
 // handler is mounted at) resumes the thread's run in progress, DELETE
-// {id}/stream cancels it. Mount it at the route and under it:
+// {id}/stream cancels it, GET {id}/messages returns the chat's messages
+// (see [Messages]). Mount it at the route and under it:
 //
 //	http.Handle("/api/chat", h)
 //	http.Handle("/api/chat/", h)
@@ -37,8 +38,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.cancel(w, r, rest)
 		return
 	}
+	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/messages"); ok && r.Method == http.MethodGet {
+		h.messages(w, r, rest)
+		return
+	}
 	if r.Method != http.MethodPost {
-		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST, or GET and DELETE …/{id}/stream"))
+		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST, GET …/{id}/messages, or GET and DELETE …/{id}/stream"))
 		return
 	}
 	h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {

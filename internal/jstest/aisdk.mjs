@@ -280,6 +280,37 @@ const scenarios = {
     assert.equal(chat.status, 'error');
     assert.match(chat.error.message, /regenerate-message is not supported/);
   },
+
+  // After the others: each chat's stored messages (GET {id}/messages),
+  // as useChat's initial messages take them, pass validateUIMessages; a
+  // chat loaded from them goes on.
+  async history() {
+    for (const id of ['js-run', 'js-progress', 'js-approval', 'js-browser', 'js-resume', 'js-stop']) {
+      const res = await fetch(`${url}/${id}/messages`);
+      assert.equal(res.status, 200);
+      const messages = await res.json();
+      assert.ok(messages.length >= 2, `${id}: ${JSON.stringify(messages)}`);
+      messages.forEach((m, i) => assert.equal(m.role, i % 2 ? 'assistant' : 'user', `${id}: ${JSON.stringify(messages)}`));
+      await validateUIMessages({ messages });
+    }
+    const messages = await (await fetch(`${url}/js-approval/messages`)).json();
+    const weather = messages.flatMap((m) => toolParts(m, 'get_weather'));
+    const oslo = weather.filter((p) => p.input.city === 'Oslo');
+    assert.equal(oslo[0].state, 'output-available');
+    assert.deepEqual(oslo[0].approval, { id: oslo[0].toolCallId, approved: true });
+    assert.equal(oslo[1].state, 'output-error', 'the denial');
+    assert.match(oslo[1].errorText, /not today/);
+    const [stopped] = (await (await fetch(`${url}/js-stop/messages`)).json()).flatMap((m) => toolParts(m, 'get_weather'));
+    assert.equal(stopped.state, 'output-error');
+
+    const chat = new Chat({ id: 'js-approval', messages, transport: new DefaultChatTransport({ api: url }) });
+    await chat.sendMessage({ text: 'What is the weather in Paris?' });
+    await settle(chat);
+    ok(chat);
+    assert.equal(chat.messages.length, messages.length + 2);
+    assert.match(text(last(chat)), /Paris: sunny/);
+    await valid(chat);
+  },
 };
 
 await runScenarios(scenarios);
