@@ -37,6 +37,17 @@
 // run when nothing runs. HttpAgent has no connect of its own; a subclass
 // adds it (see the package's tests).
 //
+// GET {path}/messages?threadId=… answers the thread's stored messages as
+// a MESSAGES_SNAPSHOT event (see [Messages]), so that a page that reloads
+// shows the conversation: hand its messages to HttpAgent's
+// initialMessages (or setMessages). A thread nothing was stored for (a
+// new one, or another user's) has none. A run in progress is not in it
+// until it ends (its user message included): POST {path}/connect shows
+// it, and the calls it waits for.
+//
+//	const { messages } = await (await fetch(`/agui/messages?threadId=${threadId}`)).json()
+//	const agent = new HttpAgent({ url: '/agui', threadId, initialMessages: messages })
+//
 // POST {path}/cancel with a JSON body naming the thread ({"threadId": …};
 // a whole RunAgentInput will do) cancels the thread's run in progress, a
 // run that waits for approvals included (its calls are denied), and

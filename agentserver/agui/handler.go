@@ -13,8 +13,9 @@ import (
 
 // Handler returns the handler of s's AG-UI endpoint: POST runs the agent
 // (RunAgentInput in, events out), POST …/connect reconnects to the
-// thread's run in progress, POST …/cancel stops it. Mount it at the
-// endpoint and under it:
+// thread's run in progress, POST …/cancel stops it, GET
+// …/messages?threadId=… returns the thread's messages (see [Messages]).
+// Mount it at the endpoint and under it:
 //
 //	http.Handle("/agui", h)
 //	http.Handle("/agui/", h)
@@ -28,6 +29,10 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/messages") {
+		h.messages(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST"))
 		return

@@ -53,8 +53,8 @@
 // progress is not in it until it ends (its user message included): load
 // the messages, then resume the run (resume: true) to show it.
 //
-//	const res = await fetch(`/api/chat/${id}/messages`)
-//	const { messages } = useChat({ id, messages: await res.json(), resume: true })
+//	const initial = await (await fetch(`/api/chat/${id}/messages`)).json() // before the chat renders
+//	const { messages } = useChat({ id, messages: initial, resume: true })
 //
 // # Stopping a run
 //
