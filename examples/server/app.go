@@ -127,10 +127,10 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	mux := http.NewServeMux()
 	aguiHandler := agui.Handler(a.srv)
 	mux.Handle("/agui", aguiHandler)
-	mux.Handle("/agui/", aguiHandler) // POST /agui/connect, /agui/cancel
+	mux.Handle("/agui/", aguiHandler) // POST /agui/connect, /agui/cancel; GET /agui/messages
 	chat := aisdk.Handler(a.srv)
 	mux.Handle("/api/chat", chat)
-	mux.Handle("/api/chat/", chat) // GET (resume) and DELETE (stop) /api/chat/{id}/stream
+	mux.Handle("/api/chat/", chat) // GET (resume) and DELETE (stop) /api/chat/{id}/stream, GET /api/chat/{id}/messages
 	// A2A: the card, whose url is the JSON-RPC endpoint (on the host the
 	// card was asked of).
 	a2a := a2aagent.Handler(a.srv, &a2aagent.Options{Name: agentName,
@@ -139,8 +139,10 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	mux.Handle(a2aagent.DefaultPath, a2a)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "toolnexus demo agent (%s)\n\nAG-UI:  POST /agui (RunAgentInput), POST /agui/connect, POST /agui/cancel (stop)\n"+
-			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume), DELETE /api/chat/{id}/stream (stop)\n"+
+		fmt.Fprintf(w, "toolnexus demo agent (%s)\n\nAG-UI:  POST /agui (RunAgentInput), POST /agui/connect, POST /agui/cancel (stop),\n"+
+			"        GET /agui/messages?threadId= (the thread's messages)\n"+
+			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume), DELETE /api/chat/{id}/stream (stop),\n"+
+			"        GET /api/chat/{id}/messages (the chat's messages)\n"+
 			"A2A:    GET %s (the agent card), POST %s (JSON-RPC)\n", model, a2aagent.CardPath, a2aagent.DefaultPath)
 	})
 	a.handler = mux

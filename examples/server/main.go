@@ -1,10 +1,11 @@
 // The server command serves the demo agent (the chat's tools: made-up
 // weather, the time in a time zone, arithmetic) to web frontends, on both
 // protocols they speak: AG-UI (CopilotKit, @ag-ui/client) at POST /agui,
-// with POST /agui/connect and POST /agui/cancel (a stop button), and the
+// with POST /agui/connect, POST /agui/cancel (a stop button) and GET
+// /agui/messages?threadId= (a thread's messages, after a reload), and the
 // AI SDK's UI message stream (useChat) at POST /api/chat, with its resume
-// route GET /api/chat/{id}/stream and DELETE on it to stop the run; and to
-// other agents over A2A:
+// route GET /api/chat/{id}/stream, DELETE on it to stop the run, and GET
+// /api/chat/{id}/messages; and to other agents over A2A:
 // its card at GET /.well-known/agent-card.json, JSON-RPC at POST /a2a (the
 // card's url).
 //
@@ -103,7 +104,7 @@ func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logg
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,
-		"agui", "POST /agui, /agui/connect, /agui/cancel", "aisdk", "POST /api/chat, GET and DELETE /api/chat/{id}/stream",
+		"agui", "POST /agui, /agui/connect, /agui/cancel; GET /agui/messages", "aisdk", "POST /api/chat, GET and DELETE /api/chat/{id}/stream, GET /api/chat/{id}/messages",
 		"a2a", "GET /.well-known/agent-card.json, POST /a2a", "approve", opts.approve)
 	var serveErr error
 	select {

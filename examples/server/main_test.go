@@ -283,4 +283,27 @@ func TestServerStop(t *testing.T) {
 	if all := strings.Join(events, "\n"); !strings.Contains(all, `"result":"57"`) {
 		t.Errorf("the next message:\n%s", all)
 	}
+	// A reload: the chat's messages, the stopped call answered.
+	resp, err = http.Get(url + "/api/chat/c1/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var messages []struct {
+		Role  string
+		Parts []struct{ Type, State string }
+	}
+	json.NewDecoder(resp.Body).Decode(&messages)
+	resp.Body.Close()
+	var states []string
+	for _, m := range messages {
+		for _, p := range m.Parts {
+			if strings.HasPrefix(p.Type, "tool-") {
+				states = append(states, p.Type+" "+p.State)
+			}
+		}
+	}
+	want := []string{"tool-count_primes output-error", "tool-calculate output-available"}
+	if len(messages) != 4 || !slices.Equal(states, want) {
+		t.Errorf("the chat's messages: %d, tool parts %q, want 4 and %q", len(messages), states, want)
+	}
 }
