@@ -17,7 +17,8 @@ import (
 // StateCancelled, or the state it reached if it ended on its own first.
 // The stored history answers every call of the run, a call that was
 // stopped with an error. A thread with no run in progress, or another
-// user's, is ErrNotFound (404).
+// user's, is ErrNotFound (404). A run read by MaxReaders cursors already
+// is not cancelled: ErrTooManyReaders (429).
 //
 // A protocol's cancel route calls it: what a frontend's stop button
 // calls, since a client that only drops its connection leaves the run

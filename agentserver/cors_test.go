@@ -166,6 +166,21 @@ func TestCORSConfig(t *testing.T) {
 			t.Errorf("New(AllowedOrigins %q, auth %v) = %v, want %q", tc.origins, tc.auth, err, tc.wantErr)
 		}
 	}
+	// Wrapped twice (an application's mux around a protocol's handler),
+	// the answer is the same.
+	h2, _ := corsServer(t, devOrigin)
+	twice := httptest.NewServer(h2.srv.CORS(h2.srv.CORS(handler(h2.srv))))
+	defer twice.Close()
+	resp := preflight(t, twice.URL+"/run", devOrigin)
+	if resp.StatusCode != http.StatusNoContent || len(resp.Header.Values("Vary")) != 3 || len(resp.Header.Values("Access-Control-Allow-Origin")) != 1 {
+		t.Errorf("preflight through two CORS handlers = %d %v", resp.StatusCode, resp.Header)
+	}
+	h2.model.Enqueue(fake.Text("hello"))
+	resp, _ = send(t, http.MethodPost, twice.URL+"/run", devOrigin,
+		map[string]string{"Content-Type": "application/json", "X-User": "ann"}, `{"thread":"t","text":"hi"}`)
+	if resp.StatusCode != http.StatusOK || len(resp.Header.Values("Vary")) != 1 {
+		t.Errorf("POST through two CORS handlers = %d %v", resp.StatusCode, resp.Header)
+	}
 	// Without AllowedOrigins, CORS changes nothing.
 	h := newHarness(t, harnessOpts{})
 	next := handler(h.srv)
