@@ -65,7 +65,9 @@ type Options struct {
 //
 //	http.Handle("/travel/", a2aagent.Handler(srv, &a2aagent.Options{URL: "/travel/a2a"}))
 //
-// It panics when opts.URL is neither an absolute URL nor a path.
+// Pages of the origins agentserver.Config.AllowedOrigins lists may call
+// it (see agentserver.Server.CORS). It panics when opts.URL is neither an
+// absolute URL nor a path.
 func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	if opts == nil {
 		opts = &Options{}

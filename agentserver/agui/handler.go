@@ -19,6 +19,9 @@ import (
 //
 //	http.Handle("/agui", h)
 //	http.Handle("/agui/", h)
+//
+// Pages of the origins agentserver.Config.AllowedOrigins lists may call
+// it from another origin (see agentserver.Server.CORS).
 func Handler(s *agentserver.Server) http.Handler {
 	return s.CORS(&handler{s: s, model: s.Agent().Steps().Model()})
 }

@@ -17,6 +17,9 @@ import (
 //
 //	http.Handle("/api/chat", h)
 //	http.Handle("/api/chat/", h)
+//
+// Pages of the origins agentserver.Config.AllowedOrigins lists may call
+// it from another origin (see agentserver.Server.CORS).
 func Handler(s *agentserver.Server) http.Handler {
 	return s.CORS(&handler{s: s})
 }
