@@ -66,7 +66,9 @@ type Options struct {
 //
 //	http.Handle("/travel/", a2aagent.Handler(srv, &a2aagent.Options{URL: "/travel/a2a"}))
 //
-// It panics when opts.URL is neither an absolute URL nor a path.
+// Pages of the origins agentserver.Config.AllowedOrigins lists may call
+// it (see agentserver.Server.CORS). It panics when opts.URL is neither an
+// absolute URL nor a path.
 func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	if opts == nil {
 		opts = &Options{}
@@ -84,7 +86,7 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	}
 	h := &handler{s: s, url: u, logger: s.Config().Logger}
 	h.card = deriveCard(s, opts)
-	return h
+	return s.CORS(h)
 }
 
 type handler struct {

@@ -31,7 +31,9 @@
 // A thread has one run at a time. A run is the agent's Stream on the
 // thread's history and the new message, on a goroutine of the server's
 // (not of the request that started it), saved by session.Stream: a client
-// that goes away does not lose the answer. A second request on a busy
+// that goes away does not lose the answer, and does not stop the run (a
+// reload resumes it); [Server.CancelThread], each protocol's cancel
+// route, does. A second request on a busy
 // thread is refused with ErrBusy (409), unless it decides calls the run
 // waits for.
 //
@@ -166,6 +168,29 @@
 // its own bounds of runs in flight and of their duration; the quotas are
 // the Server's, whatever the Runner.
 //
+// # Pages of other origins
+//
+// A page of another origin (a Vite dev server on another port, an app on
+// another host) calls the server once Config.AllowedOrigins lists its
+// origin: every protocol handler is wrapped in [Server.CORS], which
+// answers the browser's preflights and tells it the page may read the
+// answers. A listed origin is trusted as the server's own pages are: its
+// requests carry the user's cookies (fetch with credentials: "include";
+// the answer echoes the origin, with Access-Control-Allow-Credentials,
+// never "*"), so a page there acts as the user, and a cookie that
+// Authenticate reads must be SameSite=None; Secure for an origin of
+// another site (localhost:5173 and localhost:8080 are the same site). "*"
+// allows every origin without credentials, and so only requests that
+// carry their own credentials (an Authorization header): it needs
+// Authenticate, since an anonymous server would take every site's runs.
+// The CSRF defence stays what it was, for listed origins and others: a
+// request of an origin that is not listed gets no CORS header, and what
+// a page may send without a preflight (a form, text/plain, a GET) either
+// changes nothing or is refused as a body that is not JSON (415) before
+// anything runs; a route that changes something without a body takes a
+// method no form can send (DELETE, which is preflighted). The DNS
+// rebinding check of an anonymous server applies whatever the origin.
+//
 // # Observing
 //
 // Runs are ordinary agent runs: the agent's Observer and Config.Observer
@@ -175,7 +200,8 @@
 // gen_ai.conversation.id. [Server.Run] describes a run by id (its state,
 // the calls it waits for, how it ended: text, typed answer, usage),
 // [Server.Current] a thread's run in progress, [Server.Attach] reads a
-// run's log from an offset, [Server.Cancel] stops it, [Server.Threads]
+// run's log from an offset, [Server.Cancel] stops it ([Server.CancelThread]
+// stops a thread's run and waits for its end), [Server.Threads]
 // and [Server.History] list a user's threads and read one: the Go API a
 // development UI or another protocol builds on. Threads lists a page at a
 // time, with a cursor for the next, from the store's listing by owner

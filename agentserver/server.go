@@ -162,6 +162,15 @@ type Config struct {
 	MaxMessages  int
 	MaxParts     int
 	MaxTools     int
+
+	// AllowedOrigins are the origins (scheme://host[:port]) whose pages
+	// may call the server from another origin (a dev server on another
+	// port, an app on another host), through [Server.CORS], which every
+	// protocol handler is wrapped in: each is trusted as the server's own
+	// pages are, cookies included. "*" allows every origin, without
+	// credentials, and needs Authenticate. Nil allows none: the browser
+	// keeps other origins' pages from calling.
+	AllowedOrigins []string
 }
 
 // A Server serves an agent to clients: threads kept in a store, one run
@@ -172,6 +181,7 @@ type Server struct {
 	cfg     Config
 	runner  Runner
 	workers *workers // the goroutines that start requests (see Stream)
+	origins origins  // Config.AllowedOrigins, read
 
 	mu      sync.Mutex
 	streams int           // ServeEvents calls in flight
@@ -214,7 +224,12 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
 	cfg.MaxParts = or(cfg.MaxParts, DefaultMaxParts)
 	cfg.MaxTools = or(cfg.MaxTools, DefaultMaxTools)
-	s := &Server{cfg: cfg, runner: cfg.Runner, workers: newWorkers()}
+	origins, err := parseOrigins(cfg.AllowedOrigins, cfg.Authenticate != nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
+	s := &Server{cfg: cfg, runner: cfg.Runner, workers: newWorkers(), origins: origins}
 	if s.runner == nil {
 		s.runner = newLocalRunner(&s.cfg)
 	}

@@ -25,6 +25,7 @@ var bg = context.Background()
 type env struct {
 	t *testing.T
 	*servertest.Env
+	user string // sent as X-User, when set (see byHeader)
 }
 
 // newEnv serves a Server over the package's handler, with small limits
@@ -64,6 +65,9 @@ func (e *env) post(path string, body any) *reply {
 	req, _ := http.NewRequest("POST", e.HTTP.URL+path, strings.NewReader(string(b)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	if e.user != "" {
+		req.Header.Set("X-User", e.user)
+	}
 	resp, err := e.HTTP.Client().Do(req)
 	if err != nil {
 		e.t.Fatal(err)

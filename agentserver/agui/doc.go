@@ -48,6 +48,33 @@
 // run when nothing runs. HttpAgent has no connect of its own; a subclass
 // adds it (see the package's tests).
 //
+// GET {path}/messages?threadId=… answers the thread's stored messages as
+// a MESSAGES_SNAPSHOT event (see [Messages]), so that a page that reloads
+// shows the conversation: hand its messages to HttpAgent's
+// initialMessages (or setMessages). A thread nothing was stored for (a
+// new one, or another user's) has none. A run in progress is not in it
+// until it ends (its user message included): POST {path}/connect shows
+// it, and the calls it waits for.
+//
+//	const { messages } = await (await fetch(`/agui/messages?threadId=${threadId}`)).json()
+//	const agent = new HttpAgent({ url: '/agui', threadId, initialMessages: messages })
+//
+// POST {path}/cancel with a JSON body naming the thread ({"threadId": …};
+// a whole RunAgentInput will do) cancels the thread's run in progress, a
+// run that waits for approvals included (its calls are denied), and
+// answers once the run is over and saved: 200 with the run as JSON
+// (agentserver.RunInfo: state "cancelled", or the state it reached if it
+// ended first), 404 when nothing runs (or the thread is another user's).
+// The next message is taken at once. The stream still open ends as the
+// run does: each stopped call's TOOL_CALL_RESULT (an error), then
+// RUN_FINISHED with outcome cancelled. HttpAgent's abortRun only drops
+// the connection, and a dropped connection does not stop the run: it
+// goes on and is saved, so that a reconnect finds it and a flaky network
+// loses nothing. A stop button therefore calls the route:
+//
+//	await fetch('/agui/cancel', { method: 'POST', headers: { 'content-type': 'application/json' },
+//		body: JSON.stringify({ threadId }) })
+//
 // # The stream
 //
 // RUN_STARTED; per model turn STEP_STARTED, TEXT_MESSAGE_START/CONTENT/END

@@ -14,12 +14,17 @@ import (
 
 // Handler returns the handler of s's AG-UI endpoint: POST runs the agent
 // (RunAgentInput in, events out), POST …/connect reconnects to the
-// thread's run in progress. Mount it at the endpoint and under it:
+// thread's run in progress, POST …/cancel stops it, GET
+// …/messages?threadId=… returns the thread's messages (see [Messages]).
+// Mount it at the endpoint and under it:
 //
 //	http.Handle("/agui", h)
 //	http.Handle("/agui/", h)
+//
+// Pages of the origins agentserver.Config.AllowedOrigins lists may call
+// it from another origin (see agentserver.Server.CORS).
 func Handler(s *agentserver.Server) http.Handler {
-	return &handler{s: s, model: s.Agent().Steps().Model()}
+	return s.CORS(&handler{s: s, model: s.Agent().Steps().Model()})
 }
 
 type handler struct {
@@ -29,8 +34,16 @@ type handler struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bodytimeout.Limit(w, r, h.s.Config().BodyTimeout) // a body refused unread is drained within it too
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/messages") {
+		h.messages(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST"))
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/cancel") {
+		h.cancel(w, r)
 		return
 	}
 	h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) { return h.start(r) })
@@ -65,6 +78,30 @@ func (h *handler) start(r *http.Request) (agentserver.Cursor, agentserver.Encode
 	}
 	enc.run = att.Run.ID
 	return att.Cursor, enc, nil
+}
+
+// cancel stops the thread a JSON body names ({"threadId": …}; the other
+// fields of a RunAgentInput are ignored), and answers once its run is
+// over with the run (agentserver.RunInfo): what a stop button calls.
+func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
+	info, err := func() (agentserver.RunInfo, error) {
+		user, err := h.s.User(r)
+		if err != nil {
+			return agentserver.RunInfo{}, err
+		}
+		var in struct {
+			ThreadID string `json:"threadId"`
+		}
+		if err := h.s.DecodeJSON(r, &in); err != nil {
+			return agentserver.RunInfo{}, err
+		}
+		return h.s.CancelThread(r.Context(), user, in.ThreadID)
+	}()
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	h.s.WriteJSON(w, r, http.StatusOK, info)
 }
 
 // connect attaches to the thread's run in progress from its start, to be

@@ -57,8 +57,18 @@ func (r *reply) code() string { return servertest.ErrorCode(r.body) }
 
 func (e *env) do(method, path, body string) *reply {
 	e.t.Helper()
+	return e.doAs("", method, path, body)
+}
+
+// doAs sends the request as user (an X-User header; none when ""), for a
+// server that authenticates with byHeader.
+func (e *env) doAs(user, method, path, body string) *reply {
+	e.t.Helper()
 	req, _ := http.NewRequest(method, e.HTTP.URL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	if user != "" {
+		req.Header.Set("X-User", user)
+	}
 	resp, err := e.HTTP.Client().Do(req)
 	if err != nil {
 		e.t.Fatal(err)

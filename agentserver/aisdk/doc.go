@@ -56,6 +56,41 @@
 // keeps, 429 storage_quota for a user whose chats hold as much as it
 // keeps, each a JSON error {"error":{"code","message"}}.
 //
+// # Loading a chat
+//
+// GET {id}/messages under the handler's path answers the chat's stored
+// messages as UIMessage[] (see [Messages]), what useChat's messages option
+// takes, so that a page that reloads shows the conversation; [] for a
+// chat nothing was stored for (a new one, or another user's). A run in
+// progress is not in it until it ends (its user message included): load
+// the messages, then resume the run (resume: true) to show it.
+//
+//	const initial = await (await fetch(`/api/chat/${id}/messages`)).json() // before the chat renders
+//	const { messages } = useChat({ id, messages: initial, resume: true })
+//
+// # Stopping a run
+//
+// DELETE {id}/stream under the handler's path (the stream's own route:
+// deleting it ends it) cancels the thread's run in progress, a run that
+// waits for approvals included, and answers once the run is over and
+// saved: 200 with the run as JSON (agentserver.RunInfo: state
+// "cancelled", or the state it reached if it ended first), 404 when
+// nothing runs (or the chat is another user's). The next message is
+// taken at once. The stream still open ends as the run does: each
+// stopped call's tool-output-error, abort, finish; the stored history
+// answers each stopped call with an error.
+//
+// useChat's stop() only drops the connection, and a dropped connection
+// does not stop the run: it goes on and is saved, so that a reload
+// resumes it (resume: true) and a flaky network loses nothing. A stop
+// button therefore calls the route, and lets the stream end by itself:
+//
+//	const onStop = () => fetch(`/api/chat/${id}/stream`, { method: 'DELETE' })
+//
+// (calling stop() too ends the stream on the client at once, but leaves
+// a stopped call's part input-available there until the page reloads
+// the chat).
+//
 // # The stream
 //
 // A run is one assistant message (its messageId is the run's): start,

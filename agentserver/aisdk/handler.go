@@ -12,13 +12,17 @@ import (
 
 // Handler returns the handler of s's chat route: POST starts a run or
 // continues the one that waits, GET {id}/stream (under whatever path the
-// handler is mounted at) resumes the thread's run in progress. Mount it at
-// the route and under it:
+// handler is mounted at) resumes the thread's run in progress, DELETE
+// {id}/stream cancels it, GET {id}/messages returns the chat's messages
+// (see [Messages]). Mount it at the route and under it:
 //
 //	http.Handle("/api/chat", h)
 //	http.Handle("/api/chat/", h)
+//
+// Pages of the origins agentserver.Config.AllowedOrigins lists may call
+// it from another origin (see agentserver.Server.CORS).
 func Handler(s *agentserver.Server) http.Handler {
-	return &handler{s: s}
+	return s.CORS(&handler{s: s})
 }
 
 type handler struct{ s *agentserver.Server }
@@ -27,16 +31,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bodytimeout.Limit(w, r, h.s.Config().BodyTimeout) // a body refused unread is drained within it too
 	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/stream"); ok && r.Method == http.MethodGet {
 		h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
-			id, err := url.PathUnescape(rest[strings.LastIndexByte(rest, '/')+1:])
+			id, err := chatID(rest)
 			if err != nil {
-				return nil, nil, agentserver.BadRequest(0, "bad_thread", "the chat id in the path is not escaped right")
+				return nil, nil, err
 			}
 			return h.resume(w, r, id)
 		})
 		return
 	}
+	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/stream"); ok && r.Method == http.MethodDelete {
+		h.cancel(w, r, rest)
+		return
+	}
+	if rest, ok := strings.CutSuffix(r.URL.EscapedPath(), "/messages"); ok && r.Method == http.MethodGet {
+		h.messages(w, r, rest)
+		return
+	}
 	if r.Method != http.MethodPost {
-		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST, or GET …/{id}/stream"))
+		h.s.WriteError(w, r, agentserver.MethodNotAllowed(w, "POST, GET …/{id}/messages, or GET and DELETE …/{id}/stream"))
 		return
 	}
 	h.s.Stream(w, r, func() (agentserver.Cursor, agentserver.Encoder, error) {
@@ -56,14 +68,41 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// chatID returns the chat id that ends path (the part before /stream).
+func chatID(path string) (string, error) {
+	id, err := url.PathUnescape(path[strings.LastIndexByte(path, '/')+1:])
+	if err != nil {
+		return "", agentserver.BadRequest(0, "bad_thread", "the chat id in the path is not escaped right")
+	}
+	return id, agentserver.CheckThreadID(id)
+}
+
+// cancel stops the thread's run in progress, and answers once it is over
+// with the run (agentserver.RunInfo): what a stop button calls.
+func (h *handler) cancel(w http.ResponseWriter, r *http.Request, path string) {
+	info, err := func() (agentserver.RunInfo, error) {
+		user, err := h.s.User(r)
+		if err != nil {
+			return agentserver.RunInfo{}, err
+		}
+		id, err := chatID(path)
+		if err != nil {
+			return agentserver.RunInfo{}, err
+		}
+		return h.s.CancelThread(r.Context(), user, id)
+	}()
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	h.s.WriteJSON(w, r, http.StatusOK, info)
+}
+
 // resume attaches to the thread's run in progress, from its start, or
 // answers 204 when none is.
 func (h *handler) resume(w http.ResponseWriter, r *http.Request, thread string) (agentserver.Cursor, agentserver.Encoder, error) {
 	user, err := h.s.User(r)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := agentserver.CheckThreadID(thread); err != nil {
 		return nil, nil, err
 	}
 	info, err := h.s.Current(r.Context(), user, thread)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/a2aagent"
@@ -39,10 +40,25 @@ type options struct {
 	model   string // with an API key
 	apiKey  string // empty: the offline model
 	db      string // the SQLite file or PostgreSQL URL of the threads; empty: memory
+	cors    originList
 
 	// models, when set, replaces both the API and the offline model
 	// (tests script the fake with it).
 	models agent.Models
+}
+
+// originList is the -cors flag: origins, repeated or comma-separated.
+type originList []string
+
+func (l *originList) String() string { return strings.Join(*l, ",") }
+
+func (l *originList) Set(s string) error {
+	for o := range strings.SplitSeq(s, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			*l = append(*l, o)
+		}
+	}
+	return nil
 }
 
 // app is the served agent: its server and its routes.
@@ -105,7 +121,7 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 		store = db
 		a.closers = append(a.closers, db)
 	}
-	a.srv, err = agentserver.New(agentserver.Config{Agent: ag, Store: store, Logger: logger})
+	a.srv, err = agentserver.New(agentserver.Config{Agent: ag, Store: store, Logger: logger, AllowedOrigins: opts.cors})
 	if err != nil {
 		a.close()
 		return nil, err
@@ -113,10 +129,10 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	mux := http.NewServeMux()
 	aguiHandler := agui.Handler(a.srv)
 	mux.Handle("/agui", aguiHandler)
-	mux.Handle("/agui/", aguiHandler) // POST /agui/connect
+	mux.Handle("/agui/", aguiHandler) // POST /agui/connect, /agui/cancel; GET /agui/messages
 	chat := aisdk.Handler(a.srv)
 	mux.Handle("/api/chat", chat)
-	mux.Handle("/api/chat/", chat) // GET /api/chat/{id}/stream
+	mux.Handle("/api/chat/", chat) // GET (resume) and DELETE (stop) /api/chat/{id}/stream, GET /api/chat/{id}/messages
 	// A2A: the card, whose url is the JSON-RPC endpoint (on the host the
 	// card was asked of).
 	a2a := a2aagent.Handler(a.srv, &a2aagent.Options{Name: agentName,
@@ -125,8 +141,10 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	mux.Handle(a2aagent.DefaultPath, a2a)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "toolnexus demo agent (%s)\n\nAG-UI:  POST /agui (RunAgentInput), POST /agui/connect\n"+
-			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume)\n"+
+		fmt.Fprintf(w, "toolnexus demo agent (%s)\n\nAG-UI:  POST /agui (RunAgentInput), POST /agui/connect, POST /agui/cancel (stop),\n"+
+			"        GET /agui/messages?threadId= (the thread's messages)\n"+
+			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume), DELETE /api/chat/{id}/stream (stop),\n"+
+			"        GET /api/chat/{id}/messages (the chat's messages)\n"+
 			"A2A:    GET %s (the agent card), POST %s (JSON-RPC)\n", model, a2aagent.CardPath, a2aagent.DefaultPath)
 	})
 	a.handler = mux

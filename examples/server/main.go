@@ -1,14 +1,17 @@
 // The server command serves the demo agent (the chat's tools: made-up
 // weather, the time in a time zone, arithmetic) to web frontends, on both
 // protocols they speak: AG-UI (CopilotKit, @ag-ui/client) at POST /agui,
-// and the AI SDK's UI message stream (useChat) at POST /api/chat, with its
-// resume route GET /api/chat/{id}/stream; and to other agents over A2A:
+// with POST /agui/connect, POST /agui/cancel (a stop button) and GET
+// /agui/messages?threadId= (a thread's messages, after a reload), and the
+// AI SDK's UI message stream (useChat) at POST /api/chat, with its resume
+// route GET /api/chat/{id}/stream, DELETE on it to stop the run, and GET
+// /api/chat/{id}/messages; and to other agents over A2A:
 // its card at GET /.well-known/agent-card.json, JSON-RPC at POST /a2a (the
 // card's url).
 //
 // Usage:
 //
-//	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file|postgres://…]
+//	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file|postgres://…] [-cors origin]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // without one it runs on the built-in offline model (an in-process fake of
@@ -18,6 +21,9 @@
 // request carries the decision. Threads are kept in memory, or with -db in
 // a SQLite file or a PostgreSQL database (-db postgres://user:pw@host/db). Every request is the one local user: the server is meant
 // for localhost (see agentserver.Config.Authenticate to serve users).
+// With -cors http://localhost:5173 (repeated, or origins separated by
+// commas) the pages of those origins, such as a Vite dev server's, may
+// call it (agentserver.Config.AllowedOrigins).
 //
 //	curl -N localhost:8080/api/chat -H 'content-type: application/json' \
 //	  -d '{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is the weather in Paris?"}]}]}'
@@ -54,10 +60,11 @@ func main() {
 	flag.BoolVar(&opts.approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
+	flag.Var(&opts.cors, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file|postgres://…]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file|postgres://…] [-cors origin]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
-			"GET /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
+			"GET and DELETE /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
 			"GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")
 		flag.PrintDefaults()
 	}
@@ -99,7 +106,7 @@ func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logg
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,
-		"agui", "POST /agui", "aisdk", "POST /api/chat, GET /api/chat/{id}/stream",
+		"agui", "POST /agui, /agui/connect, /agui/cancel; GET /agui/messages", "aisdk", "POST /api/chat, GET and DELETE /api/chat/{id}/stream, GET /api/chat/{id}/messages",
 		"a2a", "GET /.well-known/agent-card.json, POST /a2a", "approve", opts.approve)
 	var serveErr error
 	select {

@@ -231,3 +231,101 @@ func TestServerPostgres(t *testing.T) {
 		t.Errorf("the database holds %+v, %v; want the thread of the run", infos, err)
 	}
 }
+
+// -cors lets a dev server's pages call both protocols: the browser's
+// preflight is answered, and the stream is the page's to read.
+func TestServerCORS(t *testing.T) {
+	var cors originList
+	cors.Set("http://localhost:5173, http://127.0.0.1:5173")
+	url := start(t, options{cors: cors})
+	for _, path := range []string{"/api/chat", "/api/chat/c1/stream", "/agui", "/agui/connect"} {
+		req, _ := http.NewRequest(http.MethodOptions, url+path, nil)
+		req.Header.Set("Origin", "http://127.0.0.1:5173")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://127.0.0.1:5173" ||
+			resp.Header.Get("Access-Control-Allow-Headers") != "content-type" {
+			t.Errorf("preflight of %s = %d %v", path, resp.StatusCode, resp.Header)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/chat", strings.NewReader(
+		`{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is (12+7)*3?"}]}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "http://localhost:5173")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" || !strings.Contains(string(body), `"result":"57"`) {
+		t.Errorf("POST /api/chat from the dev server: %v\n%s", resp.Header, body)
+	}
+}
+
+// The stop button: a long count of primes, stopped by DELETE on the
+// stream's route while it reports its progress; the stream ends with the
+// call answered, and the next message is taken at once.
+func TestServerStop(t *testing.T) {
+	url := start(t, options{})
+	resp, err := http.Post(url+"/api/chat", "application/json", strings.NewReader(
+		`{"id":"c1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"How many primes below 2 billion?"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var events []string
+	for sc.Scan() && !strings.Contains(sc.Text(), `"data-tool-progress"`) {
+		events = append(events, sc.Text())
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url+"/api/chat/c1/stream", nil)
+	stop, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(stop.Body)
+	stop.Body.Close()
+	if stop.StatusCode != http.StatusOK || !strings.Contains(string(body), `"state":"cancelled"`) {
+		t.Fatalf("DELETE = %d %s", stop.StatusCode, body)
+	}
+	for sc.Scan() {
+		events = append(events, sc.Text())
+	}
+	all := strings.Join(events, "\n")
+	if !strings.Contains(all, `"toolName":"count_primes"`) || !strings.Contains(all, `"tool-output-error"`) || !strings.Contains(all, `"type":"abort"`) {
+		t.Errorf("the stopped stream:\n%s", all)
+	}
+	_, events = post(t, url+"/api/chat", `{"id":"c1","messages":[{"id":"m2","role":"user","parts":[{"type":"text","text":"What is (12+7)*3?"}]}]}`)
+	if all := strings.Join(events, "\n"); !strings.Contains(all, `"result":"57"`) {
+		t.Errorf("the next message:\n%s", all)
+	}
+	// A reload: the chat's messages, the stopped call answered.
+	resp, err = http.Get(url + "/api/chat/c1/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var messages []struct {
+		Role  string
+		Parts []struct{ Type, State string }
+	}
+	json.NewDecoder(resp.Body).Decode(&messages)
+	resp.Body.Close()
+	var states []string
+	for _, m := range messages {
+		for _, p := range m.Parts {
+			if strings.HasPrefix(p.Type, "tool-") {
+				states = append(states, p.Type+" "+p.State)
+			}
+		}
+	}
+	want := []string{"tool-count_primes output-error", "tool-calculate output-available"}
+	if len(messages) != 4 || !slices.Equal(states, want) {
+		t.Errorf("the chat's messages: %d, tool parts %q, want 4 and %q", len(messages), states, want)
+	}
+}

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { runScenarios } from './scenarios.mjs';
 import { HttpAgent } from '@ag-ui/client';
+import { EventSchemas } from '@ag-ui/core/schemas'; // @ag-ui/client's own, pinned by the lockfile
 
 const url = process.env.AGUI_URL;
 if (!url) throw new Error('AGUI_URL is not set');
@@ -34,6 +35,33 @@ class ConnectingAgent extends HttpAgent {
 }
 
 const scenarios = {
+  // The stop button: POST …/cancel stops the run while its call runs; the
+  // agent's own run ends with the call's result and outcome cancelled,
+  // and the next message is taken at once.
+  async stop() {
+    const agent = new HttpAgent({ url, threadId: 'ag-stop' });
+    ask(agent, 'What is the weather at the Gate?');
+    const events = [];
+    const running = agent.runAgent({ runId: id() }, { onEvent: ({ event }) => { events.push(event); } });
+    for (let i = 0; i < 2000 && !events.some((e) => e.type === 'TOOL_CALL_END'); i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const res = await fetch(`${url}/cancel`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: 'ag-stop' }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).state, 'cancelled');
+    await running;
+    const fin = lastOf(events);
+    assert.equal(fin.type, 'RUN_FINISHED');
+    assert.equal(fin.outcome.type, 'cancelled');
+    assert.equal(toolMessages(agent).length, 1, 'the stopped call is answered');
+    ask(agent, 'What is the weather in Paris?');
+    const next = await run(agent);
+    assert.equal(lastOf(next.events).type, 'RUN_FINISHED');
+    assert.match(answer(agent), /Paris: sunny/);
+  },
+
   // Text and two parallel tool calls.
   async run() {
     const agent = new HttpAgent({ url, threadId: 'ag-run' });
@@ -183,6 +211,32 @@ const scenarios = {
     ask(agent, 'hi');
     const tools = [{ name: 'bad name', description: 'x', parameters: { type: 'object' } }];
     await assert.rejects(agent.runAgent({ runId: id(), tools }), /HTTP 400.*bad_tool/);
+  },
+
+  // After the others: each thread's stored messages (GET …/messages) are
+  // a MESSAGES_SNAPSHOT the client's own schema takes, with every tool
+  // call answered; an agent started from them goes on.
+  async history() {
+    for (const threadId of ['ag-run', 'ag-approval', 'ag-browser', 'ag-connect', 'ag-progress', 'ag-stop']) {
+      const res = await fetch(`${url}/messages?threadId=${threadId}`);
+      assert.equal(res.status, 200);
+      const snapshot = await res.json();
+      const parsed = EventSchemas.safeParse(snapshot);
+      assert.ok(parsed.success, `${threadId}: ${parsed.error} ${JSON.stringify(snapshot)}`);
+      assert.equal(snapshot.type, 'MESSAGES_SNAPSHOT');
+      const { messages } = snapshot;
+      assert.equal(messages[0].role, 'user', threadId);
+      const called = messages.flatMap((m) => m.toolCalls ?? []).map((c) => c.id);
+      const answered = messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId);
+      assert.deepEqual(answered, called, `${threadId}: every call answered, in order`);
+    }
+    const { messages } = await (await fetch(`${url}/messages?threadId=ag-approval`)).json();
+    assert.ok(messages.some((m) => m.role === 'tool' && m.error), 'the denial is an error');
+    const agent = new HttpAgent({ url, threadId: 'ag-approval', initialMessages: messages });
+    ask(agent, 'What is the weather in Paris?');
+    const { events } = await run(agent);
+    assert.equal(lastOf(events).type, 'RUN_FINISHED');
+    assert.match(answer(agent), /Paris: sunny/);
   },
 };
 

@@ -234,6 +234,32 @@ const scenarios = {
     assert.equal(reloaded.messages.length, count);
   },
 
+  // The stop button: DELETE on the stream's route stops the run while its
+  // call runs; the chat's own stream ends with the call's part answered
+  // (output-error), and the next message is taken at once.
+  async stop() {
+    const chat = new Chat({ id: 'js-stop', transport: new DefaultChatTransport({ api: url }) });
+    const sent = chat.sendMessage({ text: 'What is the weather at the Gate?' });
+    for (let i = 0; i < 2000 && !(last(chat)?.role === 'assistant' && toolParts(last(chat), 'get_weather').length); i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const res = await fetch(`${url}/js-stop/stream`, { method: 'DELETE' });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).state, 'cancelled');
+    await sent;
+    await settle(chat);
+    assert.equal(chat.error, undefined, `the chat failed: ${chat.error}`);
+    assert.equal(chat.status, 'ready');
+    const [call] = toolParts(last(chat), 'get_weather');
+    assert.equal(call.state, 'output-error', JSON.stringify(call));
+    await valid(chat);
+    await chat.sendMessage({ text: 'What is the weather in Paris?' });
+    await settle(chat);
+    ok(chat);
+    assert.equal(chat.messages.length, 4);
+    assert.match(text(last(chat)), /Paris: sunny/);
+  },
+
   // A failure reaches the chat as the server's safe message.
   async failure() {
     const chat = new Chat({ id: 'js-fail', transport: new DefaultChatTransport({ api: url }) });
@@ -253,6 +279,37 @@ const scenarios = {
     await settle(chat);
     assert.equal(chat.status, 'error');
     assert.match(chat.error.message, /regenerate-message is not supported/);
+  },
+
+  // After the others: each chat's stored messages (GET {id}/messages),
+  // as useChat's initial messages take them, pass validateUIMessages; a
+  // chat loaded from them goes on.
+  async history() {
+    for (const id of ['js-run', 'js-progress', 'js-approval', 'js-browser', 'js-resume', 'js-stop']) {
+      const res = await fetch(`${url}/${id}/messages`);
+      assert.equal(res.status, 200);
+      const messages = await res.json();
+      assert.ok(messages.length >= 2, `${id}: ${JSON.stringify(messages)}`);
+      messages.forEach((m, i) => assert.equal(m.role, i % 2 ? 'assistant' : 'user', `${id}: ${JSON.stringify(messages)}`));
+      await validateUIMessages({ messages });
+    }
+    const messages = await (await fetch(`${url}/js-approval/messages`)).json();
+    const weather = messages.flatMap((m) => toolParts(m, 'get_weather'));
+    const oslo = weather.filter((p) => p.input.city === 'Oslo');
+    assert.equal(oslo[0].state, 'output-available');
+    assert.deepEqual(oslo[0].approval, { id: oslo[0].toolCallId, approved: true });
+    assert.equal(oslo[1].state, 'output-error', 'the denial');
+    assert.match(oslo[1].errorText, /not today/);
+    const [stopped] = (await (await fetch(`${url}/js-stop/messages`)).json()).flatMap((m) => toolParts(m, 'get_weather'));
+    assert.equal(stopped.state, 'output-error');
+
+    const chat = new Chat({ id: 'js-approval', messages, transport: new DefaultChatTransport({ api: url }) });
+    await chat.sendMessage({ text: 'What is the weather in Paris?' });
+    await settle(chat);
+    ok(chat);
+    assert.equal(chat.messages.length, messages.length + 2);
+    assert.match(text(last(chat)), /Paris: sunny/);
+    await valid(chat);
   },
 };
 

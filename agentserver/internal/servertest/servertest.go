@@ -136,7 +136,8 @@ func NeedsOslo(c *agent.Config) {
 }
 
 // Scripted plays the model for the JavaScript clients' scenarios: it
-// calls get_weather for each known city a question names (get_location,
+// calls get_weather for each known city a question names ("Gate" is held
+// until the run is cancelled: see Env.Gate) (get_location,
 // a browser tool, when it asks "where I am"), fails on "fail", and turns
 // results into lines such as "Paris: sunny" or "get_weather denied: …".
 func Scripted(req *fake.Request) *fake.Reply {
@@ -172,7 +173,7 @@ func Scripted(req *fake.Request) *fake.Reply {
 		return fake.Calls(fake.Call("get_location", nil))
 	}
 	var calls []*genai.FunctionCall
-	for _, city := range []string{"Paris", "Tokyo", "Oslo", "Lyon", "Bergen"} {
+	for _, city := range []string{"Paris", "Tokyo", "Oslo", "Lyon", "Bergen", "Gate"} {
 		if strings.Contains(q, city) {
 			calls = append(calls, Call(city))
 		}

@@ -1,0 +1,231 @@
+package agui
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"google.golang.org/genai"
+)
+
+// Message is an AG-UI message as the messages route sends it: a user
+// message (Content: a string, or parts when it holds media), a reasoning
+// message, an assistant message (its text and tool calls), or a tool
+// message (a call's result).
+type Message struct {
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Content    any             `json:"content,omitempty"`
+	ToolCalls  []ToolCall      `json:"toolCalls,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+}
+
+// ToolCall is a tool call of an assistant [Message].
+type ToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"` // "function"
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"` // JSON
+	} `json:"function"`
+}
+
+// outPart is a part of a user message's content, when it holds media.
+type outPart struct {
+	Type   string `json:"type"`
+	Text   string `json:"text,omitempty"`
+	Source *struct {
+		Type     string `json:"type"`
+		Value    string `json:"value"`
+		MimeType string `json:"mimeType"`
+	} `json:"source,omitempty"`
+}
+
+// snapshot is the messages route's answer: a MESSAGES_SNAPSHOT event.
+type snapshot struct {
+	Type     string    `json:"type"`
+	Messages []Message `json:"messages"`
+}
+
+// messages answers GET {path}/messages?threadId=…: the thread's stored
+// history as a MESSAGES_SNAPSHOT event; no messages for a thread nothing
+// was stored for (a new one, or another user's).
+func (h *handler) messages(w http.ResponseWriter, r *http.Request) {
+	out, err := func() ([]Message, error) {
+		user, err := h.s.User(r)
+		if err != nil {
+			return nil, err
+		}
+		history, err := h.s.History(r.Context(), user, r.URL.Query().Get("threadId"))
+		if errors.Is(err, agentserver.ErrNotFound) {
+			return []Message{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return Messages(history), nil
+	}()
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	h.s.WriteJSON(w, r, http.StatusOK, snapshot{Type: "MESSAGES_SNAPSHOT", Messages: out})
+}
+
+// Messages turns a thread's stored history (agentserver.Server.History)
+// into AG-UI messages, as a run's stream shows them: a user message per
+// question (its text, and media as data, or as a Gemini file); per model
+// turn a reasoning message (its thought summaries), an assistant message
+// (its text and tool calls), and a tool message per call that was
+// answered (content: the result's JSON, or the error's text, then also
+// in error, with metadata {isError: true}; the history does not tell a
+// denial from a failure). Ids are derived from positions in the history:
+// the same on every load (a call's id too: not the one the run's stream
+// gave it, which the history does not keep).
+func Messages(history []*genai.Content) []Message {
+	out := []Message{}
+	calls := map[string]string{} // the ids of the turn's calls, by the model's id
+	var anonymous []string       // the ids of its calls without one, in call order
+	for i, c := range history {
+		if c == nil {
+			continue
+		}
+		at := "h" + strconv.Itoa(i)
+		if c.Role == genai.RoleModel {
+			clear(calls)
+			anonymous = anonymous[:0]
+			var text, thought strings.Builder
+			m := Message{ID: at, Role: "assistant"}
+			for j, p := range c.Parts {
+				switch {
+				case p.FunctionCall != nil:
+					fc := p.FunctionCall
+					tc := ToolCall{ID: at + "-" + strconv.Itoa(j), Type: "function"}
+					tc.Function.Name, tc.Function.Arguments = fc.Name, string(argsJSON(fc.Args))
+					m.ToolCalls = append(m.ToolCalls, tc)
+					if fc.ID != "" {
+						calls[fc.ID] = tc.ID
+					} else {
+						anonymous = append(anonymous, tc.ID)
+					}
+				case p.Text != "" && p.Thought:
+					thought.WriteString(p.Text)
+				case p.Text != "":
+					text.WriteString(p.Text)
+				}
+			}
+			if thought.Len() > 0 {
+				out = append(out, Message{ID: at + "-r", Role: "reasoning", Content: thought.String()})
+			}
+			if text.Len() > 0 {
+				m.Content = text.String()
+			}
+			if m.Content != nil || len(m.ToolCalls) > 0 {
+				out = append(out, m)
+			}
+			continue
+		}
+		var text strings.Builder
+		var parts []outPart
+		for _, p := range c.Parts {
+			switch {
+			case p.FunctionResponse != nil:
+				fr := p.FunctionResponse
+				id, ok := calls[fr.ID]
+				if ok {
+					delete(calls, fr.ID)
+				} else if fr.ID == "" && len(anonymous) > 0 {
+					id, anonymous, ok = anonymous[0], anonymous[1:], true
+				}
+				if ok {
+					out = append(out, toolMessage(id, fr))
+				}
+			case p.Text != "" && !p.Thought:
+				if text.Len() > 0 {
+					text.WriteString("\n")
+				}
+				text.WriteString(p.Text)
+				parts = append(parts, outPart{Type: "text", Text: p.Text})
+			case p.InlineData != nil:
+				parts = append(parts, media(p.InlineData.MIMEType, "data", base64.StdEncoding.EncodeToString(p.InlineData.Data)))
+			case p.FileData != nil:
+				parts = append(parts, media(p.FileData.MIMEType, "file", p.FileData.FileURI))
+			}
+		}
+		switch {
+		case len(parts) == 0:
+		case allText(parts):
+			out = append(out, Message{ID: at, Role: "user", Content: text.String()})
+		default:
+			out = append(out, Message{ID: at, Role: "user", Content: parts})
+		}
+	}
+	return out
+}
+
+func allText(parts []outPart) bool {
+	for _, p := range parts {
+		if p.Type != "text" {
+			return false
+		}
+	}
+	return true
+}
+
+// media returns the part of a user message's content that holds media of
+// mimeType: an image, audio, video, or else a document.
+func media(mimeType, source, value string) outPart {
+	typ := "document"
+	for _, kind := range []string{"image", "audio", "video"} {
+		if strings.HasPrefix(mimeType, kind+"/") {
+			typ = kind
+		}
+	}
+	p := outPart{Type: typ}
+	p.Source = &struct {
+		Type     string `json:"type"`
+		Value    string `json:"value"`
+		MimeType string `json:"mimeType"`
+	}{source, value, mimeType}
+	return p
+}
+
+// toolMessage is the tool message of the call id, answered by fr.
+func toolMessage(id string, fr *genai.FunctionResponse) Message {
+	m := Message{ID: id + "-result", Role: "tool", ToolCallID: id}
+	if msg, ok := fr.Response["error"]; ok {
+		m.Content = fmt.Sprint(msg)
+		m.Error = fmt.Sprint(msg)
+		m.Metadata = json.RawMessage(`{"isError":true}`)
+		return m
+	}
+	var out any = fr.Response
+	if res, ok := fr.Response["result"]; ok {
+		out = res
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte("null")
+	}
+	m.Content = string(b)
+	return m
+}
+
+// argsJSON returns a call's arguments as JSON: an object, {} when none.
+func argsJSON(args map[string]any) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return b
+}

@@ -1,0 +1,213 @@
+package aisdk
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"google.golang.org/genai"
+)
+
+// UIMessage is a message as useChat keeps it (the AI SDK's UIMessage),
+// as the messages route sends it: what useChat's messages option takes.
+type UIMessage struct {
+	ID    string   `json:"id"`
+	Role  string   `json:"role"`
+	Parts []UIPart `json:"parts"`
+}
+
+// UIPart is a part of a [UIMessage]: text, reasoning, file, step-start,
+// or a tool part ("tool-" and the tool's name). Each kind sets its own
+// fields.
+type UIPart struct {
+	Type       string          `json:"type"`
+	Text       string          `json:"text,omitempty"`
+	State      string          `json:"state,omitempty"`
+	MediaType  string          `json:"mediaType,omitempty"`
+	URL        string          `json:"url,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	ErrorText  string          `json:"errorText,omitempty"`
+	Approval   *Approval       `json:"approval,omitempty"`
+}
+
+// Approval is a tool part's approval.
+type Approval struct {
+	ID       string `json:"id"`
+	Approved bool   `json:"approved"`
+}
+
+// messages answers GET {id}/messages: the chat's stored history as
+// UIMessage[]; [] for a chat nothing was stored for (a new one, or
+// another user's).
+func (h *handler) messages(w http.ResponseWriter, r *http.Request, path string) {
+	out, err := func() ([]UIMessage, error) {
+		user, err := h.s.User(r)
+		if err != nil {
+			return nil, err
+		}
+		id, err := chatID(path)
+		if err != nil {
+			return nil, err
+		}
+		history, err := h.s.History(r.Context(), user, id)
+		if errors.Is(err, agentserver.ErrNotFound) {
+			return []UIMessage{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return Messages(r.Context(), h.s.Agent(), history), nil
+	}()
+	if err != nil {
+		h.s.WriteError(w, r, err)
+		return
+	}
+	h.s.WriteJSON(w, r, http.StatusOK, out)
+}
+
+// Messages turns a thread's stored history (agentserver.Server.History)
+// into the AI SDK's UIMessage[]: a user message per question (its text
+// and files; files as data: URLs, or their URI), and an assistant message
+// per run, as the stream builds it: a step-start for each model turn, its
+// reasoning (thought summaries), text, and tool parts, each in the state
+// its stored answer gives (output-available, or output-error with its
+// text; input-available when nothing answered it). a tells which calls
+// needed approval (its Config.NeedsApproval): those that ran carry
+// approval {approved: true}; one answered with an error is output-error,
+// since the history, which holds what the model was told, does not tell a
+// denial from a failure. Ids are derived from positions in the history:
+// the same on every load (a call's id too: not the one the run's stream
+// gave it, which the history does not keep).
+func Messages(ctx context.Context, a *agent.Agent, history []*genai.Content) []UIMessage {
+	steps := a.Steps()
+	out := []UIMessage{}
+	open := -1                 // the index in out of the assistant message open, -1 when none
+	calls := map[string]call{} // its calls unanswered, by id
+	var anonymous []call       // its calls without an id, unanswered, in call order
+	for i, c := range history {
+		if c == nil {
+			continue
+		}
+		if c.Role == genai.RoleModel {
+			if open < 0 {
+				out = append(out, UIMessage{ID: "h" + strconv.Itoa(i), Role: "assistant", Parts: []UIPart{}})
+				open = len(out) - 1
+				clear(calls)
+				anonymous = anonymous[:0]
+			}
+			m := &out[open]
+			m.Parts = append(m.Parts, UIPart{Type: "step-start"})
+			fcs := agent.FunctionCalls(c)
+			n := 0
+			for j, p := range c.Parts {
+				switch {
+				case p.FunctionCall != nil:
+					fc := p.FunctionCall
+					// The stream's ids are the run's, which the history
+					// does not keep: ids of positions, unique in the thread.
+					id := "h" + strconv.Itoa(i) + "-" + strconv.Itoa(j)
+					_, approval := steps.PlanCall(ctx, n, len(fcs), fc)
+					n++
+					pc := call{part: len(m.Parts), approval: approval}
+					if fc.ID != "" {
+						calls[fc.ID] = pc
+					} else {
+						anonymous = append(anonymous, pc)
+					}
+					m.Parts = append(m.Parts, UIPart{Type: "tool-" + fc.Name, ToolCallID: id, State: "input-available", Input: argsJSON(fc.Args)})
+				case p.Text != "" && p.Thought:
+					m.Parts = appendText(m.Parts, "reasoning", p.Text)
+				case p.Text != "":
+					m.Parts = appendText(m.Parts, "text", p.Text)
+				}
+			}
+			continue
+		}
+		user := UIMessage{ID: "h" + strconv.Itoa(i), Role: "user", Parts: []UIPart{}}
+		for _, p := range c.Parts {
+			switch {
+			case p.FunctionResponse != nil:
+				fr := p.FunctionResponse
+				pc, ok := calls[fr.ID]
+				if ok {
+					delete(calls, fr.ID)
+				} else if fr.ID == "" && len(anonymous) > 0 {
+					pc, anonymous, ok = anonymous[0], anonymous[1:], true
+				}
+				if ok && open >= 0 {
+					answer(&out[open].Parts[pc.part], pc.approval, fr)
+				}
+			case p.Text != "" && !p.Thought:
+				user.Parts = appendText(user.Parts, "text", p.Text)
+			case p.InlineData != nil:
+				user.Parts = append(user.Parts, UIPart{Type: "file", MediaType: p.InlineData.MIMEType,
+					URL: "data:" + p.InlineData.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(p.InlineData.Data)})
+			case p.FileData != nil:
+				user.Parts = append(user.Parts, UIPart{Type: "file", MediaType: p.FileData.MIMEType, URL: p.FileData.FileURI})
+			}
+		}
+		if len(user.Parts) > 0 {
+			out = append(out, user)
+			open = -1
+		}
+	}
+	return out
+}
+
+// call is a call of the assistant message open, waiting for its answer:
+// the index of its part, and whether it needed approval.
+type call struct {
+	part     int
+	approval bool
+}
+
+// appendText appends text to the last part when it is of the same type,
+// or as a new part.
+func appendText(parts []UIPart, typ, text string) []UIPart {
+	if n := len(parts); n > 0 && parts[n-1].Type == typ {
+		parts[n-1].Text += text
+		return parts
+	}
+	return append(parts, UIPart{Type: typ, Text: text, State: "done"})
+}
+
+// answer sets a tool part's state from the response that answered it;
+// approval says the call needed approval.
+func answer(p *UIPart, approval bool, fr *genai.FunctionResponse) {
+	if msg, ok := fr.Response["error"]; ok {
+		p.State, p.ErrorText = "output-error", fmt.Sprint(msg)
+		return
+	}
+	var out any = fr.Response
+	if res, ok := fr.Response["result"]; ok {
+		out = res
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte("null")
+	}
+	p.State, p.Output = "output-available", b
+	if approval {
+		p.Approval = &Approval{ID: p.ToolCallID, Approved: true}
+	}
+}
+
+// argsJSON returns a call's arguments as JSON: an object, {} when none.
+func argsJSON(args map[string]any) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return b
+}

@@ -1,0 +1,81 @@
+package aisdk_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
+	"github.com/toolnexus/toolnexus-go/agentserver/internal/servertest"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"google.golang.org/genai"
+)
+
+// GET {id}/messages: the chat's stored history as UIMessage[], a run's
+// turns in one assistant message; tool parts in the state their answers
+// give, an approved call with its approval. Another user's chat, and a
+// new one, are empty.
+func TestMessages(t *testing.T) {
+	e := newEnv(t, servertest.NeedsOslo, byHeader)
+	e.Model.Enqueue(
+		fake.Parts(&genai.Part{Text: "Checking the sky.", Thought: true}, genai.NewPartFromText("Let me look."),
+			&genai.Part{FunctionCall: servertest.Call("Oslo")}, &genai.Part{FunctionCall: servertest.Call("Paris")}),
+		fake.Text("Oslo: sunny. Paris: sunny."),
+	)
+	ids := map[string]string{} // call ids by city
+	calls := func(r *reply) {
+		for _, c := range r.chunks {
+			if c["type"] == "tool-input-available" {
+				ids[c["input"].(map[string]any)["city"].(string)] = c["toolCallId"].(string)
+			}
+		}
+	}
+	r := e.do("POST", "/api/chat", chatBody("c1", "m1", "Weather in Oslo and Paris?"))
+	calls(r)
+	decide := `{"id":"c1","messages":[{"id":"a","role":"assistant","parts":[{"type":"tool-get_weather","toolCallId":"` + ids["Oslo"] +
+		`","state":"approval-responded","input":{"city":"Oslo"},"approval":{"id":"` + ids["Oslo"] + `","approved":true}}]}]}`
+	if r := e.do("POST", "/api/chat", decide); r.status != 200 {
+		t.Fatalf("the approval = %d %s", r.status, r.body)
+	}
+	e.Model.Enqueue(fake.Calls(servertest.Call("Tokyo")), fake.Text("No idea."))
+	e.do("POST", "/api/chat", chatBody("c1", "m2", "And Tokyo?"))
+
+	r = e.do("GET", "/api/chat/c1/messages", "")
+	var got []aisdk.UIMessage
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil || r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET messages = %d %v %s", r.status, err, r.body)
+	}
+	weather := func(id, city string) aisdk.UIPart {
+		return aisdk.UIPart{Type: "tool-get_weather", ToolCallID: id, State: "output-available",
+			Input: json.RawMessage(`{"city":"` + city + `"}`), Output: json.RawMessage(`{"city":"` + city + `","sky":"sunny"}`)}
+	}
+	osloPart := weather("h1-2", "Oslo")
+	osloPart.Approval = &aisdk.Approval{ID: "h1-2", Approved: true}
+	want := []aisdk.UIMessage{
+		{ID: "h0", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "Weather in Oslo and Paris?", State: "done"}}},
+		{ID: "h1", Role: "assistant", Parts: []aisdk.UIPart{
+			{Type: "step-start"},
+			{Type: "reasoning", Text: "Checking the sky.", State: "done"},
+			{Type: "text", Text: "Let me look.", State: "done"},
+			osloPart, weather("h1-3", "Paris"),
+			{Type: "step-start"},
+			{Type: "text", Text: "Oslo: sunny. Paris: sunny.", State: "done"},
+		}},
+		{ID: "h4", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "And Tokyo?", State: "done"}}},
+		{ID: "h5", Role: "assistant", Parts: []aisdk.UIPart{
+			{Type: "step-start"}, weather("h5-0", "Tokyo"), {Type: "step-start"}, {Type: "text", Text: "No idea.", State: "done"},
+		}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	for _, path := range []string{"/api/chat/new/messages"} {
+		if r := e.do("GET", path, ""); r.status != 200 || r.body != "[]\n" {
+			t.Errorf("GET %s = %d %q, want []", path, r.status, r.body)
+		}
+	}
+	if r := e.doAs("bob", "GET", "/api/chat/c1/messages", ""); r.status != 200 || r.body != "[]\n" {
+		t.Errorf("bob's GET = %d %q, want []", r.status, r.body)
+	}
+}
