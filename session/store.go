@@ -111,3 +111,80 @@ const (
 
 // ErrBadCursor is returned, wrapped, by ListPage for a cursor it did not make.
 var ErrBadCursor = errors.New("session: bad listing cursor")
+
+// A Journaler is a [Store] that keeps, beside a conversation, the journal
+// of the run in progress on it: what the run did that the conversation
+// cannot hold yet (the user's message, a model turn whose calls are not
+// all answered, each call's result as it comes, a pause for decisions and
+// each decision, the text of an answer cut short), so that a run a crash
+// or a deploy interrupted can be picked up from the store by another
+// process. The conversation keeps its contract (every call it holds has
+// its response); the journal holds the rest until the run ends, and
+// [Journaler.EndRun] moves the run's contents into the conversation and
+// drops its journal in one atomic step, so a run is saved exactly once.
+//
+// A conversation has at most one journal: [Journaler.BeginRun] on a
+// conversation that has one fails with [ErrRunInProgress], whichever
+// process holds it, so that two processes never run one conversation at
+// once. Entries are opaque to the store (agentserver writes JSON): it
+// keeps them in order, byte for byte. Every call is atomic, as Append is.
+// Deleting a conversation deletes its journal.
+//
+// The stores of this module (Memory, sqlitestore, pgstore) are
+// Journalers; package sessiontest checks the contract.
+type Journaler interface {
+	Store
+
+	// BeginRun creates the journal of conversation id's run, holding
+	// entries. It fails with an error wrapping ErrRunInProgress when the
+	// conversation has a journal already (run's own included), and
+	// creates nothing then. The conversation itself need not exist yet.
+	BeginRun(ctx context.Context, id, run string, entries [][]byte) error
+
+	// AppendRun adds entries to the end of the journal of conversation
+	// id's run. It fails with an error wrapping ErrNoRun when the
+	// conversation has no journal of that run (none, or another run's: it
+	// ended, or was taken over), and appends nothing then.
+	AppendRun(ctx context.Context, id, run string, entries [][]byte) error
+
+	// EndRun ends the run: it appends contents to the conversation (as
+	// Append does; none is allowed) and deletes the run's journal, in one
+	// atomic step. It fails with an error wrapping ErrNoRun when the
+	// conversation has no journal of that run, and changes nothing then:
+	// a run is saved once.
+	EndRun(ctx context.Context, id, run string, contents []*genai.Content) error
+
+	// LoadRun returns the journal of the run in progress on conversation
+	// id: an error wrapping ErrNoRun when there is none.
+	LoadRun(ctx context.Context, id string) (Journal, error)
+
+	// ListRuns returns one page of the journals of the conversations
+	// whose ids start with opts.Prefix (their runs in progress, what a
+	// restarted server recovers), the least recently appended to first
+	// (ties by id), without their entries.
+	ListRuns(ctx context.Context, opts ListOptions) (JournalPage, error)
+}
+
+// Journal is the journal of a run in progress on a conversation.
+type Journal struct {
+	ID      string   // the conversation's
+	Run     string   // the run's, as BeginRun named it
+	Entries [][]byte // oldest first; nil in a listing
+	Len     int      // the number of entries
+	Started time.Time
+	Updated time.Time // the last BeginRun or AppendRun
+}
+
+// JournalPage is one page of a listing of journals.
+type JournalPage struct {
+	Journals []Journal
+	Next     string // the cursor of the next page; "" after the last
+}
+
+// Errors of a Journaler, returned wrapped.
+var (
+	// ErrRunInProgress: BeginRun on a conversation that has a journal.
+	ErrRunInProgress = errors.New("session: a run is in progress on the conversation")
+	// ErrNoRun: the conversation has no journal of that run.
+	ErrNoRun = errors.New("session: no such run in progress on the conversation")
+)
