@@ -75,6 +75,7 @@ type editor struct {
 
 	mu      sync.Mutex
 	restore func() // set while the terminal is in raw mode
+	closed  bool   // the chat has ended: no line is read any more
 }
 
 func newEditor(rw io.ReadWriter, raw func() (func(), error), width func() int) *editor {
@@ -83,14 +84,22 @@ func newEditor(rw io.ReadWriter, raw func() (func(), error), width func() int) *
 
 func (e *editor) readLine(prompt string) (string, error) {
 	if e.raw != nil {
+		// Raw mode is entered and recorded under the lock that close
+		// takes, so that a chat ending at any moment restores it; once
+		// the chat has ended, no line is read.
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return "", io.EOF
+		}
 		restore, err := e.raw()
 		if err != nil {
+			e.mu.Unlock()
 			return "", fmt.Errorf("putting the terminal in raw mode: %w", err)
 		}
-		e.mu.Lock()
 		e.restore = restore
 		e.mu.Unlock()
-		defer e.close()
+		defer e.restoreRaw()
 	}
 	if e.t == nil {
 		e.t = term.NewTerminal(e.rw, "")
@@ -119,6 +128,14 @@ func (e *editor) readLine(prompt string) (string, error) {
 // close restores the terminal if a line is being read: the chat calls it
 // when it ends, so that no exit path leaves the terminal raw.
 func (e *editor) close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.restoreRaw()
+}
+
+// restoreRaw restores the terminal if it is in raw mode.
+func (e *editor) restoreRaw() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.restore != nil {
