@@ -121,7 +121,9 @@ func LiveGoAway(timeLeft time.Duration) *genai.LiveServerMessage { return fake.L
 func LiveResumptionUpdate() *genai.LiveServerMessage { return fake.LiveResumptionUpdate() }
 
 // LiveUsage returns a usageMetadata message with these token counts.
-func LiveUsage(prompt, response int32) *genai.LiveServerMessage { return fake.LiveUsage(prompt, response) }
+func LiveUsage(prompt, response int32) *genai.LiveServerMessage {
+	return fake.LiveUsage(prompt, response)
+}
 
 // LiveClientConfig returns a new client configuration for the server's
 // Live API on the Gemini API: [Server.ClientConfig] with the base URL

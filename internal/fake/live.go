@@ -284,7 +284,7 @@ func (m *LiveMessage) clone() *LiveMessage {
 	}
 	// The decoded fields are decoded again from Raw, so that the caller owns them.
 	c.Setup, c.ClientContent, c.RealtimeInput, c.ToolResponse, c.ContextUpdate = nil, nil, nil, nil, nil
-	if w, err := decodeLive(m.Raw); err == nil {
+	if w, reason := decodeLive(m.Raw); reason == "" {
 		w.fill(&c)
 	}
 	return &c
@@ -305,27 +305,30 @@ func (w *liveWire) fill(m *LiveMessage) {
 }
 
 // decodeLive decodes a client message; the top level must be one known
-// field (the rule "live-json").
-func decodeLive(raw []byte) (*liveWire, error) {
+// field (the rule "live-json"). When it cannot, it returns the reason the
+// connection is closed with.
+func decodeLive(raw []byte) (w *liveWire, reason string) {
+	const invalidJSON = "Invalid JSON payload received. "
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, fmt.Errorf("Invalid JSON payload received. %v", err)
+		return nil, invalidJSON + err.Error()
 	}
 	for k := range top {
 		switch k {
 		case "setup", "clientContent", "realtimeInput", "toolResponse", "contextUpdate":
 		default:
-			return nil, fmt.Errorf("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
+			return nil, invalidJSON + fmt.Sprintf("Unknown name %q: Cannot find field.", k)
 		}
 	}
 	if len(top) != 1 {
-		return nil, fmt.Errorf("Invalid JSON payload received. A message sets exactly one of setup, clientContent, realtimeInput, toolResponse and contextUpdate, not %d.", len(top))
+		return nil, invalidJSON + fmt.Sprintf("A message sets exactly one of setup, clientContent, realtimeInput, "+
+			"toolResponse and contextUpdate, not %d.", len(top))
 	}
-	var w liveWire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("Invalid JSON payload received. %v", err)
+	w = new(liveWire)
+	if err := json.Unmarshal(raw, w); err != nil {
+		return nil, invalidJSON + err.Error()
 	}
-	return &w, nil
+	return w, ""
 }
 
 // liveSession is the state of a Live session, which outlives its

@@ -131,9 +131,9 @@ func (in *liveInput) session() *liveSession {
 }
 
 func checkLiveJSON(in *liveInput) *liveRefusal {
-	w, err := decodeLive(in.raw)
-	if err != nil {
-		return &liveRefusal{code: LiveInvalidArgument, reason: err.Error()}
+	w, reason := decodeLive(in.raw)
+	if reason != "" {
+		return &liveRefusal{code: LiveInvalidArgument, reason: reason}
 	}
 	in.msg = w
 	switch {

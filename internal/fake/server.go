@@ -81,8 +81,9 @@ func NewServer() *Server {
 // Close shuts the server down. Like httptest.Server.Close it blocks until
 // every request in flight has ended, but it first aborts what could keep
 // one waiting: pending [Reply.Delay] and [Reply.EventDelay] waits end, and
-// every client connection is closed, so requests and streams in flight fail
-// on the client instead of completing. Close may be called more than once.
+// every client connection is closed, Live websockets included, so requests,
+// streams and Live sessions in flight fail on the client instead of
+// completing. Close may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closing)
