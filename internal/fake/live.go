@@ -418,6 +418,7 @@ func (s *Server) serveLive(w http.ResponseWriter, r *http.Request, backend genai
 		return // the upgrader answered the client
 	}
 	c.ws = ws
+	ws.SetReadLimit(maxBody) // as for a request's body; a larger message is closed 1009 by the websocket library
 	if !s.trackLive(ws, true) {
 		ws.Close()
 		return
