@@ -154,6 +154,24 @@
 // A Request of that API has the whole conversation in Contents, so that
 // the same assertions read both APIs; Input holds what it sent.
 //
+// # The Live API
+//
+// The server speaks the Live API too, the websocket genai's client.Live
+// dials, on both backends: a client from [Server.LiveClientConfig] or
+// [Server.LiveVertexClientConfig] connects to it. [Server.EnqueueLive]
+// scripts the model's side, one [LiveReply] per user turn (a turn's text,
+// audio chunks with transcriptions, tool calls, cancellations,
+// interruptions, goAway, resumption handles, usage), and
+// [Server.SetLiveReplyFunc] reacts to any message the client sends ("when
+// it sends this tool response, answer with that"). The server gives calls
+// ids, issues resumption handles and resumes a session from one, and
+// refuses what the service refuses (a message before the setup, a second
+// setup, a model the Live API does not serve, an unknown handle, a tool
+// response for an unknown id, audio that is not PCM, the deprecated
+// mediaChunks on Gemini 3…) by closing the socket with the service's code
+// and reason. [Server.LiveMessages] records every message the client sent.
+// See Example (Live).
+//
 // # What the server adds
 //
 // Unless a Reply is Raw, responses get what the API always sends: role

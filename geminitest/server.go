@@ -44,8 +44,8 @@ func NewServer() *Server {
 
 // Start starts a server for the test tb: it logs one line per request to
 // tb, and when tb ends it closes the server and fails tb for every request
-// the server rejected because it broke the API's protocol (see
-// [Server.Rejections]). Replies left unused and unscripted requests are not
+// and Live message the server rejected because it broke the API's protocol
+// (see [Server.Rejections] and [Server.LiveRejections]). Replies left unused and unscripted requests are not
 // checked at the end: call [Server.AssertComplete] where they matter.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
@@ -55,6 +55,9 @@ func Start(tb testing.TB) *Server {
 		s.Close()
 		for _, r := range s.Rejections() {
 			tb.Errorf("geminitest: request #%d broke the protocol (rule %s): %d %s", r.Seq, r.Rule, r.Err.Code, r.Err.Message)
+		}
+		for _, m := range s.LiveRejections() {
+			tb.Errorf("geminitest: live message #%d broke the protocol (rule %s): %d %s", m.Seq, m.Rejection.Rule, m.Rejection.Code, m.Rejection.Reason)
 		}
 	})
 	return s

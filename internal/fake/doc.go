@@ -248,6 +248,77 @@
 // generateContent's request would carry it), so that a test reads both
 // APIs the same way; Input holds what the request itself sent.
 //
+// # Live
+//
+// The server serves Gemini's Live API, the websocket genai's client.Live
+// dials (live.go:75-121), on both backends: GET
+// /ws/google.ai.generativelanguage.{v1beta,v1alpha}.GenerativeService.BidiGenerateContent
+// (and …BidiGenerateContentConstrained, for an ephemeral token sent as
+// "Authorization: Token auth_tokens/…") for the Gemini API, and
+// /ws/google.cloud.aiplatform.{v1beta1,v1}.LlmBidiService/BidiGenerateContent
+// for Vertex AI. genai dials ws:// only when the base URL says so:
+// [Server.LiveClientConfig] and [Server.LiveVertexClientConfig] configure
+// it (the latter puts the bearer token in HTTPOptions.Headers, the headers
+// the Live client sends). Credentials are checked before the upgrade, as
+// for generateContent (rule "live-auth"), with its HTTP errors.
+//
+// The client's first message is its setup; the server answers
+// setupComplete (with a sessionId on Vertex AI), then reads the client's
+// messages one at a time, in order, and answers each before it reads the
+// next. Server messages are JSON in binary frames, as the service sends
+// them. A message that ends a user turn takes the next [LiveReply] queued
+// with [Server.EnqueueLive]: a clientContent with turnComplete, a
+// realtimeInput of text, activityEnd or audioStreamEnd (the server has no
+// voice activity detection: audio chunks alone end no turn), and a
+// toolResponse that answers the last pending BLOCKING call, or a
+// NON_BLOCKING one with a scheduling other than SILENT. Every other
+// accepted message, and a turn's end when the queue is empty, goes to the
+// function set with [Server.SetLiveReplyFunc], whose reply, if not nil, is
+// sent. A turn's end that neither answers closes the connection with 1011
+// "fake: no reply scripted for live message #N". A reply is a list of
+// server messages ([LiveTurn], [LiveText], [LiveAudio], [LiveCalls],
+// [LiveMessages], built from [LiveModelText], [LiveModelAudio],
+// [LiveInputTranscription], [LiveOutputTranscription], [LiveToolCall],
+// [LiveCancellation], [LiveInterrupted], [LiveGenerationComplete],
+// [LiveTurnComplete], [LiveGoAway], [LiveResumptionUpdate], [LiveUsage]),
+// optionally followed by a close frame ([LiveReply.WithClose]), sent at
+// once, with no pacing.
+//
+// The server completes what it sends and keeps the session's state: a
+// function call without an id gets one ("fc-N") and is pending until a
+// toolResponse answers it (whether it blocks is read from the setup's
+// declarations: behavior unset means BLOCKING, but NON_BLOCKING on
+// gemini-3.8-live models; a NON_BLOCKING call answered with willContinue
+// stays pending); a cancellation without ids cancels every pending call,
+// and a late response to a cancelled call is accepted and ignored; a
+// resumable sessionResumptionUpdate without a handle gets one. A setup
+// that sends such a handle resumes the session, pending calls included,
+// on the new connection; handles are kept until the server closes. On
+// Vertex AI usageMetadata counts the answer in candidatesTokenCount, as
+// that backend does.
+//
+// Each message is checked by the rules in live_rules.go (the variable
+// liveRules), marked verified or assumed as generateContent's: one known
+// top-level field; the setup first and only once; a Live model (a name with
+// "live" or "native-audio" in it) in the backend's form, else 1008 with
+// the service's not-found text; a resumption handle the server issued,
+// else 1008 "BidiGenerateContent session not found"; no TEXT responses
+// from a native-audio model; no deprecated mediaChunks for Gemini 3 models;
+// audio in as audio/pcm with a positive integer rate or none (the service
+// resamples other rates); tool responses for pending (or cancelled) call
+// ids only. A refused message closes the connection with the rule's close
+// code and reason (1007 or 1008, cut at 123 bytes as the service cuts
+// them), which genai returns as a *websocket.CloseError.
+// [Server.LiveMessages] records every client message, decoded, with its
+// session, connection, credentials and [LiveRejection];
+// [Server.LiveRejections] lists the refused ones.
+//
+// Simplified: the server keeps no conversation and no clock, so there is
+// no voice activity detection, no session or connection time limit, no
+// context window compression and no goAway unless scripted; the setup's
+// other fields (speech, transcription, VAD, compression) are recorded, not
+// acted on. Fields below a message's top level are read leniently.
+//
 // # Concurrency
 //
 // A Server is safe for concurrent use: requests are served concurrently and
@@ -255,5 +326,6 @@
 // by [Server.Requests] and passed to the reply function are copies that the
 // caller owns. The reply function is called concurrently from handler
 // goroutines. [Server.Close] waits for requests in flight after aborting
-// their delays and streams.
+// their delays and streams, and closes every Live connection, waiting for
+// its goroutine to end.
 package fake

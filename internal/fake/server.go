@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"google.golang.org/genai"
 )
 
@@ -56,6 +57,15 @@ type Server struct {
 	signatures    map[string]bool               // thought signatures sent to clients
 	ixTokens      map[string]string             // continuation tokens issued by interactions, to the interaction that issued them
 	ixCheckpoints map[string]*storedInteraction // the interactions whose stream a checkpoint token is of
+
+	// The Live API's state (live.go).
+	liveQueue   []*LiveReply
+	liveFunc    func(*LiveMessage) *LiveReply
+	liveRecords []*LiveMessage
+	liveConns   int                      // connections accepted, to number them
+	liveHandles map[string]*liveSession  // resumption handles issued
+	liveWS      map[*websocket.Conn]bool // connections open, which Close closes
+	liveWG      sync.WaitGroup           // their handlers, which Close waits for
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
@@ -71,12 +81,14 @@ func NewServer() *Server {
 // Close shuts the server down. Like httptest.Server.Close it blocks until
 // every request in flight has ended, but it first aborts what could keep
 // one waiting: pending [Reply.Delay] and [Reply.EventDelay] waits end, and
-// every client connection is closed, so requests and streams in flight fail
-// on the client instead of completing. Close may be called more than once.
+// every client connection is closed, Live websockets included, so requests,
+// streams and Live sessions in flight fail on the client instead of
+// completing. Close may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		s.srv.CloseClientConnections()
+		s.closeLive() // hijacked connections, which httptest no longer tracks
 		s.srv.Close()
 	})
 }
@@ -221,6 +233,10 @@ func (s *Server) log(format string, args ...any) {
 const maxBody = 64 << 20
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if backend, version, ok := liveRoute(r.URL); ok && r.Method == http.MethodGet {
+		s.serveLive(w, r, backend, version)
+		return
+	}
 	if rt, id, ok := parseInteractionRoute(r.Method, r.URL); ok {
 		s.serveInteraction(w, r, rt, id)
 		return

@@ -28,7 +28,8 @@ import (
 //
 // To add a rule, write its check function and add one entry here; give it
 // a passing and a failing case in ruleCases (validate_test.go), which
-// TestRules requires.
+// TestRules requires. The Interactions API's rules are interactionRules
+// (interactions_rules.go); the Live API's, liveRules (live_rules.go).
 var rules = []rule{
 	{name: "auth", check: checkAuth,
 		verified: "Gemini API: 403 PERMISSION_DENIED without a key or token, text verified " +
