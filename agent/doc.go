@@ -226,4 +226,30 @@
 // [Approval] before the run goes on (calls that need no approval run
 // meanwhile); [Agent.Run], which has no consumer, leaves them to the
 // Interceptor, and without one denies them.
+//
+// # Resuming a run
+//
+// A runtime that saves a run's history step by step can lose its process
+// while a turn's calls run: the history then ends with the model content
+// whose calls have no answer yet ([PendingCalls]). Run and Stream, given
+// such a history, resume the run: they answer those calls first, exactly
+// as a turn's calls are answered (Config.Intercept, Config.NeedsApproval
+// and its EventApproval, the tools under MaxParallel and ToolTimeout, the
+// EventToolCall, EventToolProgress, EventToolResult and EventTurnEnd
+// events), then go on with the next model call, as after any turn. A call
+// that was running when the process died may have taken effect: unless
+// its tool is safe to repeat ([toolset.Tool.SafeToRepeat]), the runtime's
+// Interceptor answers it with [Interrupted], the standard answer that
+// tells the model it may or may not have run, and lets the others run.
+//
+// The resumed turn is turn 0 of the run, and makes no model call: it does
+// not count against Config.MaxTurns, Result.Turns[0] holds its calls and
+// results with no Response and Attempts 0, and Stream yields no
+// EventModelRequest, EventModelResponse or EventText for it. The first
+// model call is turn 1, with the config of a turn after the first (a
+// forcing function calling mode applied to the call that made the calls).
+// Result.History is the history given, that model content included as it
+// was, followed by the content answering its calls and the turns after.
+// A history that ends with a user content, or whose last calls are
+// answered, runs as it always did.
 package agent
