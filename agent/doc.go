@@ -246,10 +246,17 @@
 // not count against Config.MaxTurns, Result.Turns[0] holds its calls and
 // results with no Response and Attempts 0, and Stream yields no
 // EventModelRequest, EventModelResponse or EventText for it. The first
-// model call is turn 1, with the config of a turn after the first (a
-// forcing function calling mode applied to the call that made the calls).
-// Result.History is the history given, that model content included as it
-// was, followed by the content answering its calls and the turns after.
+// model call is turn 1, and is sent as a later turn's is: a forcing
+// function calling mode (ANY), which applies to a run's first model call
+// only, was spent on the call that made the calls. Result.History is the
+// history given, that model content included as it was, followed by the
+// content answering its calls and the turns after.
+//
 // A history that ends with a user content, or whose last calls are
-// answered, runs as it always did.
+// answered, runs as it always did; no run leaves calls of its own turns
+// unanswered in its Result.History, so that only a history saved while a
+// run went resumes one. The pending calls run as if the model had just
+// made them: a program that builds a history from input it does not trust
+// (a client's messages) must not let that input end with a model content,
+// or the client chooses which tools run, with what arguments.
 package agent
