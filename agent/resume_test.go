@@ -223,11 +223,20 @@ func TestResumeStreamApproval(t *testing.T) {
 	var steps []step
 	var text strings.Builder
 	var res *agent.Result
+	results := 0
 	for e, err := range a.Stream(context.Background(), history) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch e.Kind {
+		case agent.EventToolResult:
+			if e.Turn == 0 {
+				results++
+			}
+		case agent.EventTurnEnd:
+			if ti := e.TurnInfo; e.Turn == 0 && (ti.Response != nil || ti.Attempts != 0 || len(ti.Results) != 3) {
+				t.Errorf("turn 0 ends with %+v; want its 3 results, no response, 0 attempts", ti)
+			}
 		case agent.EventApproval:
 			if e.Call.Args["city"] == "Paris" {
 				e.Approval.Approve()
@@ -247,6 +256,9 @@ func TestResumeStreamApproval(t *testing.T) {
 		{"ModelRequest", 1}, {"ModelResponse", 1}, {"TurnEnd", 1}, {"Done", 1}}
 	if diff := cmp.Diff(want, steps); diff != "" {
 		t.Errorf("events but text and results (-want +got):\n%s", diff)
+	}
+	if results != 3 {
+		t.Errorf("%d tool results of turn 0; want 3", results)
 	}
 	if text.String() != "done" || res == nil || res.Text != "done" {
 		t.Errorf("streamed %q, Result %+v; want the answer", text.String(), res)
