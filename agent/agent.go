@@ -89,7 +89,8 @@ type Config struct {
 	Declarations geminiadapter.Options
 
 	// MaxTurns bounds the model turns of a run. Zero means
-	// DefaultMaxTurns (10). Retries and re-asks of a turn do not count.
+	// DefaultMaxTurns (10). Retries and re-asks of a turn do not count,
+	// nor the turn a resumed run answers without a model call.
 	MaxTurns int
 
 	// MaxParallel bounds the tool calls running at once. Zero means

@@ -226,4 +226,37 @@
 // [Approval] before the run goes on (calls that need no approval run
 // meanwhile); [Agent.Run], which has no consumer, leaves them to the
 // Interceptor, and without one denies them.
+//
+// # Resuming a run
+//
+// A runtime that saves a run's history step by step can lose its process
+// while a turn's calls run: the history then ends with the model content
+// whose calls have no answer yet ([PendingCalls]). Run and Stream, given
+// such a history, resume the run: they answer those calls first, exactly
+// as a turn's calls are answered (Config.Intercept, Config.NeedsApproval
+// and its EventApproval, the tools under MaxParallel and ToolTimeout, the
+// EventToolCall, EventToolProgress, EventToolResult and EventTurnEnd
+// events), then go on with the next model call, as after any turn. A call
+// that was running when the process died may have taken effect: unless
+// its tool is safe to repeat ([toolset.Tool.SafeToRepeat]), the runtime's
+// Interceptor answers it with [Interrupted], the standard answer that
+// tells the model it may or may not have run, and lets the others run.
+//
+// The resumed turn is turn 0 of the run, and makes no model call: it does
+// not count against Config.MaxTurns, Result.Turns[0] holds its calls and
+// results with no Response and Attempts 0, and Stream yields no
+// EventModelRequest, EventModelResponse or EventText for it. The first
+// model call is turn 1, and is sent as a later turn's is: a forcing
+// function calling mode (ANY), which applies to a run's first model call
+// only, was spent on the call that made the calls. Result.History is the
+// history given, that model content included as it was, followed by the
+// content answering its calls and the turns after.
+//
+// A history that ends with a user content, or whose last calls are
+// answered, runs as it always did; no run leaves calls of its own turns
+// unanswered in its Result.History, so that only a history saved while a
+// run went resumes one. The pending calls run as if the model had just
+// made them: a program that builds a history from input it does not trust
+// (a client's messages) must not let that input end with a model content,
+// or the client chooses which tools run, with what arguments.
 package agent

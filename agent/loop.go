@@ -42,6 +42,11 @@ type run struct {
 	// rc is the run's context, when its tools may run agents (see
 	// runContext).
 	rc runContext
+
+	// resume is the model content whose calls a resumed run answers
+	// first, the last of the history it was given; nil for other runs
+	// (see PendingCalls).
+	resume *genai.Content
 }
 
 // runContext is the context a run hands its steps when it has tools: the
@@ -84,6 +89,9 @@ func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield fun
 		yield:    yield,
 		typed:    typedRun{o: a.output},
 	}
+	if PendingCalls(contents) != nil {
+		r.resume = contents[len(contents)-1]
+	}
 	if a.tools.Len() > 0 {
 		r.setContext(ctx) // for the agents that tools run (AsTool)
 	}
@@ -96,31 +104,35 @@ func (a *Agent) newRun(ctx context.Context, contents []*genai.Content, yield fun
 }
 
 // loop runs turns until the model answers without calling a tool, a limit
-// is reached or something fails.
+// is reached or something fails. A resumed run's first turn makes no model
+// call: its content is the last of the history, whose calls it answers.
 func (r *run) loop() error {
 	for turn := 0; ; turn++ {
-		if turn-r.typed.reasks == r.a.maxTurns { // a typed run's re-asks do not count
+		if r.counted(turn) == r.a.maxTurns {
 			return fmt.Errorf("%w (%d)", ErrMaxTurns, r.a.maxTurns)
 		}
 		if r.stopped {
 			return ErrStopped
 		}
-		if r.a.link != nil {
-			r.reportTurn(turn, nil) // an agent run as a tool: progress of the call it serves
-		}
 		var t Turn
-		err := r.modelTurn(turn, &t)
-		r.result.Usage = r.result.Usage.plus(t.Usage)
-		if err != nil {
-			if t.Response != nil {
-				r.result.Turns = append(r.result.Turns, t)
+		content := r.resume
+		if turn > 0 || content == nil {
+			if r.a.link != nil {
+				r.reportTurn(turn, nil) // an agent run as a tool: progress of the call it serves
 			}
-			return err
-		}
-		content := t.Response.Candidates[0].Content
-		r.add(content)
-		if r.emitting && r.yield == nil {
-			r.serverEvents(r.ctx, turn, content) // Stream reported them as they came
+			err := r.modelTurn(turn, &t)
+			r.result.Usage = r.result.Usage.plus(t.Usage)
+			if err != nil {
+				if t.Response != nil {
+					r.result.Turns = append(r.result.Turns, t)
+				}
+				return err
+			}
+			content = t.Response.Candidates[0].Content
+			r.add(content)
+			if r.emitting && r.yield == nil {
+				r.serverEvents(r.ctx, turn, content) // Stream reported them as they came
+			}
 		}
 		t.Calls = functionCalls(content)
 		if len(t.Calls) > 0 {
@@ -164,6 +176,16 @@ func (r *run) loop() error {
 			return nil
 		}
 	}
+}
+
+// counted returns how many of the turns before turn count against
+// MaxTurns: a typed run's re-asks do not, nor the turn a resumed run
+// answered without a model call.
+func (r *run) counted(turn int) int {
+	if r.resume != nil {
+		turn--
+	}
+	return turn - r.typed.reasks
 }
 
 // add appends a content to the history and, when a HistoryFunc shortened

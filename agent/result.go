@@ -28,7 +28,9 @@ type Result struct {
 	// It survives a JSON round trip.
 	History []*genai.Content
 
-	// Turns has one entry per model turn, in order.
+	// Turns has one entry per model turn, in order. A resumed run's first
+	// entry is the turn whose calls it answered, a turn made before the
+	// run (see the package documentation, "Resuming a run").
 	Turns []Turn
 
 	// Usage sums the token counts of every model response of the run,
@@ -82,7 +84,8 @@ func (res *Result) answer(last *Turn) {
 // it asked for.
 type Turn struct {
 	// Response is the model's response; for a streamed turn, its chunks
-	// merged into one.
+	// merged into one. It is nil for the turn a resumed run answered, whose
+	// content is the last of the history the run was given.
 	Response *genai.GenerateContentResponse
 
 	// Calls are the function calls the model asked for, in order.
@@ -98,7 +101,8 @@ type Turn struct {
 	FinishReason genai.FinishReason
 
 	// Attempts counts the model calls made for this turn: 1, plus retries,
-	// re-asks and continuation hops.
+	// re-asks and continuation hops; 0 for the turn a resumed run
+	// answered.
 	Attempts int
 
 	// Continuations counts the continuation requests the turn's answer

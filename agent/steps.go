@@ -40,6 +40,10 @@ import (
 //  5. [Steps.Stopped] says whether the turn's answer, incomplete, ends the
 //     run.
 //
+// A runtime resuming a run whose history ends with calls nobody answered
+// ([PendingCalls]) answers them with steps 3 and 4 before its first model
+// call, as Run does (see the package documentation, "Resuming a run").
+//
 // [NewResult] assembles the Result of a run from its history and turns.
 // [Steps.Observe] and [Steps.StartContext] hand events to the agent's
 // Observer as Run does; [Steps.Carry] and [Steps.Resume] carry the

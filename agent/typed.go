@@ -316,7 +316,7 @@ func withCalling(c *genai.GenerateContentConfig, fc *genai.FunctionCallingConfig
 // too.
 func (r *run) typedConfig(turn int, config *genai.GenerateContentConfig) *genai.GenerateContentConfig {
 	o := r.typed.o
-	last := turn-r.typed.reasks >= r.a.maxTurns-1
+	last := r.counted(turn) >= r.a.maxTurns-1
 	switch {
 	case o.forced != nil && (last || r.typed.force):
 		return o.forced
@@ -363,7 +363,10 @@ type typedVerdict struct {
 // decide judges a typed run's turn, once its calls have run. It has no
 // effect: the loop, or a runtime driving Steps, acts on the verdict.
 func (o *typedOutput) decide(t *Turn) typedVerdict {
-	content := t.Response.Candidates[0].Content
+	var content *genai.Content // the answer's; a resumed turn has none, and calls
+	if t.Response != nil {
+		content = t.Response.Candidates[0].Content
+	}
 	var v typedVerdict
 	switch {
 	case o.strategy == OutputTool:

@@ -285,27 +285,33 @@ func (c *Client) tool(rt *mcp.Tool) (*toolset.Tool, error) {
 	if description == "" && rt.Annotations != nil {
 		description = rt.Annotations.Title
 	}
-	return toolset.Define(toolset.Tool{
+	t := toolset.Tool{
 		Name:        geminiName(c.opts.Prefix, rt.Name),
 		Description: description,
 		InputSchema: schema,
-		Run: func(ctx context.Context, args map[string]any) (any, error) {
-			return c.call(ctx, rt, args)
-		},
-	})
+	}
+	if a := rt.Annotations; a != nil {
+		t.ReadOnly, t.Idempotent = a.ReadOnlyHint, a.IdempotentHint
+	}
+	var tool *toolset.Tool // the tool defined, whose hints a caller may have cleared
+	t.Run = func(ctx context.Context, args map[string]any) (any, error) {
+		return c.call(ctx, rt, tool.SafeToRepeat(), args)
+	}
+	tool, err = toolset.Define(t)
+	return tool, err
 }
 
 // call calls the server's tool rt. A call whose connection was lost is
 // made again, once, after reconnecting, when it certainly did not run (the
-// server no longer knew the session) or when the tool says it is read-only
-// or idempotent; any other such call is answered with an error saying that
-// it may or may not have run.
+// server no longer knew the session) or when the tool is safe to repeat
+// (read-only or idempotent, by its annotations); any other such call is
+// answered with an error saying that it may or may not have run.
 //
 // When someone listens to the call's progress (toolset.WantsProgress),
 // the call asks the server for it, with a progress token, and the
 // server's notifications/progress for it are reported under ctx until
 // the call returns.
-func (c *Client) call(ctx context.Context, rt *mcp.Tool, args map[string]any) (any, error) {
+func (c *Client) call(ctx context.Context, rt *mcp.Tool, safe bool, args map[string]any) (any, error) {
 	params := &mcp.CallToolParams{Name: rt.Name, Arguments: args}
 	if toolset.WantsProgress(ctx) {
 		token := "toolnexus-" + strconv.FormatUint(c.progressID.Add(1), 10)
@@ -315,7 +321,7 @@ func (c *Client) call(ctx context.Context, rt *mcp.Tool, args map[string]any) (a
 	}
 	res, err := c.callOnce(ctx, params)
 	var lost *lostError
-	if errors.As(err, &lost) && (errors.Is(err, mcp.ErrSessionMissing) || retrySafe(rt)) && ctx.Err() == nil {
+	if errors.As(err, &lost) && (errors.Is(err, mcp.ErrSessionMissing) || safe) && ctx.Err() == nil {
 		c.logger.Warn("mcptools: calling again on a new session", slog.String("tool", rt.Name), slog.Any("error", lost.err))
 		res, err = c.callOnce(ctx, params)
 	}
@@ -377,13 +383,6 @@ func (c *Client) callOnce(ctx context.Context, params *mcp.CallToolParams) (*mcp
 	}
 	c.drop(session)
 	return nil, &lostError{tool: name, err: err}
-}
-
-// retrySafe reports whether calling rt twice is harmless, by its
-// annotations.
-func retrySafe(rt *mcp.Tool) bool {
-	a := rt.Annotations
-	return a != nil && (a.ReadOnlyHint || a.IdempotentHint)
 }
 
 // live returns the session, starting a new one when there is none or the

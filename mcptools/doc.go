@@ -75,6 +75,20 @@
 // such as one whose $defs refer to each other so that it would grow
 // without bound once inlined.
 //
+// # Safe to repeat
+//
+// A tool's annotations readOnlyHint and idempotentHint become its
+// [toolset.Tool].ReadOnly and Idempotent, which say whether a call may be
+// made again when nobody knows whether it ran: the client's own
+// reconnection (below) reads them, and so does a runtime resuming a run
+// after a crash. They are the server's word: MCP calls them hints, not to
+// be trusted from a server one does not trust. For such a server, clear
+// them on the tools [Client.Tools] returns, before they are used: the
+// reconnection reads them there too. [NewServer] publishes the same
+// hints for the tools it serves: a tool that is ReadOnly or Idempotent is
+// listed with annotations saying so, any other with none (MCP's defaults,
+// which say neither).
+//
 // # Results
 //
 // The server's answer becomes the tool's output ([Output]): its text, with
@@ -112,7 +126,8 @@
 // call, with a fresh transport from the Dial. A call in flight when the
 // connection was lost is made again, once, on the new session when it
 // cannot have run (the server no longer knew the session) or when the tool
-// is annotated read-only or idempotent; any other such call is answered
+// is safe to repeat ([toolset.Tool.SafeToRepeat]: annotated read-only or
+// idempotent); any other such call is answered
 // with an error telling the model that it may or may not have run, since
 // running it twice could do harm. After a reconnection, and whenever the
 // server announces that its tools changed, the next [Client.Tools] call

@@ -16,7 +16,9 @@ import (
 )
 
 // NewServer returns an MCP server offering every tool of set, under its
-// name, with its description and input schema. A call runs the tool's
+// name, with its description and input schema, and, for a tool that is
+// [toolset.Tool.ReadOnly] or [toolset.Tool.Idempotent], annotations that
+// say so (readOnlyHint, idempotentHint). A call runs the tool's
 // [toolset.Tool.Execute]: the arguments are validated against the schema
 // and a call that fails, invalid arguments included, is answered with
 // isError and the same message a model would read from the agent, so that
@@ -48,7 +50,11 @@ func NewServer(set *toolset.Set, impl *mcp.Implementation) *mcp.Server {
 	}
 	srv := mcp.NewServer(impl, nil)
 	for _, t := range set.Tools() {
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.Schema())}, handler(t))
+		mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.Schema())}
+		if t.ReadOnly || t.Idempotent {
+			mt.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent}
+		}
+		srv.AddTool(mt, handler(t))
 	}
 	return srv
 }

@@ -100,6 +100,31 @@
 // report does nothing, and costs a context lookup; [ProgressPacer] paces
 // and coalesces reports for a listener that must not be flooded.
 //
+// # Safe to repeat
+//
+// A runtime can lose track of a call: its process died while the call
+// ran, or the connection dropped before the answer came. It then does not
+// know whether the call took effect. [Tool.ReadOnly] and
+// [Tool.Idempotent], MCP's readOnlyHint and idempotentHint, say when
+// calling again is harmless ([Tool.SafeToRepeat]): a tool that changes
+// nothing, or one whose second call with the same arguments changes
+// nothing more than the first (setting a value, not adding to it). Both
+// are false unless set, the safe side: a lookup should say ReadOnly, and
+// a tool that sends a message or moves money says neither. Set them in
+// the Tool given to [Define], or on the Tool [Func] returns, before it is
+// used:
+//
+//	weather := toolset.MustFunc("get_weather", "Current weather for a city", getWeather)
+//	weather.ReadOnly = true
+//
+// They are hints to runtimes, never sent to the model: a tool's Gemini
+// declaration is the same with or without them. A runtime that resumes
+// a run after a crash reads them to decide whether a call that was
+// running is made again or answered as interrupted, and mcptools to
+// decide whether a call whose connection dropped is made again; mcptools
+// also takes them from an MCP server's tool annotations, and publishes
+// them in its own.
+//
 // # Concurrency
 //
 // A defined [Tool] and a [Set] are immutable and safe for concurrent use:

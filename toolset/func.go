@@ -19,6 +19,9 @@ import (
 // On each call the arguments are validated against the schema, then decoded
 // into In (a whole float64 such as 3.0 decodes into an int field), and fn's
 // Out becomes the result's Output.
+//
+// The tool is neither ReadOnly nor Idempotent: set those fields of the
+// returned Tool, before it is used, when fn is.
 func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) (*Tool, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("toolset: %w %q: function is nil", ErrInvalidTool, name)

@@ -137,3 +137,23 @@ func TestFuncOutputEncodesAsJSON(t *testing.T) {
 		t.Errorf("marshal = %s, %v", b, err)
 	}
 }
+
+// Func's tool says nothing of its effects until told; the hints set on the
+// returned Tool are what it says, and it runs the same.
+func TestFuncHints(t *testing.T) {
+	tool := forecastTool(t)
+	if tool.ReadOnly || tool.Idempotent || tool.SafeToRepeat() {
+		t.Fatalf("Func's tool: ReadOnly %v, Idempotent %v; want neither", tool.ReadOnly, tool.Idempotent)
+	}
+	tool.ReadOnly = true
+	if !tool.SafeToRepeat() {
+		t.Error("SafeToRepeat() = false after ReadOnly was set")
+	}
+	set := toolset.MustNew(tool)
+	if got, _ := set.Lookup("forecast"); !got.ReadOnly {
+		t.Error("the set's tool lost ReadOnly")
+	}
+	if res := tool.Execute(context.Background(), map[string]any{"city": "Paris"}); res.IsError {
+		t.Errorf("Execute() = %+v, want a result", res)
+	}
+}

@@ -48,6 +48,18 @@ type Tool struct {
 	// ctx is done.
 	Run func(ctx context.Context, args map[string]any) (any, error)
 
+	// ReadOnly says that the tool does not modify its environment: calling
+	// it has no effect but its output. It is MCP's readOnlyHint.
+	ReadOnly bool
+
+	// Idempotent says that calling the tool again with the same arguments
+	// has no effect beyond the first call's. It is MCP's idempotentHint.
+	//
+	// Both default to false, the safe side: a runtime that lost track of
+	// a call (its process died while the call ran) calls again only a
+	// tool that says one of them (see [Tool.SafeToRepeat]).
+	Idempotent bool
+
 	// prep caches the *prepared state: the checked definition and the
 	// resolved schema. An atomic.Value (rather than a sync.Once) keeps Tool
 	// copyable, which Define's by-value argument needs.
@@ -71,7 +83,8 @@ type prepared struct {
 // schema is resolved once here and kept for validating every call. The
 // error, which wraps [ErrInvalidTool], names the tool and what is wrong.
 func Define(t Tool) (*Tool, error) {
-	tool := &Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Run: t.Run}
+	tool := &Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Run: t.Run,
+		ReadOnly: t.ReadOnly, Idempotent: t.Idempotent}
 	if p := tool.prepare(); p.err != nil {
 		return nil, p.err
 	}
@@ -95,6 +108,13 @@ func (t *Tool) Check() error {
 		return fmt.Errorf("toolset: %w: nil *Tool", ErrInvalidTool)
 	}
 	return t.prepare().err
+}
+
+// SafeToRepeat reports whether a call of t may be made again when it is
+// not known whether it ran: t is ReadOnly or Idempotent. It is false for a
+// nil *Tool.
+func (t *Tool) SafeToRepeat() bool {
+	return t != nil && (t.ReadOnly || t.Idempotent)
 }
 
 // Schema returns the tool's effective input schema: InputSchema, or an empty

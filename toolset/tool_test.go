@@ -124,3 +124,38 @@ func TestLiteralToolIsCheckedOnUse(t *testing.T) {
 		t.Fatalf("Execute(literal, bad args) = %+v, want validation error", r)
 	}
 }
+
+// A tool says whether a call of it may be made again when nobody knows
+// whether it ran: Define keeps the hints, and the zero value says no.
+func TestSafeToRepeat(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		readOnly, idempotent bool
+		want                 bool
+	}{
+		{"neither", false, false, false},
+		{"read-only", true, false, true},
+		{"idempotent", false, true, true},
+		{"both", true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, err := toolset.Define(toolset.Tool{Name: "t", Run: noop, ReadOnly: tc.readOnly, Idempotent: tc.idempotent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tool.ReadOnly != tc.readOnly || tool.Idempotent != tc.idempotent {
+				t.Errorf("Define kept ReadOnly %v, Idempotent %v; want %v, %v", tool.ReadOnly, tool.Idempotent, tc.readOnly, tc.idempotent)
+			}
+			if got := tool.SafeToRepeat(); got != tc.want {
+				t.Errorf("SafeToRepeat() = %v, want %v", got, tc.want)
+			}
+			literal := &toolset.Tool{Name: "t", Run: noop, ReadOnly: tc.readOnly, Idempotent: tc.idempotent}
+			if got := literal.SafeToRepeat(); got != tc.want {
+				t.Errorf("SafeToRepeat() of a literal = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if (*toolset.Tool)(nil).SafeToRepeat() {
+		t.Error("SafeToRepeat() of a nil *Tool = true, want false")
+	}
+}

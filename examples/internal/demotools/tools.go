@@ -33,6 +33,13 @@ func New(clock func() time.Time) *toolset.Set {
 	return toolset.MustNew(weatherTool(), currentTimeTool(clock), calculateTool(), countPrimesTool())
 }
 
+// readOnly marks t, which changes nothing, as read-only: a runtime that
+// lost track of one of its calls may call it again.
+func readOnly(t *toolset.Tool) *toolset.Tool {
+	t.ReadOnly = true
+	return t
+}
+
 // ---- get_weather ----
 
 // weatherUnits are the values get_weather's units argument accepts; the
@@ -81,7 +88,8 @@ func weatherTool() *toolset.Tool {
 		units.Enum[i] = u
 	}
 	units.Default = json.RawMessage(strconv.Quote(weatherUnits[0]))
-	return toolset.MustDefine(toolset.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Run: t.Run})
+	return toolset.MustDefine(toolset.Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Run: t.Run,
+		ReadOnly: true}) // it looks the weather up, and changes nothing
 }
 
 // makeUpWeather makes up the weather for in.City from an FNV-1a hash of its
@@ -151,12 +159,12 @@ const timeReportLayout = "Monday, 2 January 2006 15:04 MST"
 
 // currentTimeTool defines current_time, reading the time from clock.
 func currentTimeTool(clock func() time.Time) *toolset.Tool {
-	return toolset.MustFunc("current_time",
+	return readOnly(toolset.MustFunc("current_time",
 		"Get the current date and time in a time zone. Use it whenever the user asks "+
 			"what time or day it is somewhere; do not guess the time.",
 		func(_ context.Context, in timeInput) (timeReport, error) {
 			return timeInZone(clock(), in.Timezone)
-		})
+		}))
 }
 
 // timeInZone reports the instant now in the IANA zone named zone.
@@ -204,7 +212,7 @@ type calcResult struct {
 
 // calculateTool defines calculate.
 func calculateTool() *toolset.Tool {
-	return toolset.MustFunc("calculate",
+	return readOnly(toolset.MustFunc("calculate",
 		"Evaluate an arithmetic expression exactly and return the result. Use it for any "+
 			"arithmetic instead of working it out yourself. Supports + - * / %, unary minus "+
 			"and parentheses; division is exact (7/2 = 3.5); % needs whole numbers.",
@@ -215,7 +223,7 @@ func calculateTool() *toolset.Tool {
 				return calcResult{}, err
 			}
 			return calcResult{Expression: expr, Result: formatResult(v)}, nil
-		})
+		}))
 }
 
 // evalArithmetic computes the arithmetic expression src exactly. It parses
@@ -375,7 +383,7 @@ type primesReport struct {
 // countPrimesTool defines count_primes, which takes a while for large
 // numbers and reports its progress as it goes.
 func countPrimesTool() *toolset.Tool {
-	return toolset.MustFunc("count_primes",
+	return readOnly(toolset.MustFunc("count_primes",
 		"Count the prime numbers below a number (up to two billion), exactly, with a sieve. "+
 			"Large numbers take a few seconds; the user sees its progress meanwhile.",
 		func(ctx context.Context, in primesInput) (primesReport, error) {
@@ -383,7 +391,7 @@ func countPrimesTool() *toolset.Tool {
 				return primesReport{}, fmt.Errorf("below is %d: give a number from 2 to %d", in.Below, maxPrimesBelow)
 			}
 			return countPrimes(ctx, in.Below)
-		})
+		}))
 }
 
 // countPrimes counts the primes below n with a segmented sieve of

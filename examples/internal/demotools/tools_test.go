@@ -50,6 +50,11 @@ func TestDemoTools(t *testing.T) {
 		if tool.Description == "" {
 			t.Errorf("tool %s has no description", tool.Name)
 		}
+		if !tool.ReadOnly || tool.Idempotent {
+			// Each looks something up or computes it, and changes
+			// nothing: a call may be made again.
+			t.Errorf("tool %s: ReadOnly %v, Idempotent %v; want read-only", tool.Name, tool.ReadOnly, tool.Idempotent)
+		}
 		for name, prop := range tool.Schema().Properties {
 			if prop.Description == "" {
 				t.Errorf("tool %s: property %q has no description", tool.Name, name)
