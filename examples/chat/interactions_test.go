@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"github.com/toolnexus/toolnexus-go/geminitest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"google.golang.org/genai"
 )

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 )
 
