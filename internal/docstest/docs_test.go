@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 )
 
 // repoRoot returns the repository's root directory.
@@ -90,6 +92,10 @@ fi
 exec "$DOCSTEST_GO" "$@"
 `
 
+// offlineHelp is the start of the offline model's answer to a question
+// it does not understand.
+var offlineHelp = offline.Help[:strings.Index(offline.Help, ":")]
+
 var (
 	// servesRE matches a command that serves until it is stopped.
 	servesRE = regexp.MustCompile(`^go run \./examples/(server\b|chat\b.*\s-web\s|mcpserver\b.*\s-http\s)`)
@@ -151,6 +157,13 @@ func TestDocsCommands(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
+			}
+			// A question the offline model does not understand gets its
+			// help text: the docs promise an answer.
+			if i := strings.Index(string(out), offlineHelp); i >= 0 {
+				at := string(out[:i])
+				at = at[strings.LastIndex(at, "--- ")+len("--- "):]
+				t.Errorf("%s: the offline model did not understand it:\n%s", strings.SplitN(at, "\n", 2)[0], out)
 			}
 			t.Logf("%d commands ran\n%s", n, out)
 		})
