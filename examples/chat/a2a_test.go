@@ -13,7 +13,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"google.golang.org/genai"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/history"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/geminitest"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 )
 
 // -api interactions runs the same chat on the Interactions API, offline on

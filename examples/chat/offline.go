@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"google.golang.org/genai"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 
 	"github.com/google/go-cmp/cmp"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"

@@ -18,8 +18,8 @@ import (
 	"sync"
 
 	"github.com/toolnexus/toolnexus-go/agent"
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )

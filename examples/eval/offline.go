@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 )
 
 // Model answers a request as the offline stand-in for Gemini: the offline

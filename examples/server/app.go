@@ -15,8 +15,8 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver/agui"
 	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
-	"github.com/toolnexus/toolnexus-go/examples/internal/offline"
 	"github.com/toolnexus/toolnexus-go/examples/internal/stores"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
 )

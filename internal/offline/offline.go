@@ -1,10 +1,11 @@
-// Package offline is the offline model of the examples: it plays Gemini
-// for the demo tools (get_weather, current_time, calculate, count_primes)
-// behind internal/fake, so that the chat, the server and the eval example
-// work with no key and no network. It reads the conversation the way the real model would
-// receive it, over HTTP through the real client and the agent loop,
-// answers a question with real function calls, and turns the function
-// responses into an answer.
+// Package offline is the offline model of the examples and of the public
+// package offline: it plays Gemini for the demo tools (get_weather,
+// current_time, calculate, count_primes) behind internal/fake, so that the
+// chat, the server, the eval example and a newcomer's first program work
+// with no key and no network. It reads the conversation the way the real
+// model would receive it, over HTTP through the real client and the agent
+// loop, answers a question with real function calls, and turns the
+// function responses into an answer.
 package offline
 
 import (
@@ -301,13 +302,16 @@ func toolFor(names []string, base string) string {
 // jobOf returns the demo tool whose job the declared tool name does:
 // "get_weather" for mcp_get_weather.
 func jobOf(name string) string {
-	for _, base := range []string{"get_weather", "current_time", "calculate", "count_primes"} {
+	for _, base := range demoJobs {
 		if toolFor([]string{name}, base) != "" {
 			return base
 		}
 	}
 	return name
 }
+
+// demoJobs are the demo tools the offline model calls.
+var demoJobs = []string{"get_weather", "current_time", "calculate", "count_primes"}
 
 // places returns the places named after "in", "for" or "at": "Paris and
 // Tokyo" gives Paris and Tokyo.
@@ -363,16 +367,28 @@ func expressions(q string) []expr {
 	return out
 }
 
-// Summarize turns function responses into the answer.
+// Summarize turns function responses into the answer. A demo tool's
+// result in the shape the examples' tools return is written out field by
+// field; any other result (a newcomer's own get_weather that returns a
+// string) as it is.
 func Summarize(results []*genai.FunctionResponse) string {
 	var lines []string
+	demoData := false
 	for _, r := range results {
 		if msg, ok := r.Response["error"]; ok {
 			lines = append(lines, fmt.Sprintf("%s failed: %v.", r.Name, msg))
 			continue
 		}
-		out, _ := r.Response["result"].(map[string]any)
-		switch jobOf(r.Name) {
+		out, ok := r.Response["result"].(map[string]any)
+		job := jobOf(r.Name)
+		if !ok && slices.Contains(demoJobs, job) {
+			lines = append(lines, fmt.Sprintf("%s: %v", r.Name, r.Response["result"]))
+			continue
+		}
+		if job == "get_weather" {
+			demoData = true
+		}
+		switch job {
 		case "get_weather":
 			unit := "°C"
 			if out["units"] == "fahrenheit" {
@@ -410,11 +426,8 @@ func Summarize(results []*genai.FunctionResponse) string {
 		}
 	}
 	answer := strings.Join(lines, "\n")
-	for _, r := range results {
-		if jobOf(r.Name) == "get_weather" {
-			answer += "\n(The weather here is made-up demo data.)"
-			break
-		}
+	if demoData {
+		answer += "\n(The weather here is made-up demo data.)"
 	}
 	return answer
 }

@@ -1,0 +1,13 @@
+package docstest
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// genai's dependencies (through internal/offline) start opencensus's
+	// stats worker at init.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
