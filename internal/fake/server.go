@@ -56,6 +56,11 @@ type Server struct {
 	signatures    map[string]bool               // thought signatures sent to clients
 	ixTokens      map[string]string             // continuation tokens issued by interactions, to the interaction that issued them
 	ixCheckpoints map[string]*storedInteraction // the interactions whose stream a checkpoint token is of
+
+	// Context caching (caches.go).
+	caches   map[string]*storedCache // by resource name
+	cacheSeq int                     // caches created
+	implicit map[implicitKey]time.Time
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
@@ -190,8 +195,10 @@ func (s *Server) SetLogger(logf func(format string, args ...any)) {
 }
 
 // SetTimeNowFunc makes the server read the time from now, which must be
-// safe for concurrent use; nil restores time.Now. The time is sent only as
-// the createTime of Vertex AI responses.
+// safe for concurrent use; nil restores time.Now. The time is sent as the
+// createTime of Vertex AI responses and as the times of caches, and it
+// decides when caches expire and how long implicit caching remembers a
+// prompt: a test that moves it forward expires them without waiting.
 func (s *Server) SetTimeNowFunc(now func() time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -225,13 +232,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveInteraction(w, r, rt, id)
 		return
 	}
+	if rt, id, ok := parseCacheRoute(r.Method, r.URL); ok {
+		s.serveCache(w, r, rt, id)
+		return
+	}
 	creds := credentialsOf(r)
 	req := Request{Header: r.Header.Clone(), Query: r.URL.Query(), APIKey: creds.apiKey, Token: creds.token}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup, caches: s.lookupCache}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method
@@ -250,6 +261,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rej = &Rejection{Rule: "route", Err: *invalidArgument(fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", maxBody))}
 	default:
 		rej = check(in)
+	}
+	if rej == nil && in.cache == nil {
+		in.cachedTokens = s.implicitHit(in)
 	}
 
 	var given *Reply

@@ -81,6 +81,35 @@ var rules = []rule{
 			"function-calling mode are not checked against their values; every repeated message field takes a " +
 			"lone object, on both backends (seen for tools in the traffic, for contents and parts in Google's " +
 			"examples), and a lone scalar for a repeated scalar field is refused."},
+	// A request that names a cache (caching.md §5, §6; caches.go). The
+	// last of these puts the cache's system instruction, tools, tool
+	// config and contents into the request: the rules after them check the
+	// whole prompt, as the API reads it.
+	{name: "cached-content-exclusive", check: checkCachedContentExclusive,
+		verified: "a request with cachedContent that sets systemInstruction, tools or toolConfig gets 400 " +
+			"INVALID_ARGUMENT, text verified: the Gemini API's (vercel/ai#3333, google-gemini/deprecated-generative-ai-" +
+			"python#664, langchain-ai/langchain-google#978, openclaw/openclaw#84919 and #89398, 2024-10 to 2026-06), " +
+			"Vertex AI's (BerriAI/litellm#26014, vertex_ai/gemini-3.1-pro-preview, 2026-04; pydantic/pydantic-ai#5671; " +
+			"googleapis/python-genai#348). A cachedContent alone beside contents and generationConfig was answered 200 " +
+			"(the real traffic's pydantic-ai cassette test_google_model_cached_content.yaml).",
+		assumed: "each backend answers with its own text (instructor#2580, 2026-08, saw Vertex AI's from the Gemini " +
+			"API); this rule runs before the cache is looked up."},
+	{name: "cached-content-found", check: checkCachedContentFound,
+		verified: "a cache that does not exist, expired or was deleted: the Gemini API answers 403 PERMISSION_DENIED " +
+			"\"CachedContent not found (or permission denied)\", Vertex AI 400 FAILED_PRECONDITION \"Invalid resource " +
+			"state for cache content {numeric id}.\", texts verified (caching.md §6: Wei-Shaw/sub2api's Gemini service " +
+			"test, measured 2026-10).",
+		assumed: "a cache of another backend, project or location is not found; caches are not scoped to a key or " +
+			"token (any credentials of the backend reach one). Earlier Vertex AI answered an expired cache 400 " +
+			"INVALID_ARGUMENT \"Cache content {id} is expired\" (clawvisor/clawvisor#360, 2026-05): the newer text wins."},
+	{name: "cached-content-model", check: checkCachedContentModel,
+		verified: "a cache of another model: 400 INVALID_ARGUMENT \"Model used by GenerateContent request (models/X) " +
+			"and CachedContent (models/Y) has to be the same.\", text verified from reports of the Gemini API, 2025 and " +
+			"2026 (caching.md §6; in no Google document). The cache's contents come before the request's and its " +
+			"system instruction, tools and tool config are the prompt's (ai.google.dev/api/caching); usage counts " +
+			"the cache in promptTokenCount and as cachedContentTokenCount, with cacheTokensDetails (the real " +
+			"traffic's test_google_model_cached_content.yaml: 3512 cached of 3520).",
+		assumed: "the same status and text on Vertex AI, with the models named models/X."},
 	{name: "contents-required", check: checkContentsRequired,
 		verified: "text verified (langchain-ai/langchain#33940)."},
 	{name: "role", check: checkRoles,
@@ -227,6 +256,15 @@ type input struct {
 	body    []byte
 
 	inputTokenLimit int // see Server.SetInputTokenLimit; 0: none
+
+	// caches looks up a live cache by name on a backend; nil in table
+	// tests without caches. The rule "cached-content-found" sets cache to
+	// the one the request names; "cached-content-model" sets cachedTokens
+	// to its size, and the answer's usage reports them (or the tokens of
+	// an implicit hit) as cached.
+	caches       func(backend genai.Backend, name string) *storedCache
+	cache        *storedCache
+	cachedTokens int32
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"
