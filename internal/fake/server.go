@@ -43,6 +43,7 @@ type Server struct {
 	replyFunc func(*Request) *Reply
 	logf      func(format string, args ...any)
 	now       func() time.Time
+	advanced  time.Duration // see AdvanceTime
 	records   []*record
 	ids       int // function-call ids, signatures and response ids issued
 
@@ -205,14 +206,25 @@ func (s *Server) SetTimeNowFunc(now func() time.Time) {
 	s.now = now
 }
 
+// AdvanceTime moves the server's clock forward by d, on top of the time
+// source (time.Now, or the function given to [Server.SetTimeNowFunc]):
+// caches whose expiry it passes are gone, and prompts remembered for
+// implicit caching longer ago than [ImplicitCacheLifetime] are forgotten,
+// as if d had passed. A negative d is ignored.
+func (s *Server) AdvanceTime(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanced += max(d, 0)
+}
+
 func (s *Server) timeNow() time.Time {
 	s.mu.Lock()
-	now := s.now
+	now, advanced := s.now, s.advanced
 	s.mu.Unlock()
 	if now == nil {
-		return time.Now()
+		return time.Now().Add(advanced)
 	}
-	return now()
+	return now().Add(advanced)
 }
 
 func (s *Server) log(format string, args ...any) {
