@@ -154,6 +154,30 @@
 // A Request of that API has the whole conversation in Contents, so that
 // the same assertions read both APIs; Input holds what it sent.
 //
+// # Context caching
+//
+// The server keeps the caches genai's Caches client makes (Create, Get,
+// List, All, Update, Delete), on both backends' routes, and answers a
+// request that names one (GenerateContentConfig.CachedContent) as the API
+// does: the cache's system instruction, tools and contents come before the
+// request's, and the usage reports the cache's tokens as
+// cachedContentTokenCount, within promptTokenCount. It refuses, with each
+// backend's status and text, what the API refuses: a cache smaller than
+// [MinCacheTokens] for its model, a request that names a cache and also
+// sets systemInstruction, tools or toolConfig, a cache of another model,
+// and a cache that is gone (deleted, expired, never made; 403 on the
+// Gemini API, 400 FAILED_PRECONDITION on Vertex AI). Caches expire on the
+// server's clock: [Server.AdvanceTime] moves it, [Server.SetTimeNowFunc]
+// replaces it, [Server.ExpireCaches] ends caches at once, and
+// [Server.Caches] lists what is kept.
+//
+// Implicit caching is deterministic: a request whose prompt (system
+// instruction, then each tool entry, then each content) begins with the
+// same items as one the server answered for the same model and backend
+// within [ImplicitCacheLifetime] reports the tokens of those items as
+// cached, when they reach [MinCacheTokens]. A test can so count on a hit,
+// and on a miss where the prefix changed.
+//
 // # What the server adds
 //
 // Unless a Reply is Raw, responses get what the API always sends: role
