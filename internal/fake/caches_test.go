@@ -87,6 +87,10 @@ func TestCacheLifecycle(t *testing.T) {
 		if vertex && strings.Trim(cacheID(cache.Name), "0123456789") != "" {
 			t.Errorf("Vertex AI cache id %q is not a number", cacheID(cache.Name))
 		}
+		if create := srv.LastRequest(); create.Method != fake.MethodCreateCachedContent || create.Model != model ||
+			create.SystemInstruction == nil || len(create.Tools) != 1 || len(create.Contents) != 1 {
+			t.Errorf("the create was recorded as %+v; want its method, model and what the cache holds", create)
+		}
 		got, err := c.Caches.Get(ctx, cache.Name, nil)
 		if err != nil || got.Name != cache.Name || !got.ExpireTime.Equal(cache.ExpireTime) || got.UsageMetadata.TotalTokenCount != cache.UsageMetadata.TotalTokenCount {
 			t.Fatalf("Get = %+v, %v; want %+v", got, err, cache)
@@ -317,6 +321,8 @@ func TestCacheRawRequests(t *testing.T) {
 		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","encryptionSpec":{"kmsKeyName":"k"}}`, 400, `Unknown name \"encryptionSpec\"`},
 		{"GET", "/v1beta/cachedContents?pageSize=x", ``, 400, "page_size"},
 		{"PUT", "/v1beta/" + cache.Name, ``, 404, "nothing is served"},
+		// An API key on a Vertex AI project route: the ErrorInfo names the cache service's RPC.
+		{"POST", "/v1beta1/projects/p/locations/l/cachedContents", `{}`, 401, "google.cloud.aiplatform.v1beta1.GenAiCacheService.CreateCachedContent"},
 	} {
 		code, body := send(tc.method, tc.path, tc.body)
 		if code != tc.code || !strings.Contains(body, tc.want) {

@@ -363,6 +363,25 @@ const (
 		"authentication credentials that assert a principal. See https://cloud.google.com/docs/authentication"
 )
 
+// rpcMethod names the Vertex AI RPC of method, as ErrorInfo metadata does:
+// PredictionService's for generateContent, GenAiCacheService's for the
+// cachedContents methods (google/cloud/aiplatform/v1beta1/gen_ai_cache_service.proto).
+func rpcMethod(method Method) string {
+	switch method {
+	case MethodCreateCachedContent:
+		return "GenAiCacheService.CreateCachedContent"
+	case MethodGetCachedContent:
+		return "GenAiCacheService.GetCachedContent"
+	case MethodListCachedContents:
+		return "GenAiCacheService.ListCachedContents"
+	case MethodUpdateCachedContent:
+		return "GenAiCacheService.UpdateCachedContent"
+	case MethodDeleteCachedContent:
+		return "GenAiCacheService.DeleteCachedContent"
+	}
+	return "PredictionService.GenerateContent"
+}
+
 func checkAuth(in *input) *APIError {
 	c := in.creds
 	unauthenticated := func(message string, details ...map[string]any) *APIError {
@@ -371,7 +390,7 @@ func checkAuth(in *input) *APIError {
 	missing := func(message string) *APIError {
 		return unauthenticated(message, map[string]any{"@type": typeErrorInfo, "reason": "CREDENTIALS_MISSING",
 			"domain": "googleapis.com", "metadata": map[string]any{"service": "aiplatform.googleapis.com",
-				"method": "google.cloud.aiplatform." + in.version + ".PredictionService.GenerateContent"}})
+				"method": "google.cloud.aiplatform." + in.version + "." + rpcMethod(in.method)}})
 	}
 	switch {
 	case c.authorization != "" && c.token == "":
