@@ -72,7 +72,10 @@
 // AI takes ids too); responses that are JSON objects when present; for
 // models whose name starts with "gemini-3", thought signatures on the first
 // function call of each step of the current turn; and, with
-// [Server.SetInputTokenLimit], a prompt within the token limit. Consecutive
+// [Server.SetInputTokenLimit], a prompt within the token limit. A request
+// that names a cache sets no system instruction, tools or tool config,
+// names a live cache of its model, and is checked with what the cache
+// holds (see "Context caching"). Consecutive
 // contents of one side count as one turn, as genai's Chat records a streamed
 // answer as one content per chunk.
 // A rejected request gets the rule's 4xx error and takes no reply from the
