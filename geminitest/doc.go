@@ -169,7 +169,11 @@
 // Gemini API, 400 FAILED_PRECONDITION on Vertex AI). Caches expire on the
 // server's clock: [Server.AdvanceTime] moves it, [Server.SetTimeNowFunc]
 // replaces it, [Server.ExpireCaches] ends caches at once, and
-// [Server.Caches] lists what is kept.
+// [Server.Caches] lists what is kept. Each refusal is a rejection, as any
+// other (its rule is named in [Rejection]): a test that proves its code
+// recovers from a cache that is gone, or that it handles a cache refused
+// as too small, starts the server with [NewServer] rather than [Start],
+// and checks [Server.Rejections] itself.
 //
 // Implicit caching is deterministic: a request whose prompt (system
 // instruction, then each tool entry, then each content) begins with the

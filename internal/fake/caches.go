@@ -218,21 +218,19 @@ func (s *Server) serveCache(w http.ResponseWriter, r *http.Request, rt route, id
 	if id != "" {
 		req.CachedContent = cacheName(rt, id)
 	}
-	in := &input{backend: rt.backend, version: rt.version, method: rt.method, project: rt.project, creds: creds, body: body}
-	var (
-		rej *Rejection
-		cc  *wireCachedContent
-	)
+	in := &input{backend: rt.backend, version: rt.version, method: rt.method, project: rt.project, creds: creds, body: body,
+		caches: s.lookupCache, cacheName: req.CachedContent, query: req.Query, now: s.timeNow().UTC()}
+	var rej *Rejection
 	if err != nil {
 		rej = &Rejection{Rule: "route", Err: *invalidArgument(fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", maxBody))}
 	} else {
-		cc, rej = checkCacheRequest(in)
+		rej = checkCache(in)
 	}
 	rec := &record{}
-	if cc != nil && rt.method == MethodCreateCachedContent {
+	if cc := in.cc; cc != nil && rt.method == MethodCreateCachedContent {
 		// A create is recorded with what the cache is to hold.
 		req.Model = bareModel(cc.Model)
-		rec.canonical = mustJSON(&wireRequest{Contents: cc.Contents, SystemInstruction: cc.SystemInstruction, Tools: cc.Tools, ToolConfig: cc.ToolConfig})
+		rec.canonical = mustJSON(cc.held())
 	}
 	rec.req = req
 	s.take(rec, rej, false, nil)
@@ -241,24 +239,23 @@ func (s *Server) serveCache(w http.ResponseWriter, r *http.Request, rt route, id
 		writeError(w, in, &rej.Err)
 		return
 	}
-	now := s.timeNow().UTC()
 	var (
 		resp any
 		e    *APIError
 	)
 	switch rt.method {
 	case MethodCreateCachedContent:
-		resp, e = s.createCache(rt, cc, now)
+		resp = s.createCache(rt, in)
 	case MethodGetCachedContent:
-		resp, e = s.getCache(rt.backend, req.CachedContent, now)
+		resp, e = s.getCache(in)
 	case MethodUpdateCachedContent:
-		resp, e = s.updateCache(rt.backend, req.CachedContent, cc, req.Query.Get("updateMask"), now)
+		resp, e = s.updateCache(in)
 	case MethodDeleteCachedContent:
-		resp, e = s.deleteCache(rt.backend, req.CachedContent, now)
+		resp, e = s.deleteCache(in)
 	case MethodListCachedContents:
-		resp, e = s.listCaches(rt, req.Query, now)
+		resp, e = s.listCaches(rt, req.Query, in.now)
 	}
-	if e != nil {
+	if e != nil { // the cache expired or went since the rules looked
 		s.log("fake: #%d %s %s: %d %s", rec.req.Seq, r.Method, r.URL.Path, e.httpCode(), e.Message)
 		writeError(w, in, e)
 		return
@@ -267,49 +264,120 @@ func (s *Server) serveCache(w http.ResponseWriter, r *http.Request, rt route, id
 	writeJSON(w, http.StatusOK, mustJSON(resp))
 }
 
-// checkCacheRequest checks the credentials and the body of a cachedContents
-// request with the rules generateContent's share (auth, json-syntax,
-// json-fields), and decodes the body of a create or patch.
-func checkCacheRequest(in *input) (*wireCachedContent, *Rejection) {
-	if err := checkAuth(in); err != nil {
-		return nil, &Rejection{Rule: "auth", Err: *err}
+// checkCache runs [cacheRules] on in and returns the first failure, or nil.
+func checkCache(in *input) *Rejection {
+	for _, r := range cacheRules {
+		if err := r.check(in); err != nil {
+			return &Rejection{Rule: r.name, Err: *err}
+		}
 	}
-	if in.method != MethodCreateCachedContent && in.method != MethodUpdateCachedContent {
-		return nil, nil
-	}
-	if err := checkJSONSyntax(in); err != nil {
-		return nil, &Rejection{Rule: "json-syntax", Err: *err}
+	return nil
+}
+
+// held is what a cache described by cc holds, as a request would carry it.
+func (cc *wireCachedContent) held() *wireRequest {
+	return &wireRequest{Contents: cc.Contents, SystemInstruction: cc.SystemInstruction, Tools: cc.Tools, ToolConfig: cc.ToolConfig}
+}
+
+// writes reports whether in is a create or a patch, whose body is a
+// CachedContent.
+func (in *input) writesCache() bool {
+	return in.method == MethodCreateCachedContent || in.method == MethodUpdateCachedContent
+}
+
+// The rules of cacheRules (validate.go).
+
+func checkCacheFields(in *input) *APIError {
+	if !in.writesCache() {
+		return nil
 	}
 	cc, _, violations := decodeBody[wireCachedContent](in.backend, in.version, in.tree)
 	if len(violations) > 0 {
-		return nil, &Rejection{Rule: "json-fields", Err: *payloadErrors(violations)}
+		return payloadErrors(violations)
 	}
-	return cc, nil
+	in.cc = cc
+	return nil
 }
 
-// expiration reads the expiration a create or patch sets: now plus its
-// ttl, or its expireTime; ok is false when it sets neither. Both at once
-// break the resource's oneof.
-func expiration(cc *wireCachedContent, now time.Time) (t time.Time, ok bool, err *APIError) {
+func checkCacheModel(in *input) *APIError {
+	if in.method == MethodCreateCachedContent && in.cc.Model == "" {
+		return invalidArgument("CachedContent.model is required.")
+	}
+	return nil
+}
+
+func checkCacheExpiration(in *input) *APIError {
+	if !in.writesCache() {
+		return nil
+	}
+	cc := in.cc
 	switch {
 	case cc.TTL != "" && cc.ExpireTime != "":
-		// The form of proto JSON's error for a second member of a oneof
-		// (assumed: no refusal of it was seen).
-		return time.Time{}, false, invalidArgument("Invalid JSON payload received. Oneof field 'expiration' is already set. Cannot set 'expireTime'")
+		return invalidArgument("Invalid JSON payload received. Oneof field 'expiration' is already set. Cannot set 'expireTime'")
 	case cc.TTL != "":
-		d, perr := parseDuration(cc.TTL)
-		if perr != nil {
-			return time.Time{}, false, invalidArgument(fmt.Sprintf("Invalid value at 'ttl' (type.googleapis.com/google.protobuf.Duration), %q", cc.TTL))
+		d, err := parseDuration(cc.TTL)
+		if err != nil {
+			return invalidArgument(fmt.Sprintf("Invalid value at 'ttl' (type.googleapis.com/google.protobuf.Duration), %q", cc.TTL))
 		}
-		return now.Add(d), true, nil
+		in.expires = in.now.Add(d)
 	case cc.ExpireTime != "":
-		t, perr := time.Parse(time.RFC3339Nano, cc.ExpireTime)
-		if perr != nil {
-			return time.Time{}, false, invalidArgument(fmt.Sprintf("Invalid value at 'expire_time' (type.googleapis.com/google.protobuf.Timestamp), %q", cc.ExpireTime))
+		t, err := time.Parse(time.RFC3339Nano, cc.ExpireTime)
+		if err != nil {
+			return invalidArgument(fmt.Sprintf("Invalid value at 'expire_time' (type.googleapis.com/google.protobuf.Timestamp), %q", cc.ExpireTime))
 		}
-		return t.UTC(), true, nil
+		in.expires = t.UTC()
+	case in.method == MethodCreateCachedContent:
+		in.expires = in.now.Add(DefaultCacheTTL)
 	}
-	return time.Time{}, false, nil
+	return nil
+}
+
+// updatableFields are the fields of a cache a patch may change: its
+// expiration, named in an updateMask in snake_case or camelCase.
+var updatableFields = []string{"ttl", "expire_time", "expireTime"}
+
+func checkCacheUpdateMask(in *input) *APIError {
+	if in.method != MethodUpdateCachedContent {
+		return nil
+	}
+	mask := in.query.Get("updateMask")
+	for f := range strings.SplitSeq(mask, ",") {
+		if f = strings.TrimSpace(f); f != "" && !slices.Contains(updatableFields, f) {
+			return invalidArgument(fmt.Sprintf("The update mask names %q: only the expiration (ttl or expire_time) of a cached content can be updated.", f))
+		}
+	}
+	cc := in.cc
+	if mask == "" && (cc.DisplayName != "" || cc.Model != "" || len(cc.Contents) > 0 || cc.SystemInstruction != nil || len(cc.Tools) > 0 || cc.ToolConfig != nil) {
+		return invalidArgument("Only the expiration (ttl or expire_time) of a cached content can be updated.")
+	}
+	return nil
+}
+
+func checkCacheExists(in *input) *APIError {
+	if in.cacheName == "" {
+		return nil
+	}
+	if in.caches == nil || in.caches(in.backend, in.cacheName) == nil {
+		return cacheNotFound(in.vertex(), in.cacheName)
+	}
+	return nil
+}
+
+func checkCacheSize(in *input) *APIError {
+	if in.method != MethodCreateCachedContent {
+		return nil
+	}
+	var u usageCounter
+	u.prompt(in.cc.held())
+	n, floor := tokens(u.promptBytes), MinCacheTokens(bareModel(in.cc.Model))
+	if int(n) >= floor {
+		in.cachedTokens = n
+		return nil
+	}
+	if in.vertex() {
+		return invalidArgument(fmt.Sprintf("The cached content is of %d tokens. The minimum token count to start caching is %d.", n, floor))
+	}
+	return invalidArgument(fmt.Sprintf("Cached content is too small. total_token_count=%d, min_total_token_count=%d", n, floor))
 }
 
 // parseDuration reads a google.protobuf.Duration in JSON: seconds with an
@@ -326,36 +394,12 @@ func parseDuration(s string) (time.Duration, error) {
 	return time.Duration(f * float64(time.Second)), nil
 }
 
-// createCache makes the cache cc describes, on rt's backend.
-func (s *Server) createCache(rt route, cc *wireCachedContent, now time.Time) (any, *APIError) {
-	vertex := rt.backend == genai.BackendVertexAI
-	if cc.Model == "" {
-		// Assumed: genai always sends the model (caches.go:181).
-		return nil, invalidArgument("CachedContent.model is required.")
-	}
-	model := bareModel(cc.Model)
-	expires, set, e := expiration(cc, now)
-	if e != nil {
-		return nil, e
-	}
-	if !set {
-		expires = now.Add(DefaultCacheTTL)
-	}
-	held := &wireRequest{Contents: cc.Contents, SystemInstruction: cc.SystemInstruction, Tools: cc.Tools, ToolConfig: cc.ToolConfig}
-	var u usageCounter
-	u.prompt(held)
-	n, floor := tokens(u.promptBytes), MinCacheTokens(model)
-	if int(n) < floor {
-		// Too small, caching.md §6: the Gemini API's text
-		// (BerriAI/litellm#17696, zyddnys/manga-image-translator#929),
-		// Vertex AI's (google/adk-python#5847).
-		if vertex {
-			return nil, invalidArgument(fmt.Sprintf("The cached content is of %d tokens. The minimum token count to start caching is %d.", n, floor))
-		}
-		return nil, invalidArgument(fmt.Sprintf("Cached content is too small. total_token_count=%d, min_total_token_count=%d", n, floor))
-	}
+// createCache makes the cache in describes, on rt's backend; the rules
+// checked it.
+func (s *Server) createCache(rt route, in *input) any {
+	cc, model := in.cc, bareModel(in.cc.Model)
 	wireModel := "models/" + model
-	if vertex {
+	if rt.backend == genai.BackendVertexAI {
 		wireModel = fmt.Sprintf("projects/%s/locations/%s/publishers/google/models/%s", rt.project, rt.location, model)
 	}
 	s.mu.Lock()
@@ -365,16 +409,16 @@ func (s *Server) createCache(rt route, cc *wireCachedContent, now time.Time) (an
 	// for cache content {numeric id}."); the Gemini API's are lowercase
 	// letters and digits.
 	id := fmt.Sprintf("fakecache%d", s.cacheSeq)
-	if vertex {
+	if rt.backend == genai.BackendVertexAI {
 		id = strconv.Itoa(1000000 + s.cacheSeq)
 	}
 	c := &storedCache{name: cacheName(rt, id), displayName: cc.DisplayName, backend: rt.backend, model: model, wireModel: wireModel,
-		held: mustJSON(held), tokens: n, seq: s.cacheSeq, created: now, updated: now, expires: expires}
+		held: mustJSON(cc.held()), tokens: in.cachedTokens, seq: s.cacheSeq, created: in.now, updated: in.now, expires: in.expires}
 	if s.caches == nil {
 		s.caches = map[string]*storedCache{}
 	}
 	s.caches[c.name] = c
-	return cacheJSON(c), nil
+	return cacheJSON(c)
 }
 
 // bareModel returns a model's name without its path ("models/",
@@ -400,60 +444,37 @@ func (s *Server) liveCache(backend genai.Backend, name string, now time.Time) (*
 	return c, true
 }
 
-func (s *Server) getCache(backend genai.Backend, name string, now time.Time) (any, *APIError) {
+func (s *Server) getCache(in *input) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.liveCache(backend, name, now)
+	c, ok := s.liveCache(in.backend, in.cacheName, in.now)
 	if !ok {
-		return nil, cacheNotFound(backend == genai.BackendVertexAI, name)
+		return nil, cacheNotFound(in.vertex(), in.cacheName)
 	}
 	return cacheJSON(c), nil
 }
 
-// updatableFields are the fields of a cache a patch may change: its
-// expiration ("only the expiration is updatable", ai.google.dev/api/caching),
-// named in an updateMask in snake_case or camelCase.
-var updatableFields = []string{"ttl", "expire_time", "expireTime"}
-
-// updateCache changes the expiration of a live cache. Vertex AI documents
-// updateMask as required, but genai's Update sends none (caches.go:414-444)
-// and Google's samples use it on Vertex AI: the server takes a patch
-// without one, as it takes one that names only the expiration. A mask
-// naming another field, or a patch without a mask that sets another field,
-// is refused (the text is assumed).
-func (s *Server) updateCache(backend genai.Backend, name string, cc *wireCachedContent, mask string, now time.Time) (any, *APIError) {
-	vertex := backend == genai.BackendVertexAI
-	for f := range strings.SplitSeq(mask, ",") {
-		if f = strings.TrimSpace(f); f != "" && !slices.Contains(updatableFields, f) {
-			return nil, invalidArgument(fmt.Sprintf("The update mask names %q: only the expiration (ttl or expire_time) of a cached content can be updated.", f))
-		}
-	}
-	if mask == "" && (cc.DisplayName != "" || cc.Model != "" || len(cc.Contents) > 0 || cc.SystemInstruction != nil || len(cc.Tools) > 0 || cc.ToolConfig != nil) {
-		return nil, invalidArgument("Only the expiration (ttl or expire_time) of a cached content can be updated.")
-	}
-	expires, set, e := expiration(cc, now)
-	if e != nil {
-		return nil, e
-	}
+// updateCache sets the expiration of a live cache, if the patch sets one.
+func (s *Server) updateCache(in *input) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.liveCache(backend, name, now)
+	c, ok := s.liveCache(in.backend, in.cacheName, in.now)
 	if !ok {
-		return nil, cacheNotFound(vertex, name)
+		return nil, cacheNotFound(in.vertex(), in.cacheName)
 	}
-	if set {
-		c.expires, c.updated = expires, now
+	if !in.expires.IsZero() {
+		c.expires, c.updated = in.expires, in.now
 	}
 	return cacheJSON(c), nil
 }
 
-func (s *Server) deleteCache(backend genai.Backend, name string, now time.Time) (any, *APIError) {
+func (s *Server) deleteCache(in *input) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.liveCache(backend, name, now); !ok {
-		return nil, cacheNotFound(backend == genai.BackendVertexAI, name)
+	if _, ok := s.liveCache(in.backend, in.cacheName, in.now); !ok {
+		return nil, cacheNotFound(in.vertex(), in.cacheName)
 	}
-	delete(s.caches, name)
+	delete(s.caches, in.cacheName)
 	return struct{}{}, nil
 }
 

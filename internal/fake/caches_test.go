@@ -202,7 +202,7 @@ func TestCacheLifecycle(t *testing.T) {
 			t.Errorf("%d replies left: a refused request took one", pending)
 		}
 		for _, r := range srv.Rejections() {
-			if r.Rule != "cached-content-found" {
+			if r.Rule != "cached-content-found" && r.Rule != "cache-found" {
 				t.Errorf("rejected by %q: %s", r.Rule, r.Err.Message)
 			}
 		}
@@ -267,12 +267,12 @@ func TestCacheRefusals(t *testing.T) {
 			t.Fatalf("the response turn: %v", err)
 		}
 		for _, r := range srv.Rejections() {
-			if r.Rule != "cached-content-exclusive" && r.Rule != "cached-content-model" {
+			if r.Rule != "cache-too-small" && r.Rule != "cached-content-exclusive" && r.Rule != "cached-content-model" {
 				t.Errorf("rejected by %q: %s", r.Rule, r.Err.Message)
 			}
 		}
-		if n := len(srv.Rejections()); n != 4 {
-			t.Errorf("%d rejections; want the 4 refused requests", n)
+		if n := len(srv.Rejections()); n != 6 {
+			t.Errorf("%d rejections; want the 6 refused requests", n)
 		}
 	})
 }
@@ -306,27 +306,57 @@ func TestCacheRawRequests(t *testing.T) {
 		}
 		return resp.StatusCode, string(b)
 	}
+	// Each rule of the cache routes refuses one of these and lets another
+	// through (TestCacheRulesCovered checks that all are here).
+	rejected, accepted := map[string]bool{}, map[string]bool{}
 	for _, tc := range []struct {
 		method, path, body string
 		code               int
 		want               string
+		rule, passes       string // the rule that refuses it, or that it passes
 	}{
-		{"PATCH", "/v1beta/" + cache.Name + "?updateMask=ttl", `{"ttl":"60s"}`, 200, `"expireTime":"2026-12-04T12:01:00Z"`},
-		{"PATCH", "/v1beta/" + cache.Name + "?updateMask=expire_time", `{"expireTime":"2026-12-04T13:00:00Z"}`, 200, `"expireTime":"2026-12-04T13:00:00Z"`},
-		{"PATCH", "/v1beta/" + cache.Name + "?updateMask=display_name", `{"displayName":"x"}`, 400, "only the expiration"},
-		{"PATCH", "/v1beta/" + cache.Name, `{"contents":[{"role":"user","parts":[{"text":"x"}]}]}`, 400, "Only the expiration"},
-		{"PATCH", "/v1beta/" + cache.Name, `{"ttl":"soon"}`, 400, `Invalid value at 'ttl' (type.googleapis.com/google.protobuf.Duration), \"soon\"`},
-		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","ttl":"60s","expireTime":"2026-12-04T13:00:00Z"}`, 400, "Oneof field 'expiration' is already set"},
-		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","contentz":[]}`, 400, `Unknown name \"contentz\"`},
-		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","encryptionSpec":{"kmsKeyName":"k"}}`, 400, `Unknown name \"encryptionSpec\"`},
-		{"GET", "/v1beta/cachedContents?pageSize=x", ``, 400, "page_size"},
-		{"PUT", "/v1beta/" + cache.Name, ``, 404, "nothing is served"},
-		// An API key on a Vertex AI project route: the ErrorInfo names the cache service's RPC.
-		{"POST", "/v1beta1/projects/p/locations/l/cachedContents", `{}`, 401, "google.cloud.aiplatform.v1beta1.GenAiCacheService.CreateCachedContent"},
+		{"GET", "/v1beta/" + cache.Name, ``, 200, `"totalTokenCount"`, "", "auth"},
+		{"POST", "/v1beta1/projects/p/locations/l/cachedContents", `{}`, 401,
+			"google.cloud.aiplatform.v1beta1.GenAiCacheService.CreateCachedContent", "auth", ""}, // a key on a Vertex AI project route
+		{"PATCH", "/v1beta/" + cache.Name + "?updateMask=ttl", `{"ttl":"60s"}`, 200, `"expireTime":"2026-12-04T12:01:00Z"`, "", "json-syntax"},
+		{"PATCH", "/v1beta/" + cache.Name, `{"ttl":`, 400, "Invalid JSON payload received. Unexpected end of string.", "json-syntax", ""},
+		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","contentz":[]}`, 400, `Unknown name \"contentz\"`, "json-fields", ""},
+		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","encryptionSpec":{"kmsKeyName":"k"}}`, 400, `Unknown name \"encryptionSpec\"`, "json-fields", ""},
+		{"POST", "/v1beta/cachedContents", `{"systemInstruction":{"parts":[{"text":"x"}]}}`, 400, "CachedContent.model is required.", "cache-model", ""},
+		{"PATCH", "/v1beta/" + cache.Name + "?updateMask=expire_time", `{"expireTime":"2026-12-04T13:00:00Z"}`, 200, `"expireTime":"2026-12-04T13:00:00Z"`, "", "cache-expiration"},
+		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","ttl":"60s","expireTime":"2026-12-04T13:00:00Z"}`, 400, "Oneof field 'expiration' is already set", "cache-expiration", ""},
+		{"PATCH", "/v1beta/" + cache.Name, `{"ttl":"soon"}`, 400, `Invalid value at 'ttl' (type.googleapis.com/google.protobuf.Duration), \"soon\"`, "cache-expiration", ""},
+		{"PATCH", "/v1beta/" + cache.Name, `{"ttl":"120s"}`, 200, `"expireTime":"2026-12-04T12:02:00Z"`, "", "cache-update-mask"},
+		{"PATCH", "/v1beta/" + cache.Name + "?updateMask=display_name", `{"displayName":"x"}`, 400, "only the expiration", "cache-update-mask", ""},
+		{"PATCH", "/v1beta/" + cache.Name, `{"contents":[{"role":"user","parts":[{"text":"x"}]}]}`, 400, "Only the expiration", "cache-update-mask", ""},
+		{"DELETE", "/v1beta/cachedContents/nope", ``, 403, "CachedContent not found (or permission denied)", "cache-found", ""},
+		{"GET", "/v1beta/cachedContents?pageSize=x", ``, 400, "page_size", "", "cache-found"},
+		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","systemInstruction":{"parts":[{"text":"x"}]}}`, 400,
+			"Cached content is too small. total_token_count=6, min_total_token_count=2048", "cache-too-small", ""},
+		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-3-flash-preview","systemInstruction":{"parts":[{"text":"` + strings.Repeat("x", 4096) + `"}]}}`, 200,
+			`"model":"models/gemini-3-flash-preview"`, "", "cache-too-small"},
+		{"POST", "/v1beta/cachedContents", `{"model":"gemini-2.5-flash","display_name":"snake case","systemInstruction":{"parts":[{"text":"` + strings.Repeat("x", 8192) + `"}]}}`, 200,
+			`"displayName":"snake case"`, "", "json-fields"},
+		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","systemInstruction":{"parts":[{"text":"` + strings.Repeat("x", 8192) + `"}]}}`, 200,
+			`"model":"models/gemini-2.5-flash"`, "", "cache-model"},
+		{"PUT", "/v1beta/" + cache.Name, ``, 404, "nothing is served", "route", ""},
 	} {
 		code, body := send(tc.method, tc.path, tc.body)
 		if code != tc.code || !strings.Contains(body, tc.want) {
 			t.Errorf("%s %s %s: %d %s; want %d containing %s", tc.method, tc.path, tc.body, code, body, tc.code, tc.want)
+		}
+		last := srv.LastRequest()
+		switch {
+		case tc.rule != "" && (last.Rejection == nil || last.Rejection.Rule != tc.rule):
+			t.Errorf("%s %s %s: rejection %+v; want by rule %q", tc.method, tc.path, tc.body, last.Rejection, tc.rule)
+		case tc.rule == "" && last.Rejection != nil:
+			t.Errorf("%s %s %s: rejected by %q", tc.method, tc.path, tc.body, last.Rejection.Rule)
+		}
+		rejected[tc.rule], accepted[tc.passes] = true, true
+	}
+	for _, name := range fake.CacheRuleNames() {
+		if !rejected[name] || !accepted[name] {
+			t.Errorf("cache rule %q: rejected case %t, accepted case %t; want both", name, rejected[name], accepted[name])
 		}
 	}
 

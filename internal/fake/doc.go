@@ -190,7 +190,10 @@
 // AI and 403 PERMISSION_DENIED "CachedContent not found (or permission
 // denied)" on the Gemini API. Time is the server's clock
 // ([Server.SetTimeNowFunc], [Server.AdvanceTime]); [Server.ExpireCaches]
-// ends caches at once and [Server.Caches] lists the live ones.
+// ends caches at once and [Server.Caches] lists the live ones. These
+// requests are checked by the rules in the variable cacheRules in
+// validate.go, each verified or assumed as generateContent's, and a
+// refusal is a [Rejection] named after its rule.
 //
 // A generateContent that names a cache passes three rules (validate.go):
 // it sets no systemInstruction, tools or toolConfig, the cache exists, and

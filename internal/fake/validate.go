@@ -3,11 +3,13 @@ package fake
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/internal/modelname"
 	"google.golang.org/genai"
@@ -235,6 +237,46 @@ var rules = []rule{
 		assumed: "the fake's token estimate (about 4 bytes a token) stands in for the model's tokenizer."},
 }
 
+// cacheRules are the checks of a request to the cachedContents routes
+// (caches.go), in the order they run, as [rules] are generateContent's:
+// each says what backs it, and a refusal is recorded as a [Rejection]
+// named after the rule. The first two are generateContent's.
+var cacheRules = []rule{
+	rules[0], // auth
+	rules[1], // json-syntax
+	{name: "json-fields", check: checkCacheFields,
+		verified: "the fields of CachedContent on each backend (ai.google.dev/api/caching; Vertex AI's " +
+			"projects.locations.cachedContents), read as generateContent's body is (see that rule); genai sends " +
+			"kmsKeyName to Vertex AI only, as encryption_spec (caches.go:95-97, 183).",
+		assumed: "an unknown field is refused as in generateContent's body; output-only fields are accepted."},
+	{name: "cache-model", check: checkCacheModel,
+		assumed: "a create without a model is refused, with this text (genai always sends one, caches.go:181-193)."},
+	{name: "cache-expiration", check: checkCacheExpiration,
+		verified: "the expiration is a oneof of ttl (a Duration) and expireTime (a Timestamp); without either a " +
+			"cache lives an hour (caching.md §2, §3: ai.google.dev/gemini-api/docs/caching; Vertex AI \"60 minutes " +
+			"after it's created\"); genai writes the TTL \"%.0fs\" (types_json.go:89-91).",
+		assumed: "the texts for both set and for a malformed value, in proto JSON's form."},
+	{name: "cache-update-mask", check: checkCacheUpdateMask,
+		verified: "only the expiration is updatable (ai.google.dev/api/caching, cachedContents.patch); genai's Update " +
+			"sends ttl or expireTime and no updateMask on either backend (caches.go:414-444), and Google's Vertex AI " +
+			"samples use it there.",
+		assumed: "Vertex AI, which documents updateMask as required, takes a patch without one; a mask naming " +
+			"another field, or a patch without a mask setting one, is refused with this text."},
+	{name: "cache-found", check: checkCacheExists,
+		verified: "Vertex AI answers a cache that does not exist, expired or was deleted 404 NOT_FOUND \"Cached content " +
+			"{id} is not found.\" on GET and PATCH, text verified (caching.md §6, measured 2026-10 per Wei-Shaw/sub2api).",
+		assumed: "the same on DELETE; the Gemini API answers these routes with the 403 PERMISSION_DENIED " +
+			"\"CachedContent not found (or permission denied)\" of its generateContent."},
+	{name: "cache-too-small", check: checkCacheSize,
+		verified: "a cache below the model's minimum is refused 400 INVALID_ARGUMENT, texts verified: the Gemini " +
+			"API's \"Cached content is too small. total_token_count=N, min_total_token_count=M\" " +
+			"(BerriAI/litellm#17696, gemini-2.5-flash, 1024, December 2025; zyddnys/manga-image-translator#929, 4096), " +
+			"Vertex AI's \"The cached content is of N tokens. The minimum token count to start caching is M.\" " +
+			"(google/adk-python#5847, gemini-3.5-flash, 4096). The minimums are MinCacheTokens' (caching.md §4).",
+		assumed: "the fake's token estimate stands in for the tokenizer; the newest documented minimum of each " +
+			"model holds (2048 for gemini-2.5-flash, where the December 2025 error said 1024)."},
+}
+
 // rule is one check of [rules].
 type rule struct {
 	name  string
@@ -264,7 +306,16 @@ type input struct {
 	// an implicit hit) as cached.
 	caches       func(backend genai.Backend, name string) *storedCache
 	cache        *storedCache
-	cachedTokens int32
+	cachedTokens int32 // also: the size of a cache a create makes
+
+	// A request to the cachedContents routes (cacheRules): the cache it
+	// names, its query, the server's time, the decoded body of a create or
+	// patch, and the expiry it sets.
+	cacheName string
+	query     url.Values
+	now       time.Time
+	cc        *wireCachedContent
+	expires   time.Time
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"
