@@ -253,7 +253,7 @@ func (s *Server) serveCache(w http.ResponseWriter, r *http.Request, rt route, id
 	case MethodDeleteCachedContent:
 		resp, e = s.deleteCache(in)
 	case MethodListCachedContents:
-		resp, e = s.listCaches(rt, req.Query, in.now)
+		resp = s.listCaches(rt, in)
 	}
 	if e != nil { // the cache expired or went since the rules looked
 		s.log("fake: #%d %s %s: %d %s", rec.req.Seq, r.Method, r.URL.Path, e.httpCode(), e.Message)
@@ -279,7 +279,7 @@ func (cc *wireCachedContent) held() *wireRequest {
 	return &wireRequest{Contents: cc.Contents, SystemInstruction: cc.SystemInstruction, Tools: cc.Tools, ToolConfig: cc.ToolConfig}
 }
 
-// writes reports whether in is a create or a patch, whose body is a
+// writesCache reports whether in is a create or a patch, whose body is a
 // CachedContent.
 func (in *input) writesCache() bool {
 	return in.method == MethodCreateCachedContent || in.method == MethodUpdateCachedContent
@@ -486,27 +486,35 @@ const (
 	maxPageSize     = 1000
 )
 
-// listCaches answers a list: the live caches of rt's backend (on Vertex AI,
-// of its project and location), oldest first.
-func (s *Server) listCaches(rt route, q url.Values, now time.Time) (any, *APIError) {
-	size := defaultPageSize
-	if v := q.Get("pageSize"); v != "" {
+func checkCacheListPage(in *input) *APIError {
+	if in.method != MethodListCachedContents {
+		return nil
+	}
+	in.pageSize = defaultPageSize
+	if v := in.query.Get("pageSize"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, invalidArgument(fmt.Sprintf("Invalid value at 'page_size' (TYPE_INT32), %q", v))
+			return invalidArgument(fmt.Sprintf("Invalid value at 'page_size' (TYPE_INT32), %q", v))
 		}
 		if n > 0 {
-			size = min(n, maxPageSize)
+			in.pageSize = min(n, maxPageSize)
 		}
 	}
-	offset := 0
-	if v := q.Get("pageToken"); v != "" {
+	if v := in.query.Get("pageToken"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, invalidArgument("Invalid page token.") // assumed
+			return invalidArgument("Invalid page token.")
 		}
-		offset = n
+		in.pageOffset = n
 	}
+	return nil
+}
+
+// listCaches answers a list: the live caches of rt's backend (on Vertex AI,
+// of its project and location), oldest first, in.pageSize from
+// in.pageOffset on.
+func (s *Server) listCaches(rt route, in *input) any {
+	now, size, offset := in.now, in.pageSize, in.pageOffset
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prefix := cacheName(rt, "")
@@ -528,7 +536,7 @@ func (s *Server) listCaches(rt route, q url.Values, now time.Time) (any, *APIErr
 	if offset+size < len(live) {
 		p.NextPageToken = strconv.Itoa(offset + size)
 	}
-	return p, nil
+	return p
 }
 
 // cacheJSON is a cache as the API answers it: its name, display name,

@@ -330,7 +330,6 @@ func TestCacheRawRequests(t *testing.T) {
 		{"PATCH", "/v1beta/" + cache.Name + "?updateMask=display_name", `{"displayName":"x"}`, 400, "only the expiration", "cache-update-mask", ""},
 		{"PATCH", "/v1beta/" + cache.Name, `{"contents":[{"role":"user","parts":[{"text":"x"}]}]}`, 400, "Only the expiration", "cache-update-mask", ""},
 		{"DELETE", "/v1beta/cachedContents/nope", ``, 403, "CachedContent not found (or permission denied)", "cache-found", ""},
-		{"GET", "/v1beta/cachedContents?pageSize=x", ``, 400, "page_size", "", "cache-found"},
 		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","systemInstruction":{"parts":[{"text":"x"}]}}`, 400,
 			"Cached content is too small. total_token_count=6, min_total_token_count=2048", "cache-too-small", ""},
 		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-3-flash-preview","systemInstruction":{"parts":[{"text":"` + strings.Repeat("x", 4096) + `"}]}}`, 200,
@@ -340,6 +339,11 @@ func TestCacheRawRequests(t *testing.T) {
 		{"POST", "/v1beta/cachedContents", `{"model":"models/gemini-2.5-flash","systemInstruction":{"parts":[{"text":"` + strings.Repeat("x", 8192) + `"}]}}`, 200,
 			`"model":"models/gemini-2.5-flash"`, "", "cache-model"},
 		{"PUT", "/v1beta/" + cache.Name, ``, 404, "nothing is served", "route", ""},
+		// Three caches by now.
+		{"GET", "/v1beta/cachedContents?pageSize=x", ``, 400, "Invalid value at 'page_size' (TYPE_INT32)", "cache-list-page", ""},
+		{"GET", "/v1beta/cachedContents?pageToken=z", ``, 400, "Invalid page token.", "cache-list-page", ""},
+		{"GET", "/v1beta/cachedContents?pageSize=1&pageToken=1", ``, 200, `"cachedContents"`, "", "cache-list-page"},
+		{"GET", "/v1beta/cachedContents?pageSize=1", ``, 200, `"nextPageToken":"1"`, "", "cache-found"},
 	} {
 		code, body := send(tc.method, tc.path, tc.body)
 		if code != tc.code || !strings.Contains(body, tc.want) {

@@ -267,6 +267,11 @@ var cacheRules = []rule{
 			"{id} is not found.\" on GET and PATCH, text verified (caching.md §6, measured 2026-10 per Wei-Shaw/sub2api).",
 		assumed: "the same on DELETE; the Gemini API answers these routes with the 403 PERMISSION_DENIED " +
 			"\"CachedContent not found (or permission denied)\" of its generateContent."},
+	{name: "cache-list-page", check: checkCacheListPage,
+		verified: "a list takes pageSize and pageToken (ai.google.dev/api/caching, cachedContents.list; genai " +
+			"caches.go:314-330).",
+		assumed: "pages of 100 by default and 1000 at most, as the Gemini API's other list methods document; the " +
+			"texts for a pageSize that is not a number, in proto JSON's form, and for a token the server did not send."},
 	{name: "cache-too-small", check: checkCacheSize,
 		verified: "a cache below the model's minimum is refused 400 INVALID_ARGUMENT, texts verified: the Gemini " +
 			"API's \"Cached content is too small. total_token_count=N, min_total_token_count=M\" " +
@@ -316,6 +321,8 @@ type input struct {
 	now       time.Time
 	cc        *wireCachedContent
 	expires   time.Time
+	// A list's page, set by "cache-list-page".
+	pageSize, pageOffset int
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"
