@@ -172,6 +172,34 @@
 // and reason. [Server.LiveMessages] records every message the client sent.
 // See Example (Live).
 //
+// # Context caching
+//
+// The server keeps the caches genai's Caches client makes (Create, Get,
+// List, All, Update, Delete), on both backends' routes, and answers a
+// request that names one (GenerateContentConfig.CachedContent) as the API
+// does: the cache's system instruction, tools and contents come before the
+// request's, and the usage reports the cache's tokens as
+// cachedContentTokenCount, within promptTokenCount. It refuses, with each
+// backend's status and text, what the API refuses: a cache smaller than
+// [MinCacheTokens] for its model, a request that names a cache and also
+// sets systemInstruction, tools or toolConfig, a cache of another model,
+// and a cache that is gone (deleted, expired, never made; 403 on the
+// Gemini API, 400 FAILED_PRECONDITION on Vertex AI). Caches expire on the
+// server's clock: [Server.AdvanceTime] moves it, [Server.SetTimeNowFunc]
+// replaces it, [Server.ExpireCaches] ends caches at once, and
+// [Server.Caches] lists what is kept. Each refusal is a rejection, as any
+// other (its rule is named in [Rejection]): a test that proves its code
+// recovers from a cache that is gone, or that it handles a cache refused
+// as too small, starts the server with [NewServer] rather than [Start],
+// and checks [Server.Rejections] itself.
+//
+// Implicit caching is deterministic: a request whose prompt (system
+// instruction, then each tool entry, then each content) begins with the
+// same items as one the server answered for the same model and backend
+// within [ImplicitCacheLifetime] reports the tokens of those items as
+// cached, when they reach [MinCacheTokens]. A test can so count on a hit,
+// and on a miss where the prefix changed.
+//
 // # What the server adds
 //
 // Unless a Reply is Raw, responses get what the API always sends: role

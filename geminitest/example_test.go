@@ -255,3 +255,60 @@ func Example_googleSearch() {
 	// Sunny in Oslo. <nil>
 	// sent back: google_search true rejections: 0
 }
+
+// A test of code that caches: the server keeps the caches genai's Caches
+// client makes, reports their tokens as cached in the usage of the requests
+// that name them, expires them on its clock, and reports a prompt prefix
+// sent again within a few minutes as implicitly cached.
+func Example_caching() {
+	srv := geminitest.NewServer() // in a test: srv := geminitest.Start(t)
+	defer srv.Close()
+	ctx := context.Background()
+	client := srv.Client()
+	const model = "gemini-2.5-flash"
+	// Caching needs a long prompt: MinCacheTokens(model) tokens, about 4
+	// bytes each.
+	rules := genai.NewContentFromText(strings.Repeat("Answer in one short sentence. ", 300), "")
+	srv.Enqueue(geminitest.Text("Paris."), geminitest.Text("Paris."), geminitest.Text("Rome."))
+
+	// Explicit caching: the code under test makes a cache and names it.
+	cache, err := client.Caches.Create(ctx, model, &genai.CreateCachedContentConfig{TTL: 10 * time.Minute, SystemInstruction: rules})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	resp, err := client.Models.GenerateContent(ctx, model, genai.Text("Capital of France?"),
+		&genai.GenerateContentConfig{CachedContent: cache.Name})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	u := resp.UsageMetadata
+	fmt.Printf("explicit: %d of %d prompt tokens cached; %d cache(s) kept, minimum %d tokens\n",
+		u.CachedContentTokenCount, u.PromptTokenCount, len(srv.Caches()), geminitest.MinCacheTokens(model))
+
+	// Ten minutes later the cache is gone, and the API's error says so.
+	srv.AdvanceTime(10 * time.Minute)
+	_, err = client.Models.GenerateContent(ctx, model, genai.Text("Capital of France?"),
+		&genai.GenerateContentConfig{CachedContent: cache.Name})
+	var apiErr genai.APIError
+	if errors.As(err, &apiErr) {
+		fmt.Println("expired:", apiErr.Code, apiErr.Message)
+	}
+
+	// Implicit caching: a second prompt with the same system instruction.
+	cfg := &genai.GenerateContentConfig{SystemInstruction: rules}
+	for _, q := range []string{"Capital of France?", "Capital of Italy?"} {
+		resp, err := client.Models.GenerateContent(ctx, model, genai.Text(q), cfg)
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		fmt.Printf("implicit: %d of %d prompt tokens cached\n", resp.UsageMetadata.CachedContentTokenCount, resp.UsageMetadata.PromptTokenCount)
+	}
+	// Output:
+	// explicit: 2260 of 2274 prompt tokens cached; 1 cache(s) kept, minimum 2048 tokens
+	// expired: 403 CachedContent not found (or permission denied)
+	// implicit: 0 of 2274 prompt tokens cached
+	// implicit: 2260 of 2274 prompt tokens cached
+}

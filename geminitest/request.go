@@ -17,7 +17,10 @@ import "github.com/toolnexus/toolnexus-go/internal/fake"
 //   - Contents, SystemInstruction, Tools, ToolConfig, GenerationConfig,
 //     SafetySettings, Labels, ServiceTier and ContinuationToken are the
 //     decoded body (nil when it could not be decoded); Body is the raw
-//     body.
+//     body. CachedContent is the cache a generateContent request names,
+//     or the one a request to the cachedContents routes reads, updates or
+//     deletes; a create of a cache has its model and what it is to hold in
+//     Model, Contents, SystemInstruction, Tools and ToolConfig.
 //   - On the Interactions API, Contents, SystemInstruction, Tools,
 //     ToolConfig and GenerationConfig say the whole conversation as
 //     generateContent's request would (the previous interactions' steps

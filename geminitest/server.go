@@ -116,8 +116,10 @@ func (s *Server) SetReplyFunc(f func(*Request) *Reply) { s.srv.SetReplyFunc(f) }
 func (s *Server) SetLogger(logf func(format string, args ...any)) { s.srv.SetLogger(logf) }
 
 // SetTimeNowFunc makes the server read the time from now, which must be
-// safe for concurrent use; nil restores time.Now. The time is sent only as
-// the createTime of Vertex AI responses.
+// safe for concurrent use; nil restores time.Now. The time is sent as the
+// createTime of Vertex AI responses and as the times of caches, and it
+// decides when caches expire and how long implicit caching remembers a
+// prompt (see also [Server.AdvanceTime]).
 func (s *Server) SetTimeNowFunc(now func() time.Time) { s.srv.SetTimeNowFunc(now) }
 
 // Requests returns copies of all requests received so far, rejected ones

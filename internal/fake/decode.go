@@ -401,14 +401,19 @@ func snakeCase(s string) string {
 // version, and decodes it. It returns the canonical JSON of the body, or the
 // violations found.
 func decodeRequest(backend genai.Backend, version string, tree *jsonValue) (*wireRequest, []byte, []fieldViolation) {
+	return decodeBody[wireRequest](backend, version, tree)
+}
+
+// decodeBody is decodeRequest for a body of type T.
+func decodeBody[T any](backend genai.Backend, version string, tree *jsonValue) (*T, []byte, []fieldViolation) {
 	w := schemaWalker{backend: backend, version: version}
-	w.walk(reflect.TypeOf(wireRequest{}), tree, at{})
+	w.walk(reflect.TypeFor[T](), tree, at{})
 	if len(w.violations) > 0 {
 		return nil, nil, w.violations
 	}
 	var buf bytes.Buffer
 	tree.encode(&buf)
-	var req wireRequest
+	var req T
 	if err := json.Unmarshal(buf.Bytes(), &req); err != nil {
 		// The walk accepts only what decodes; reaching this is a bug here.
 		return nil, nil, []fieldViolation{{"", "Invalid JSON payload received. " + err.Error()}}

@@ -35,6 +35,12 @@
 // legacy Go SDK reads). Anything else answers 404 NOT_FOUND in the API's
 // error JSON.
 //
+// The cachedContents resource is served too: POST and GET
+// /v1beta/cachedContents, GET, PATCH and DELETE /v1beta/cachedContents/{id}
+// on the Gemini API, and the same under
+// /v1beta1/projects/{project}/locations/{location}/ on Vertex AI (see
+// "Context caching").
+//
 // # Authentication
 //
 // The Gemini API takes an API key, in the x-goog-api-key header or the key
@@ -66,7 +72,10 @@
 // AI takes ids too); responses that are JSON objects when present; for
 // models whose name starts with "gemini-3", thought signatures on the first
 // function call of each step of the current turn; and, with
-// [Server.SetInputTokenLimit], a prompt within the token limit. Consecutive
+// [Server.SetInputTokenLimit], a prompt within the token limit. A request
+// that names a cache sets no system instruction, tools or tool config,
+// names a live cache of its model, and is checked with what the cache
+// holds (see "Context caching"). Consecutive
 // contents of one side count as one turn, as genai's Chat records a streamed
 // answer as one content per chunk.
 // A rejected request gets the rule's 4xx error and takes no reply from the
@@ -159,6 +168,53 @@
 // id. A unary request for a reply with Chunks gets them merged into one
 // response.
 //
+// # Context caching
+//
+// The server keeps caches (caches.go; the facts and their sources are in
+// ../shared/notes/caching.md). A create takes the model, a display name,
+// contents, a system instruction, tools, a tool config, and a ttl or an
+// expireTime (not both: the resource's oneof); it is refused, with each
+// backend's text, when what it holds is smaller than [MinCacheTokens] for
+// its model (counted as usage counts a prompt). It answers the name
+// (cachedContents/fakecacheN on the Gemini API; on Vertex AI
+// projects/…/locations/…/cachedContents/N, a number, as Vertex AI's ids
+// are), the model (models/M, or Vertex AI's publisher path), createTime,
+// updateTime, expireTime and usageMetadata.totalTokenCount, never the
+// contents; get and list (oldest first, in pages of pageSize, 100 by
+// default) answer the same. A patch changes the expiration only: a ttl
+// (expiry = now + ttl) or an expireTime, with or without an updateMask
+// naming it (Vertex AI documents the mask as required, but genai's Update
+// sends none). A cache lives [DefaultCacheTTL] when the create sets no
+// expiration, and is gone from its expiry on, as after a delete: the
+// routes answer 404 NOT_FOUND "Cached content {id} is not found." on Vertex
+// AI and 403 PERMISSION_DENIED "CachedContent not found (or permission
+// denied)" on the Gemini API. Time is the server's clock
+// ([Server.SetTimeNowFunc], [Server.AdvanceTime]); [Server.ExpireCaches]
+// ends caches at once and [Server.Caches] lists the live ones. These
+// requests are checked by the rules in the variable cacheRules in
+// validate.go, each verified or assumed as generateContent's, and a
+// refusal is a [Rejection] named after its rule.
+//
+// A generateContent that names a cache passes three rules (validate.go):
+// it sets no systemInstruction, tools or toolConfig, the cache exists, and
+// it is of the request's model. The cache's system instruction, tools, tool
+// config and contents then make the prompt with the request's contents
+// after them, and the rules after these check that whole prompt. The usage
+// counts the cache's tokens in promptTokenCount and as
+// cachedContentTokenCount, with cacheTokensDetails, on the last event of a
+// stream too (on every event on the Gemini API).
+//
+// Implicit caching is deterministic. The server remembers, per backend and
+// model, the prefixes of the prompts it accepted without a cache, each for
+// [ImplicitCacheLifetime] after the last request that sent it; a prompt is
+// read in whole items: the system instruction, each tools entry, each
+// content. A request whose leading items equal, as JSON, those of a
+// remembered prompt reports their tokens as cachedContentTokenCount when
+// they reach [MinCacheTokens]. The real API promises no hit and has
+// reported smaller ones; the fake's rule lets a test count on a hit and on
+// a miss. The Interactions API reports a continued conversation's earlier
+// interactions as cached, as before.
+//
 // # Held against real traffic
 //
 // TestRealTraffic replays every request of the recordings in
@@ -198,7 +254,9 @@
 // not cut an answer at an output limit of its own, and a checkpoint's
 // resumption sends the rest of the stream as it was, where the API would
 // generate it anew. The refusals of continuation tokens are assumed (see
-// the rule).
+// the rule). Caches are not scoped to a key or token: any credentials of
+// their backend (and on Vertex AI, their project and location) reach them.
+// Token counts of caches and implicit hits follow the same 4-byte estimate.
 //
 // # Interactions
 //

@@ -70,6 +70,7 @@ var geminiOnly = map[fieldKey]string{
 var vertexOnly = map[fieldKey]string{
 	field[wireRequest]("modelArmorConfig"):                            "models.go:1317",
 	field[wireRequest]("outputConfig"):                                "models.go:1336",
+	field[wireCachedContent]("encryptionSpec"):                        "caches.go:95-97 (kmsKeyName)",
 	field[generationConfig]("routingConfig"):                          "models.go:1210",
 	field[generationConfig]("modelConfig"):                            "models.go:1214",
 	field[generationConfig]("audioTimestamp"):                         "models.go:1293",

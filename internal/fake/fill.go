@@ -273,6 +273,7 @@ func (s *Server) fill(evs []*genai.GenerateContentResponse, in *input) {
 	var u usageCounter
 	u.prompt(in.req)
 	u.promptBytes += in.priorOutput // a continuation re-reads the answer so far
+	u.cached = in.cachedTokens
 	for i, e := range evs {
 		last := i == len(evs)-1
 		for k, c := range e.Candidates {

@@ -59,6 +59,8 @@ func TestJudge(t *testing.T) {
 			httprr.ResponseText(400, "application/json", `{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}`), true, false, ""},
 		{"no credentials, replayed without", httprr.RequestText(unaryPath, helloBody),
 			httprr.ResponseText(403, "application/json", `{"error":{"code":403,"message":"`+unregisteredCallers+`","status":"PERMISSION_DENIED"}}`), true, true, ""},
+		{"a cache the recorded API made", httprr.RequestText(unaryPath, `{"cachedContent":"cachedContents/abc","contents":[{"role":"user","parts":[{"text":"hi"}]}]}`),
+			httprr.ResponseText(200, "application/json", "{}"), false, false, "a cache the recorded API made"},
 		{"overloaded", httprr.RequestText(unaryPath, helloBody),
 			httprr.ResponseText(503, "application/json", `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`), false, false, "5xx"},
 		{"a key the API did not take", httprr.RequestText(unaryPath, helloBody),

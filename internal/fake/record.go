@@ -70,6 +70,12 @@ type Request struct {
 	// ContinuationToken is the token of a request that continues a long
 	// answer (see the package documentation, "Long answers").
 	ContinuationToken []byte
+	// CachedContent is the cache a generateContent request names, or the
+	// one a request to the cachedContents routes reads, updates or deletes
+	// (its resource name). A create of a cache
+	// (MethodCreateCachedContent) has the model and what the cache is to
+	// hold in Model, Contents, SystemInstruction, Tools and ToolConfig.
+	CachedContent string
 
 	// Body is the raw body as received.
 	Body []byte
@@ -177,6 +183,9 @@ func setDecoded(r *Request, w *wireRequest) {
 	r.Labels = w.Labels
 	r.ServiceTier = w.ServiceTier
 	r.ContinuationToken = w.ContinuationToken
+	if w.CachedContent != "" {
+		r.CachedContent = w.CachedContent
+	}
 	if w.GenerationConfig != nil {
 		r.GenerationConfig = &w.GenerationConfig.GenerationConfig
 	}

@@ -44,6 +44,7 @@ type Server struct {
 	replyFunc func(*Request) *Reply
 	logf      func(format string, args ...any)
 	now       func() time.Time
+	advanced  time.Duration // see AdvanceTime
 	records   []*record
 	ids       int // function-call ids, signatures and response ids issued
 
@@ -66,6 +67,11 @@ type Server struct {
 	liveHandles map[string]*liveSession  // resumption handles issued
 	liveWS      map[*websocket.Conn]bool // connections open, which Close closes
 	liveWG      sync.WaitGroup           // their handlers, which Close waits for
+
+	// Context caching (caches.go).
+	caches   map[string]*storedCache // by resource name
+	cacheSeq int                     // caches created
+	implicit map[implicitKey]time.Time
 }
 
 // NewServer starts a server on a loopback port and returns it. The caller
@@ -202,22 +208,35 @@ func (s *Server) SetLogger(logf func(format string, args ...any)) {
 }
 
 // SetTimeNowFunc makes the server read the time from now, which must be
-// safe for concurrent use; nil restores time.Now. The time is sent only as
-// the createTime of Vertex AI responses.
+// safe for concurrent use; nil restores time.Now. The time is sent as the
+// createTime of Vertex AI responses and as the times of caches, and it
+// decides when caches expire and how long implicit caching remembers a
+// prompt: a test that moves it forward expires them without waiting.
 func (s *Server) SetTimeNowFunc(now func() time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.now = now
 }
 
+// AdvanceTime moves the server's clock forward by d, on top of the time
+// source (time.Now, or the function given to [Server.SetTimeNowFunc]):
+// caches whose expiry it passes are gone, and prompts remembered for
+// implicit caching longer ago than [ImplicitCacheLifetime] are forgotten,
+// as if d had passed. A negative d is ignored.
+func (s *Server) AdvanceTime(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanced += max(d, 0)
+}
+
 func (s *Server) timeNow() time.Time {
 	s.mu.Lock()
-	now := s.now
+	now, advanced := s.now, s.advanced
 	s.mu.Unlock()
 	if now == nil {
-		return time.Now()
+		return time.Now().Add(advanced)
 	}
-	return now()
+	return now().Add(advanced)
 }
 
 func (s *Server) log(format string, args ...any) {
@@ -241,13 +260,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveInteraction(w, r, rt, id)
 		return
 	}
+	if rt, id, ok := parseCacheRoute(r.Method, r.URL); ok {
+		s.serveCache(w, r, rt, id)
+		return
+	}
 	creds := credentialsOf(r)
 	req := Request{Header: r.Header.Clone(), Query: r.URL.Query(), APIKey: creds.apiKey, Token: creds.token}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup, caches: s.lookupCache}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method
@@ -266,6 +289,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rej = &Rejection{Rule: "route", Err: *invalidArgument(fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", maxBody))}
 	default:
 		rej = check(in)
+	}
+	if rej == nil && in.cache == nil {
+		in.cachedTokens = s.implicitHit(in)
 	}
 
 	var given *Reply

@@ -12,8 +12,14 @@ import (
 // the text of non-thought parts and the JSON of their other data; thoughts
 // count the text of thought parts. Counts are running totals over the
 // content added so far, so stream events carry growing usage as the API's do.
+//
+// cached is how many of the prompt's tokens came from a cache, explicit or
+// implicit: usage reports them as cachedContentTokenCount, with
+// cacheTokensDetails, and still counts them in promptTokenCount, as the
+// API does (caching.md §7).
 type usageCounter struct {
 	promptBytes, candidateBytes, thoughtBytes int
+	cached                                    int32
 }
 
 func (u *usageCounter) prompt(req *wireRequest) {
@@ -53,11 +59,16 @@ func tokens(n int) int32 {
 
 func (u *usageCounter) metadata() *genai.GenerateContentResponseUsageMetadata {
 	prompt, cand, thoughts := tokens(u.promptBytes), tokens(u.candidateBytes), tokens(u.thoughtBytes)
-	return &genai.GenerateContentResponseUsageMetadata{
+	m := &genai.GenerateContentResponseUsageMetadata{
 		PromptTokenCount:     prompt,
 		CandidatesTokenCount: cand,
 		ThoughtsTokenCount:   thoughts,
 		TotalTokenCount:      prompt + cand + thoughts,
 		PromptTokensDetails:  []*genai.ModalityTokenCount{{Modality: genai.MediaModalityText, TokenCount: prompt}},
 	}
+	if cached := min(u.cached, prompt); cached > 0 {
+		m.CachedContentTokenCount = cached
+		m.CacheTokensDetails = []*genai.ModalityTokenCount{{Modality: genai.MediaModalityText, TokenCount: cached}}
+	}
+	return m
 }

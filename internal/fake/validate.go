@@ -3,11 +3,13 @@ package fake
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/internal/modelname"
 	"google.golang.org/genai"
@@ -82,6 +84,35 @@ var rules = []rule{
 			"function-calling mode are not checked against their values; every repeated message field takes a " +
 			"lone object, on both backends (seen for tools in the traffic, for contents and parts in Google's " +
 			"examples), and a lone scalar for a repeated scalar field is refused."},
+	// A request that names a cache (caching.md §5, §6; caches.go). The
+	// last of these puts the cache's system instruction, tools, tool
+	// config and contents into the request: the rules after them check the
+	// whole prompt, as the API reads it.
+	{name: "cached-content-exclusive", check: checkCachedContentExclusive,
+		verified: "a request with cachedContent that sets systemInstruction, tools or toolConfig gets 400 " +
+			"INVALID_ARGUMENT, text verified: the Gemini API's (vercel/ai#3333, google-gemini/deprecated-generative-ai-" +
+			"python#664, langchain-ai/langchain-google#978, openclaw/openclaw#84919 and #89398, 2024-10 to 2026-06), " +
+			"Vertex AI's (BerriAI/litellm#26014, vertex_ai/gemini-3.1-pro-preview, 2026-04; pydantic/pydantic-ai#5671; " +
+			"googleapis/python-genai#348). A cachedContent alone beside contents and generationConfig was answered 200 " +
+			"(the real traffic's pydantic-ai cassette test_google_model_cached_content.yaml).",
+		assumed: "each backend answers with its own text (instructor#2580, 2026-08, saw Vertex AI's from the Gemini " +
+			"API); this rule runs before the cache is looked up."},
+	{name: "cached-content-found", check: checkCachedContentFound,
+		verified: "a cache that does not exist, expired or was deleted: the Gemini API answers 403 PERMISSION_DENIED " +
+			"\"CachedContent not found (or permission denied)\", Vertex AI 400 FAILED_PRECONDITION \"Invalid resource " +
+			"state for cache content {numeric id}.\", texts verified (caching.md §6: Wei-Shaw/sub2api's Gemini service " +
+			"test, measured 2026-10).",
+		assumed: "a cache of another backend, project or location is not found; caches are not scoped to a key or " +
+			"token (any credentials of the backend reach one). Earlier Vertex AI answered an expired cache 400 " +
+			"INVALID_ARGUMENT \"Cache content {id} is expired\" (clawvisor/clawvisor#360, 2026-05): the newer text wins."},
+	{name: "cached-content-model", check: checkCachedContentModel,
+		verified: "a cache of another model: 400 INVALID_ARGUMENT \"Model used by GenerateContent request (models/X) " +
+			"and CachedContent (models/Y) has to be the same.\", text verified from reports of the Gemini API, 2025 and " +
+			"2026 (caching.md §6; in no Google document). The cache's contents come before the request's and its " +
+			"system instruction, tools and tool config are the prompt's (ai.google.dev/api/caching); usage counts " +
+			"the cache in promptTokenCount and as cachedContentTokenCount, with cacheTokensDetails (the real " +
+			"traffic's test_google_model_cached_content.yaml: 3512 cached of 3520).",
+		assumed: "the same status and text on Vertex AI, with the models named models/X."},
 	{name: "contents-required", check: checkContentsRequired,
 		verified: "text verified (langchain-ai/langchain#33940)."},
 	{name: "role", check: checkRoles,
@@ -207,6 +238,51 @@ var rules = []rule{
 		assumed: "the fake's token estimate (about 4 bytes a token) stands in for the model's tokenizer."},
 }
 
+// cacheRules are the checks of a request to the cachedContents routes
+// (caches.go), in the order they run, as [rules] are generateContent's:
+// each says what backs it, and a refusal is recorded as a [Rejection]
+// named after the rule. The first two are generateContent's.
+var cacheRules = []rule{
+	rules[0], // auth
+	rules[1], // json-syntax
+	{name: "json-fields", check: checkCacheFields,
+		verified: "the fields of CachedContent on each backend (ai.google.dev/api/caching; Vertex AI's " +
+			"projects.locations.cachedContents), read as generateContent's body is (see that rule); genai sends " +
+			"kmsKeyName to Vertex AI only, as encryption_spec (caches.go:95-97, 183).",
+		assumed: "an unknown field is refused as in generateContent's body; output-only fields are accepted."},
+	{name: "cache-model", check: checkCacheModel,
+		assumed: "a create without a model is refused, with this text (genai always sends one, caches.go:181-193)."},
+	{name: "cache-expiration", check: checkCacheExpiration,
+		verified: "the expiration is a oneof of ttl (a Duration) and expireTime (a Timestamp); without either a " +
+			"cache lives an hour (caching.md §2, §3: ai.google.dev/gemini-api/docs/caching; Vertex AI \"60 minutes " +
+			"after it's created\"); genai writes the TTL \"%.0fs\" (types_json.go:89-91).",
+		assumed: "the texts for both set and for a malformed value, in proto JSON's form."},
+	{name: "cache-update-mask", check: checkCacheUpdateMask,
+		verified: "only the expiration is updatable (ai.google.dev/api/caching, cachedContents.patch); genai's Update " +
+			"sends ttl or expireTime and no updateMask on either backend (caches.go:414-444), and Google's Vertex AI " +
+			"samples use it there.",
+		assumed: "Vertex AI, which documents updateMask as required, takes a patch without one; a mask naming " +
+			"another field, or a patch without a mask setting one, is refused with this text."},
+	{name: "cache-found", check: checkCacheExists,
+		verified: "Vertex AI answers a cache that does not exist, expired or was deleted 404 NOT_FOUND \"Cached content " +
+			"{id} is not found.\" on GET and PATCH, text verified (caching.md §6, measured 2026-10 per Wei-Shaw/sub2api).",
+		assumed: "the same on DELETE; the Gemini API answers these routes with the 403 PERMISSION_DENIED " +
+			"\"CachedContent not found (or permission denied)\" of its generateContent."},
+	{name: "cache-list-page", check: checkCacheListPage,
+		verified: "a list takes pageSize and pageToken (ai.google.dev/api/caching, cachedContents.list; genai " +
+			"caches.go:314-330).",
+		assumed: "pages of 100 by default and 1000 at most, as the Gemini API's other list methods document; the " +
+			"texts for a pageSize that is not a number, in proto JSON's form, and for a token the server did not send."},
+	{name: "cache-too-small", check: checkCacheSize,
+		verified: "a cache below the model's minimum is refused 400 INVALID_ARGUMENT, texts verified: the Gemini " +
+			"API's \"Cached content is too small. total_token_count=N, min_total_token_count=M\" " +
+			"(BerriAI/litellm#17696, gemini-2.5-flash, 1024, December 2025; zyddnys/manga-image-translator#929, 4096), " +
+			"Vertex AI's \"The cached content is of N tokens. The minimum token count to start caching is M.\" " +
+			"(google/adk-python#5847, gemini-3.5-flash, 4096). The minimums are MinCacheTokens' (caching.md §4).",
+		assumed: "the fake's token estimate stands in for the tokenizer; the newest documented minimum of each " +
+			"model holds (2048 for gemini-2.5-flash, where the December 2025 error said 1024)."},
+}
+
 // rule is one check of [rules].
 type rule struct {
 	name  string
@@ -228,6 +304,26 @@ type input struct {
 	body    []byte
 
 	inputTokenLimit int // see Server.SetInputTokenLimit; 0: none
+
+	// caches looks up a live cache by name on a backend; nil in table
+	// tests without caches. The rule "cached-content-found" sets cache to
+	// the one the request names; "cached-content-model" sets cachedTokens
+	// to its size, and the answer's usage reports them (or the tokens of
+	// an implicit hit) as cached.
+	caches       func(backend genai.Backend, name string) *storedCache
+	cache        *storedCache
+	cachedTokens int32 // also: the size of a cache a create makes
+
+	// A request to the cachedContents routes (cacheRules): the cache it
+	// names, its query, the server's time, the decoded body of a create or
+	// patch, and the expiry it sets.
+	cacheName string
+	query     url.Values
+	now       time.Time
+	cc        *wireCachedContent
+	expires   time.Time
+	// A list's page, set by "cache-list-page".
+	pageSize, pageOffset int
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"
@@ -326,6 +422,25 @@ const (
 		"authentication credentials that assert a principal. See https://cloud.google.com/docs/authentication"
 )
 
+// rpcMethod names the Vertex AI RPC of method, as ErrorInfo metadata does:
+// PredictionService's for generateContent, GenAiCacheService's for the
+// cachedContents methods (google/cloud/aiplatform/v1beta1/gen_ai_cache_service.proto).
+func rpcMethod(method Method) string {
+	switch method {
+	case MethodCreateCachedContent:
+		return "GenAiCacheService.CreateCachedContent"
+	case MethodGetCachedContent:
+		return "GenAiCacheService.GetCachedContent"
+	case MethodListCachedContents:
+		return "GenAiCacheService.ListCachedContents"
+	case MethodUpdateCachedContent:
+		return "GenAiCacheService.UpdateCachedContent"
+	case MethodDeleteCachedContent:
+		return "GenAiCacheService.DeleteCachedContent"
+	}
+	return "PredictionService.GenerateContent"
+}
+
 func checkAuth(in *input) *APIError {
 	c := in.creds
 	unauthenticated := func(message string, details ...map[string]any) *APIError {
@@ -334,7 +449,7 @@ func checkAuth(in *input) *APIError {
 	missing := func(message string) *APIError {
 		return unauthenticated(message, map[string]any{"@type": typeErrorInfo, "reason": "CREDENTIALS_MISSING",
 			"domain": "googleapis.com", "metadata": map[string]any{"service": "aiplatform.googleapis.com",
-				"method": "google.cloud.aiplatform." + in.version + ".PredictionService.GenerateContent"}})
+				"method": "google.cloud.aiplatform." + in.version + "." + rpcMethod(in.method)}})
 	}
 	switch {
 	case c.authorization != "" && c.token == "":

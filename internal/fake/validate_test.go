@@ -53,6 +53,10 @@ type ruleCase struct {
 	// request of this body (without its token), and the bytes of answer
 	// before it.
 	tokens map[string]continued
+	// caches are the caches the server holds, by name: each a request body
+	// whose contents, system instruction and tools the cache holds, for
+	// the model gemini-2.5-flash.
+	caches map[string]string
 }
 
 // continued is a continuation token a rule case's server sent.
@@ -94,6 +98,22 @@ func (tc ruleCase) input() *input {
 			}
 			req, _, _ := decodeRequest(backend, in.version, tree)
 			return &issuedToken{key: continuationKey(req), output: c.output}, true
+		}
+	}
+	if tc.caches != nil {
+		in.caches = func(b genai.Backend, name string) *storedCache {
+			held, ok := tc.caches[name]
+			if !ok || b != backend {
+				return nil
+			}
+			tree, err := parseJSON([]byte(held))
+			if err != nil {
+				panic(err)
+			}
+			req, canonical, _ := decodeRequest(backend, in.version, tree)
+			var u usageCounter
+			u.prompt(req)
+			return &storedCache{name: name, backend: backend, model: "gemini-2.5-flash", held: canonical, tokens: tokens(u.promptBytes)}
 		}
 	}
 	return in
@@ -430,6 +450,33 @@ var ruleCases = []ruleCase{
 		body:   body([]string{userText}, `"continuationToken":"dG9r"`, `"generationConfig":{"temperature":0.1}`),
 		want:   "this one differs"},
 
+	{name: "a cache named alone", passes: "cached-content-exclusive", caches: map[string]string{"cachedContents/c": body([]string{userText})},
+		body: body([]string{userText}, `"cachedContent":"cachedContents/c"`)},
+	{name: "a cache beside a system instruction", rule: "cached-content-exclusive", caches: map[string]string{"cachedContents/c": body([]string{userText})},
+		body: body([]string{userText}, `"cachedContent":"cachedContents/c"`, `"systemInstruction":{"parts":[{"text":"Be brief."}]}`),
+		want: "CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config.\n\nProposed fix: move those values to CachedContent from GenerateContent request."},
+	{name: "a cache beside tools on Vertex AI", rule: "cached-content-exclusive", vertex: true,
+		body: body([]string{userText}, `"cachedContent":"projects/fake-project/locations/us-central1/cachedContents/1"`, tools(declF)),
+		want: "Tool config, tools and system instruction should not be set in the request when using cached content."},
+	{name: "a cache beside a tool config", rule: "cached-content-exclusive",
+		body: body([]string{userText}, `"cachedContent":"cachedContents/c"`, `"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`),
+		want: "CachedContent can not be used"},
+	{name: "a cache the server holds", passes: "cached-content-found", caches: map[string]string{"cachedContents/c": body([]string{userText})},
+		body: body([]string{userText}, `"cachedContent":"cachedContents/c"`)},
+	{name: "a cache the server does not hold", rule: "cached-content-found", code: http.StatusForbidden, caches: map[string]string{},
+		body: body([]string{userText}, `"cachedContent":"cachedContents/gone"`), want: "CachedContent not found (or permission denied)"},
+	{name: "a cache Vertex AI does not hold", rule: "cached-content-found", vertex: true, caches: map[string]string{"cachedContents/c": body([]string{userText})},
+		body: body([]string{userText}, `"cachedContent":"projects/fake-project/locations/us-central1/cachedContents/42"`),
+		want: "Invalid resource state for cache content 42."},
+	{name: "a cache of the request's model", passes: "cached-content-model", caches: map[string]string{"cachedContents/c": body([]string{userText})},
+		body: body([]string{userText}, `"cachedContent":"cachedContents/c"`)},
+	{name: "a cache of another model", rule: "cached-content-model", model: "gemini-3-flash-preview",
+		caches: map[string]string{"cachedContents/c": body([]string{userText})}, body: body([]string{userText}, `"cachedContent":"cachedContents/c"`),
+		want: "Model used by GenerateContent request (models/gemini-3-flash-preview) and CachedContent (models/gemini-2.5-flash) has to be the same."},
+	{name: "the cache's contents come first: a response to its call", passes: "function-response-placement",
+		caches: map[string]string{"cachedContents/c": body([]string{userText, callF}, tools(declF))},
+		body:   body([]string{respF}, `"cachedContent":"cachedContents/c"`)},
+
 	// The contents [userText] count 11 tokens.
 	{name: "prompt at the token limit", passes: "input-token-limit", limit: 11, body: body([]string{userText})},
 	{name: "prompt over the token limit", rule: "input-token-limit", limit: 10, body: body([]string{userText}),
@@ -476,7 +523,7 @@ func TestRules(t *testing.T) {
 
 // Every rule says what backs it.
 func TestRulesSayWhatBacksThem(t *testing.T) {
-	for _, r := range rules {
+	for _, r := range append(rules, cacheRules...) {
 		if r.verified == "" && r.assumed == "" {
 			t.Errorf("rule %q is neither verified nor assumed", r.name)
 		}
