@@ -32,6 +32,9 @@ const (
 	// EventApproval: a call picked by the agent's Config.NeedsApproval
 	// waits for [Session.Decide] (Call, Tool).
 	EventApproval
+	// EventToolProgress: a running call reported how far it has come
+	// (Call, Tool, Progress), paced by Config.ProgressInterval.
+	EventToolProgress
 	// EventToolResult: a call finished and its response was sent (Call,
 	// Tool, Result).
 	EventToolResult
@@ -58,7 +61,7 @@ const (
 var kindNames = [...]string{
 	EventText: "Text", EventThought: "Thought", EventAudio: "Audio",
 	EventInputTranscript: "InputTranscript", EventOutputTranscript: "OutputTranscript",
-	EventToolCall: "ToolCall", EventApproval: "Approval", EventToolResult: "ToolResult",
+	EventToolCall: "ToolCall", EventApproval: "Approval", EventToolProgress: "ToolProgress", EventToolResult: "ToolResult",
 	EventToolCancelled: "ToolCancelled", EventInterrupted: "Interrupted",
 	EventGenerationComplete: "GenerationComplete", EventTurnComplete: "TurnComplete",
 	EventUsage: "Usage", EventGoAway: "GoAway", EventReconnected: "Reconnected",
@@ -82,9 +85,11 @@ type Event struct {
 	Audio    []byte // EventAudio
 	MIMEType string // EventAudio
 
-	Call   *genai.FunctionCall // EventToolCall, EventApproval, EventToolResult, EventToolCancelled
+	Call   *genai.FunctionCall // EventToolCall, EventApproval, EventToolProgress, EventToolResult, EventToolCancelled
 	Tool   *toolset.Tool       // the same kinds: the tool called, nil if unknown
 	Result *agent.ToolResult   // EventToolResult: what was sent back
+
+	Progress *toolset.Progress // EventToolProgress
 
 	Usage    agent.Usage   // EventUsage
 	TimeLeft time.Duration // EventGoAway

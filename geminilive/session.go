@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -75,6 +76,11 @@ type Config struct {
 	// connection lost again before any message arrives; zero means 3,
 	// negative none.
 	MaxReconnects int
+
+	// ProgressInterval paces the progress reports of a call
+	// (EventToolProgress): at most one per interval, the latest kept;
+	// zero hands each on as soon as the consumer takes it.
+	ProgressInterval time.Duration
 
 	// Logger logs the reconnections; nil means slog.Default().
 	Logger *slog.Logger
@@ -145,8 +151,8 @@ func Connect(ctx context.Context, client *genai.Client, a *agent.Agent, cfg Conf
 	}
 	s := &Session{live: client.Live, a: a, steps: steps, cfg: cfg, setup: setup,
 		logger: cfg.Logger, conn: conn, handle: cfg.Handle,
-		sem:    make(chan struct{}, steps.Limits().MaxParallel),
-		done:   make(chan struct{}), events: make(chan item, 64), calls: map[string]*call{}}
+		sem:  make(chan struct{}, steps.Limits().MaxParallel),
+		done: make(chan struct{}), events: make(chan item, 64), calls: map[string]*call{}}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
@@ -257,7 +263,9 @@ func (s *Session) SendAudio(pcm []byte) error {
 // AudioStreamEnd says the microphone was turned off (automatic activity
 // detection only).
 func (s *Session) AudioStreamEnd() error {
-	return s.send(func(c *genai.Session) error { return c.SendRealtimeInput(genai.LiveRealtimeInput{AudioStreamEnd: true}) })
+	return s.send(func(c *genai.Session) error {
+		return c.SendRealtimeInput(genai.LiveRealtimeInput{AudioStreamEnd: true})
+	})
 }
 
 // SendVideo sends one video frame, an image of type mimeType
@@ -316,6 +324,10 @@ func (s *Session) failed() error {
 // the call runs; not, the model is told it was not run.
 func (s *Session) Decide(callID string, approved bool) error {
 	s.mu.Lock()
+	if s.closed || s.err != nil {
+		s.mu.Unlock()
+		return ErrClosed
+	}
 	c, ok := s.calls[callID]
 	if !ok || !c.waiting {
 		s.mu.Unlock()
@@ -558,7 +570,12 @@ func (s *Session) run(c *call, approved bool) {
 			Output: fmt.Sprintf("tool %s was not run: %v", c.fc.Name, context.Cause(c.ctx))}})
 		return
 	}
-	res, _ := s.steps.RunCall(c.ctx, c.fc, approved)
+	pp := &toolset.ProgressPacer{Interval: s.cfg.ProgressInterval, To: toolset.ProgressFunc(func(p toolset.Progress) {
+		s.steps.Observe(c.ctx, &agent.Event{Kind: agent.EventToolProgress, Index: c.index, Call: c.fc, Tool: c.tool, Progress: &p})
+		s.emit(&Event{Kind: EventToolProgress, Call: c.fc, Tool: c.tool, Progress: &p}, nil)
+	})}
+	res, _ := s.steps.RunCall(toolset.WithProgress(c.ctx, pp), c.fc, approved)
+	pp.Close()
 	<-s.sem
 	s.answer(c, res)
 }
@@ -609,4 +626,3 @@ func (s *Session) cancelCalls(ids []string, msg *genai.LiveServerMessage) {
 // ErrCancelled is the cause of the context of a call the model cancelled
 // (toolCallCancellation): the user spoke over it.
 var ErrCancelled = errors.New("geminilive: call cancelled by the model")
-
