@@ -35,8 +35,8 @@ const (
 	// EventToolProgress: a running call reported how far it has come
 	// (Call, Tool, Progress), paced by Config.ProgressInterval.
 	EventToolProgress
-	// EventToolResult: a call finished and its response was sent (Call,
-	// Tool, Result).
+	// EventToolResult: a call finished and its response is sent next
+	// (Call, Tool, Result): it comes before the model's answer to it.
 	EventToolResult
 	// EventToolCancelled: the model cancelled a call (toolCallCancellation,
 	// the user spoke over it): its context is cancelled with

@@ -187,3 +187,14 @@ func wait[T any](t *testing.T, c <-chan T) T {
 		panic("unreachable")
 	}
 }
+
+// text returns the text of the EventText events of evs.
+func text(evs []*geminilive.Event) string {
+	var s string
+	for _, e := range evs {
+		if e.Kind == geminilive.EventText {
+			s += e.Text
+		}
+	}
+	return s
+}

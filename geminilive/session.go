@@ -597,12 +597,13 @@ func (s *Session) answer(c *call, res agent.ToolResult) {
 	if slices.Contains(s.cfg.NonBlocking, c.fc.Name) {
 		fr.Scheduling = s.cfg.Scheduling
 	}
+	// Reported before it is sent: the model's answer to it comes after.
+	s.emit(&Event{Kind: EventToolResult, Call: c.fc, Tool: c.tool, Result: &res}, nil)
 	s.writeMu.Lock()
 	if err := s.conn.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{fr}}); err != nil {
 		s.unsent = append(s.unsent, fr) // the next connection sends it
 	}
 	s.writeMu.Unlock()
-	s.emit(&Event{Kind: EventToolResult, Call: c.fc, Tool: c.tool, Result: &res}, nil)
 }
 
 // cancelCalls cancels the calls of a toolCallCancellation: their contexts

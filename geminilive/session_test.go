@@ -119,8 +119,8 @@ func TestNonBlocking(t *testing.T) {
 		s.until(geminilive.EventTurnComplete) // the model talked while the tool ran
 		close(b.release)
 		evs := s.until(geminilive.EventTurnComplete)
-		if evs[len(evs)-3].Kind != geminilive.EventText || evs[len(evs)-3].Text != "Reminder set." {
-			t.Errorf("events %v", evs)
+		if got := text(evs); got != "Reminder set." {
+			t.Errorf("text %q", got)
 		}
 		frs, _ := responses(srv)
 		if len(frs) != 1 || frs[0].Scheduling != genai.FunctionResponseSchedulingInterrupt {
@@ -211,8 +211,8 @@ func TestResumption(t *testing.T) {
 			t.Fatal(err)
 		}
 		evs := s.until(geminilive.EventTurnComplete)
-		if evs[len(evs)-3].Text != "Still here." {
-			t.Errorf("events %v", evs)
+		if got := text(evs); got != "Still here." {
+			t.Errorf("text %q", got)
 		}
 		frs, conns := responses(srv)
 		if len(frs) != 1 || conns[0] != 2 {
