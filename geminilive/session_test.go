@@ -272,3 +272,94 @@ func TestProgress(t *testing.T) {
 		s.until(geminilive.EventTurnComplete)
 	})
 }
+
+// Arguments that fail the schema and a panicking tool are answered with
+// error results, as the loop answers them, and the session goes on.
+func TestToolErrors(t *testing.T) {
+	backends(t, func(t *testing.T, srv *geminitest.Server, client *genai.Client) {
+		add := toolset.MustFunc("add", "Adds", func(ctx context.Context, in struct {
+			N int `json:"n"`
+		}) (int, error) {
+			return in.N + 1, nil
+		})
+		boom := toolset.MustFunc("boom", "Panics", func(ctx context.Context, in struct{}) (string, error) {
+			panic("kaboom")
+		})
+		srv.EnqueueLive(geminitest.LiveCalls(geminitest.Call("add", map[string]any{"n": "one"}), geminitest.Call("boom", nil)),
+			geminitest.LiveText("Sorry."))
+		s := connect(t, client, newAgent(t, client, []*toolset.Tool{add, boom}), geminilive.Config{})
+		if err := s.SendText("add and boom"); err != nil {
+			t.Fatal(err)
+		}
+		if got := text(s.until(geminilive.EventTurnComplete)); got != "Sorry." {
+			t.Errorf("text %q", got)
+		}
+		frs, _ := responses(srv)
+		if len(frs) != 2 {
+			t.Fatalf("%d responses", len(frs))
+		}
+		for _, fr := range frs {
+			if e, _ := fr.Response["error"].(string); e == "" {
+				t.Errorf("%s answered %v, want an error", fr.Name, fr.Response)
+			}
+		}
+	})
+}
+
+// A refusal at the setup is Connect's error, a *websocket.CloseError; a
+// NonBlocking name that is no tool is refused before dialing.
+func TestConnectErrors(t *testing.T) {
+	srv := geminitest.NewServer() // not Start: the refusal is expected
+	defer srv.Close()
+	for _, cc := range []*genai.ClientConfig{srv.LiveClientConfig(), srv.LiveVertexClientConfig()} {
+		client, err := genai.NewClient(t.Context(), cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := agent.New(agent.Config{Models: client.Models, Model: "gemini-2.5-flash"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = geminilive.Connect(t.Context(), client, a, geminilive.Config{})
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != geminitest.LivePolicyViolation {
+			t.Errorf("%v: a model Live does not serve: %v", cc.Backend, err)
+		}
+		_, err = geminilive.Connect(t.Context(), client, newAgent(t, client, nil), geminilive.Config{NonBlocking: []string{"nope"}})
+		if err == nil {
+			t.Errorf("%v: NonBlocking naming no tool: no error", cc.Backend)
+		}
+	}
+}
+
+// The end of Connect's context closes the session: Events ends, the
+// calls running are cancelled.
+func TestContextEnds(t *testing.T) {
+	backends(t, func(t *testing.T, srv *geminitest.Server, client *genai.Client) {
+		b := newBlocker("slow")
+		srv.EnqueueLive(geminitest.LiveCalls(geminitest.Call("slow", map[string]any{"key": "x"})))
+		ctx, cancel := context.WithCancel(t.Context())
+		s, err := geminilive.Connect(ctx, client, newAgent(t, client, []*toolset.Tool{b.tool}), geminilive.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SendText("go"); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, b.started)
+		cancel()
+		if cause := wait(t, b.causes); !errors.Is(cause, geminilive.ErrClosed) {
+			t.Errorf("the tool's context ended with %v", cause)
+		}
+		done := make(chan struct{})
+		go func() {
+			for range s.Events() {
+			}
+			close(done)
+		}()
+		wait(t, done)
+		if err := s.SendText("again"); !errors.Is(err, geminilive.ErrClosed) {
+			t.Errorf("sending after the end: %v", err)
+		}
+	})
+}
