@@ -83,7 +83,13 @@
 //
 // # Limits and what is not done yet
 //
-// A response the service took just before the connection dropped, but for
+// The service sends no new handle while the model generates or calls
+// tools (its updates then say resumable:false), so the handle a
+// reconnection uses may predate a call still running; the fake keeps such
+// calls pending across the resumption, but whether the service does is not
+// documented. After a goAway the old connection is closed at once: a
+// response sent on it in the moment before, and the model's answer to it,
+// may be lost. A response the service took just before the connection dropped, but for
 // which no acknowledgement came, may not have reached the model: without
 // Vertex AI's transparent resumption (lastConsumedClientMessageIndex,
 // not used) there is no way to know, and it is not sent again. The

@@ -104,9 +104,10 @@ type Session struct {
 	events chan item
 	wg     sync.WaitGroup // the reader and the calls
 
-	writeMu sync.Mutex // serializes every write, and swaps conn
-	conn    *genai.Session
-	unsent  []*genai.FunctionResponse // responses a lost connection did not take
+	writeMu    sync.Mutex // serializes every write, and swaps conn
+	conn       *genai.Session
+	connClosed bool                      // by a failure or Close
+	unsent     []*genai.FunctionResponse // responses a lost connection did not take
 
 	mu     sync.Mutex
 	calls  map[string]*call
@@ -359,8 +360,12 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	close(s.done)
 	s.cancel(ErrClosed)
+	var err error
 	s.writeMu.Lock()
-	err := s.conn.Close()
+	if !s.connClosed {
+		err = s.conn.Close()
+		s.connClosed = true
+	}
 	s.writeMu.Unlock()
 	s.wg.Wait()
 	if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
@@ -465,6 +470,10 @@ func (s *Session) fail(err error) {
 	}
 	s.mu.Unlock()
 	s.cancel(err)
+	s.writeMu.Lock()
+	s.conn.Close()
+	s.connClosed = true
+	s.writeMu.Unlock()
 	s.emit(nil, err)
 }
 
