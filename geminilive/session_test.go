@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -360,6 +361,48 @@ func TestContextEnds(t *testing.T) {
 		wait(t, done)
 		if err := s.SendText("again"); !errors.Is(err, geminilive.ErrClosed) {
 			t.Errorf("sending after the end: %v", err)
+		}
+	})
+}
+
+// The setup carries the agent's model, system instruction, generation
+// config, tools and built-in tools, with the session's modalities,
+// transcription, compression and resumption.
+func TestSetup(t *testing.T) {
+	backends(t, func(t *testing.T, srv *geminitest.Server, client *genai.Client) {
+		b := newBlocker("lookup")
+		temp := float32(0.5)
+		a := newAgent(t, client, []*toolset.Tool{b.tool}, func(c *agent.Config) {
+			c.GenerateConfig = &genai.GenerateContentConfig{Temperature: &temp,
+				SystemInstruction: genai.NewContentFromText("Be brief.", genai.RoleUser)}
+			c.BuiltinTools = []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}}
+		})
+		trigger := int64(1000)
+		connect(t, client, a, geminilive.Config{Compression: &genai.ContextWindowCompressionConfig{TriggerTokens: &trigger}})
+		setup := srv.LiveMessages()[0].Setup
+		var search, lookup bool
+		for _, tool := range setup.Tools {
+			search = search || tool.GoogleSearch != nil
+			for _, d := range tool.FunctionDeclarations {
+				lookup = lookup || d.Name == "lookup" && d.Behavior == ""
+			}
+		}
+		switch {
+		case !strings.HasSuffix(setup.Model, model):
+			t.Errorf("model %q", setup.Model)
+		case setup.SystemInstruction == nil || setup.SystemInstruction.Parts[0].Text != "Be brief.":
+			t.Errorf("system instruction %+v", setup.SystemInstruction)
+		case setup.GenerationConfig == nil || setup.GenerationConfig.Temperature == nil || *setup.GenerationConfig.Temperature != temp ||
+			!slices.Equal(setup.GenerationConfig.ResponseModalities, []genai.Modality{genai.ModalityAudio}):
+			t.Errorf("generation config %+v", setup.GenerationConfig)
+		case !search || !lookup:
+			t.Errorf("tools: search %v, lookup %v", search, lookup)
+		case setup.InputAudioTranscription == nil || setup.OutputAudioTranscription == nil:
+			t.Error("no transcription")
+		case setup.SessionResumption == nil:
+			t.Error("no resumption")
+		case setup.ContextWindowCompression == nil || *setup.ContextWindowCompression.TriggerTokens != trigger:
+			t.Errorf("compression %+v", setup.ContextWindowCompression)
 		}
 	})
 }
