@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -403,6 +404,40 @@ func TestSetup(t *testing.T) {
 			t.Error("no resumption")
 		case setup.ContextWindowCompression == nil || *setup.ContextWindowCompression.TriggerTokens != trigger:
 			t.Errorf("compression %+v", setup.ContextWindowCompression)
+		}
+	})
+}
+
+// The agent's MaxParallel bounds the calls that run at once.
+func TestMaxParallel(t *testing.T) {
+	backends(t, func(t *testing.T, srv *geminitest.Server, client *genai.Client) {
+		var mu sync.Mutex
+		active, most := 0, 0
+		release := make(chan struct{})
+		started := make(chan struct{}, 3)
+		tool := toolset.MustFunc("one", "One at a time", func(ctx context.Context, in struct{}) (string, error) {
+			mu.Lock()
+			active++
+			most = max(most, active)
+			mu.Unlock()
+			started <- struct{}{}
+			<-release
+			mu.Lock()
+			active--
+			mu.Unlock()
+			return "ok", nil
+		})
+		srv.EnqueueLive(geminitest.LiveCalls(geminitest.Call("one", nil), geminitest.Call("one", nil), geminitest.Call("one", nil)),
+			geminitest.LiveText("Done."))
+		s := connect(t, client, newAgent(t, client, []*toolset.Tool{tool}, func(c *agent.Config) { c.MaxParallel = 1 }), geminilive.Config{})
+		if err := s.SendText("three"); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, started)
+		close(release)
+		s.until(geminilive.EventTurnComplete)
+		if most != 1 {
+			t.Errorf("%d calls ran at once, want 1", most)
 		}
 	})
 }
