@@ -61,8 +61,8 @@
 // journal of the run in progress on it: entries opaque to the store
 // (agentserver writes one per step: the user's message, each model turn,
 // each tool result, each pause for decisions and each decision, the text
-// of an answer cut short), appended as they happen, each write atomic and
-// durable once it returns. The conversation keeps its contract (every
+// of an answer cut short), appended as they happen, each write atomic
+// and, in a durable store, stored once it returns. The conversation keeps its contract (every
 // call it holds has its response); the journal holds what it cannot hold
 // yet, and [Journaler.EndRun] moves the run's contents into the
 // conversation and drops the journal in one atomic step. A process that
