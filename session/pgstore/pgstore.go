@@ -38,12 +38,12 @@ const ResolveTimeout = 10 * time.Second
 // the server could not be asked, within [ResolveTimeout], whether the
 // commit took effect: the write is stored whole or not at all, and which
 // is unknown.
-var ErrUncertain = errors.New("pgstore: the append's commit was cut off and its outcome could not be learnt")
+var ErrUncertain = errors.New("pgstore: the write's commit was cut off and its outcome could not be learnt")
 
 // Store is a [session.Store], a [session.Lister] and a
-// [session.Journaler] in a PostgreSQL database. Make one with [Open] or [New] and close it with
-// [Store.Close]. It is safe for concurrent use, by any number of
-// goroutines and processes.
+// [session.Journaler] in a PostgreSQL database. Make one with [Open] or
+// [New] and close it with [Store.Close]. It is safe for concurrent use, by
+// any number of goroutines and processes.
 type Store struct {
 	pool  *pgxpool.Pool
 	owned bool // Open made pool: Close closes it
