@@ -1,6 +1,7 @@
 // Package record is the stored form of conversations that every store of
-// package session shares: the rules for conversation ids and the encoding
-// of contents.
+// package session shares: the rules for conversation ids and run names,
+// the encoding of contents, the journal entries as stores write them, and
+// the cursors of listings.
 //
 // A content is stored as its JSON, as encoding/json writes a genai.Content.
 // That is the form the API itself speaks, so everything a history holds
