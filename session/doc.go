@@ -50,5 +50,59 @@
 //
 // Runs on one conversation are not serialized: two that overlap each append
 // their own exchange, whole, one after the other. A program that must not
-// let them overlap (a chat with one user) serializes them itself.
+// let them overlap (a chat with one user) serializes them itself; across
+// processes, a Journaler's BeginRun does (see below).
+//
+// # Runs in progress
+//
+// Run saves a run when it ends, but a served run can stream for minutes
+// or wait days for a decision, and a crash or a deploy must not lose what
+// its user has seen. A [Journaler] keeps, beside each conversation, the
+// journal of the run in progress on it: entries opaque to the store
+// (agentserver writes one per step: the user's message, each model turn,
+// each tool result, each pause for decisions and each decision, the text
+// of an answer cut short), appended as they happen, each write atomic
+// and, in a durable store, stored once it returns. The conversation keeps its contract (every
+// call it holds has its response); the journal holds what it cannot hold
+// yet, and [Journaler.EndRun] moves the run's contents into the
+// conversation and drops the journal in one atomic step. A process that
+// starts lists the journals left behind ([Journaler.ListRuns], the least
+// recently written first) and picks each run up from its entries.
+//
+// Memory, sqlitestore and pgstore are Journalers. A Store of your own is
+// one when it does what follows; package sessiontest checks it:
+//
+//   - A conversation has at most one journal, whichever process holds it:
+//     BeginRun on a conversation that has one fails with
+//     [ErrRunInProgress] and writes nothing, and of BeginRuns that race,
+//     from any goroutines or processes, exactly one wins. A durable store
+//     lets its database decide (a primary key on the conversation's id),
+//     never a check then a write.
+//   - Entries come back byte for byte, in order, from values the store
+//     does not share with its callers; every call is atomic, as Append is.
+//   - AppendRun and EndRun act on the journal of the run they name only:
+//     none, or another run's, is [ErrNoRun], and nothing changes.
+//   - EndRun appends its contents exactly as Append does (the same
+//     encoding; Info.Len, Bytes and Updated follow; no contents appends
+//     nothing) and deletes the journal, in one transaction. A run is saved
+//     once: of EndRuns that race, one succeeds and the others are
+//     ErrNoRun, and a store that retries (a lost connection) never
+//     applies a write twice: it retries only what is known not to have
+//     taken effect, or learns whether its commit did.
+//   - A journal is not a conversation: Load, List, ListPage and Usage do
+//     not see it, and BeginRun does not create the conversation (EndRun
+//     does, when it appends). Delete deletes the conversation and its
+//     journal; a conversation that has only a journal (its first run in
+//     progress) is deleted too, and Delete is ErrNotFound only when there
+//     is neither.
+//   - ListRuns lists the journals whose ids start with a prefix, without
+//     their entries, in pages with opaque cursors as ListPage's, the least
+//     recently written first (Updated, then ID). A journal written to
+//     between two pages moves to a later page, and may be listed again:
+//     a program that recovers every run tolerates meeting one twice.
+//   - A call whose context is done fails with an error wrapping the
+//     context's error.
+//
+// Memory counts journals toward its MaxBytes, and never forgets a journal
+// nor a conversation that has one (see [Memory]).
 package session

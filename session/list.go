@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/session/internal/record"
 )
@@ -62,22 +63,34 @@ func sortInfos(infos []Info) {
 // pageOf returns the page opts asks for of infos: the conversations of
 // opts.Prefix, in a listing's order. The page shares infos' array.
 func pageOf(infos []Info, opts ListOptions) (Page, error) {
+	infos, next, err := paged(infos, opts, func(i Info) (time.Time, string) { return i.Updated, i.ID }, record.After)
+	if err != nil {
+		return Page{}, fmt.Errorf("session: listing conversations: %w", err)
+	}
+	return Page{Infos: infos, Next: next}, nil
+}
+
+// paged returns the page opts asks for of items, which are sorted in the
+// order of after, where key places each (its updated time and its id),
+// and the cursor of the next page. The page shares items' array.
+func paged[T any](items []T, opts ListOptions, key func(T) (time.Time, string),
+	after func(updated time.Time, id string, cursorUpdated time.Time, cursorID string) bool) ([]T, string, error) {
 	if opts.Cursor != "" {
 		updated, id, ok := record.ParseCursor(opts.Cursor)
 		if !ok {
-			return Page{}, fmt.Errorf("session: listing conversations: %w", ErrBadCursor)
+			return nil, "", ErrBadCursor
 		}
-		infos = infos[sort.Search(len(infos), func(i int) bool {
-			return record.After(infos[i].Updated, infos[i].ID, updated, id)
+		items = items[sort.Search(len(items), func(i int) bool {
+			u, x := key(items[i])
+			return after(u, x, updated, id)
 		}):]
 	}
-	var p Page
-	if n := record.PageSize(opts.Limit, DefaultPageSize, MaxPageSize); len(infos) > n {
-		infos = infos[:n]
-		p.Next = record.Cursor(infos[n-1].Updated, infos[n-1].ID)
+	var next string
+	if n := record.PageSize(opts.Limit, DefaultPageSize, MaxPageSize); len(items) > n {
+		items = items[:n]
+		next = record.Cursor(key(items[n-1]))
 	}
-	p.Infos = infos
-	return p, nil
+	return items, next, nil
 }
 
 func usageOf(infos []Info) Usage {

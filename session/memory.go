@@ -19,37 +19,45 @@ import (
 // zero: 512 MiB of stored contents.
 const DefaultMemoryMaxBytes = 512 << 20
 
-// ErrTooLarge is returned, wrapped, by [Memory.Append] when the
-// conversation would be larger than the store's MaxBytes: nothing is
-// appended.
-var ErrTooLarge = errors.New("session: the conversation is larger than the store holds")
+// ErrTooLarge is returned, wrapped, by a write to a [Memory] (Append,
+// BeginRun, AppendRun, EndRun) that does not fit in the store's MaxBytes
+// even once it has forgotten every conversation it may forget: nothing is
+// written.
+var ErrTooLarge = errors.New("session: more than the store holds")
 
 // Memory is a [Store] that keeps conversations in memory: for tests, and
 // for programs that keep conversations only while they run. The zero value
 // is an empty store, ready to use. It is safe for concurrent use. It is a
-// [Lister].
+// [Lister] and a [Journaler].
 //
 // It stores contents in the same encoded form as the durable stores do, so
 // that what a program sees does not depend on the store: Load returns new
 // contents, and Append keeps none of the caller's values.
 //
-// It is bounded: an append that takes the contents it holds over MaxBytes
-// forgets the conversations appended to least recently, whole, until they
-// fit again (so a Memory is a cache, never a durable store). An append
-// that would make one conversation larger than MaxBytes by itself is
-// refused with [ErrTooLarge].
+// It is bounded: a write that takes what it holds (the conversations'
+// contents and the journals' entries) over MaxBytes forgets the
+// conversations appended to least recently, whole, until it fits again
+// (so a Memory is a cache, never a durable store). It never forgets a
+// journal, nor a conversation that has one: a run in progress keeps its
+// conversation. A write that does not fit even once every other
+// conversation it may forget is gone (one conversation larger than
+// MaxBytes by itself, or runs in progress that hold nearly all of it) is
+// refused with [ErrTooLarge], and writes nothing.
 type Memory struct {
 	// MaxBytes bounds the size of the stored contents (the sum of
-	// Info.Bytes). Zero means [DefaultMemoryMaxBytes]; less than zero, no
-	// bound. Set it before the store's first use.
+	// Info.Bytes) and journal entries together. Zero means
+	// [DefaultMemoryMaxBytes]; less than zero, no bound. Set it before
+	// the store's first use.
 	MaxBytes int64
 
-	mu    sync.Mutex
-	convs map[string]*memConv
-	ids   []string  // the ids of convs, sorted: ListPage's index
-	lru   list.List // of *memConv, the most recently appended to first
-	bytes int64     // the sum of the conversations' bytes
-	last  time.Time // the latest Updated, so that appends are strictly ordered
+	mu     sync.Mutex
+	convs  map[string]*memConv
+	ids    []string               // the ids of convs, sorted: ListPage's index
+	lru    list.List              // of *memConv, the most recently appended to first
+	runs   map[string]*memJournal // by conversation id
+	bytes  int64                  // the sum of the conversations' and the journals' bytes
+	pinned int64                  // what may not be forgotten: the journals' bytes and their conversations'
+	last   time.Time              // the latest Updated, so that writes are strictly ordered
 }
 
 type memConv struct {
@@ -64,7 +72,18 @@ func (c *memConv) info() Info {
 	return Info{ID: c.id, Len: len(c.contents), Bytes: c.bytes, Created: c.created, Updated: c.updated}
 }
 
-var _ Lister = (*Memory)(nil)
+// memJournal is the journal of the run in progress on a conversation.
+type memJournal struct {
+	run              string
+	started, updated time.Time
+	entries          [][]byte
+	bytes            int64
+}
+
+var (
+	_ Lister    = (*Memory)(nil)
+	_ Journaler = (*Memory)(nil)
+)
 
 // NewMemory returns an empty Memory store, bounded by
 // DefaultMemoryMaxBytes.
@@ -105,25 +124,41 @@ func (m *Memory) Append(ctx context.Context, id string, contents []*genai.Conten
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("session: appending to %q: %w", id, err)
 	}
-	var size int64
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.add(id, encoded, nil); err != nil {
+		return fmt.Errorf("session: appending to %q: %w", id, err)
+	}
+	return nil
+}
+
+// add appends encoded to the conversation id, creating it when it does
+// not exist, and drops the journal ending, when EndRun passes it, in the
+// same step; then it forgets what MaxBytes requires. It fails with an
+// error wrapping ErrTooLarge, and changes nothing, when that cannot be
+// enough. m.mu is held.
+func (m *Memory) add(id string, encoded [][]byte, ending *memJournal) error {
+	var size, freed int64
 	for _, b := range encoded {
 		size += int64(len(b))
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	max := m.maxBytes()
-	c := m.convs[id]
-	if have := m.sizeOf(c); max >= 0 && have+size > max {
-		return fmt.Errorf("session: appending to %q: %d bytes to a conversation of %d, over the store's MaxBytes %d: %w", id, size, have, max, ErrTooLarge)
+	if ending != nil {
+		freed = ending.bytes
 	}
-	now := time.Now()
-	if !now.After(m.last) {
-		now = m.last.Add(time.Nanosecond)
+	if err := m.fits(id, size-freed); err != nil {
+		return err
 	}
-	m.last = now
+	if ending != nil {
+		m.dropRun(id, ending)
+	}
+	if len(encoded) == 0 {
+		return nil
+	}
+	now := m.now()
 	if m.convs == nil {
 		m.convs = map[string]*memConv{}
 	}
+	c := m.convs[id]
 	if c == nil {
 		c = &memConv{id: id, created: now}
 		m.convs[id] = c
@@ -137,10 +172,56 @@ func (m *Memory) Append(ctx context.Context, id string, contents []*genai.Conten
 	c.contents = append(c.contents, encoded...)
 	c.bytes += size
 	m.bytes += size
-	for max >= 0 && m.bytes > max {
-		m.remove(m.lru.Back().Value.(*memConv)) // never c: it alone fits
+	if m.runs[id] != nil {
+		m.pinned += size
+	}
+	m.evict(id)
+	return nil
+}
+
+// fits returns an error wrapping ErrTooLarge unless a write that adds
+// delta bytes to the store, for the conversation id, fits in MaxBytes
+// once every conversation the store may forget, but id, is forgotten.
+// m.mu is held.
+func (m *Memory) fits(id string, delta int64) error {
+	max := m.maxBytes()
+	if max < 0 || m.bytes+delta <= max {
+		return nil
+	}
+	held := m.pinned // what cannot be forgotten
+	if c := m.convs[id]; c != nil && m.runs[id] == nil {
+		held += c.bytes
+	}
+	if held+delta > max {
+		return fmt.Errorf("%d bytes more, beside the %d of this conversation and of runs in progress, would be over the store's MaxBytes %d: %w",
+			delta, held, max, ErrTooLarge)
 	}
 	return nil
+}
+
+// evict forgets the conversations appended to least recently, but keep
+// and those with a journal, until the store is within MaxBytes; fits
+// checked that it can be. m.mu is held.
+func (m *Memory) evict(keep string) {
+	max := m.maxBytes()
+	for e := m.lru.Back(); max >= 0 && m.bytes > max && e != nil; {
+		c := e.Value.(*memConv)
+		e = e.Prev()
+		if c.id != keep && m.runs[c.id] == nil {
+			m.remove(c)
+		}
+	}
+}
+
+// now returns the time of a write: later than every write before. m.mu
+// is held.
+func (m *Memory) now() time.Time {
+	now := time.Now()
+	if !now.After(m.last) {
+		now = m.last.Add(time.Nanosecond)
+	}
+	m.last = now
+	return now
 }
 
 func (m *Memory) maxBytes() int64 {
@@ -148,13 +229,6 @@ func (m *Memory) maxBytes() int64 {
 		return DefaultMemoryMaxBytes
 	}
 	return m.MaxBytes
-}
-
-func (m *Memory) sizeOf(c *memConv) int64 {
-	if c == nil {
-		return 0
-	}
-	return c.bytes
 }
 
 // remove forgets c. m.mu is held.
@@ -165,6 +239,9 @@ func (m *Memory) remove(c *memConv) {
 	}
 	m.lru.Remove(c.elem)
 	m.bytes -= c.bytes
+	if m.runs[c.id] != nil {
+		m.pinned -= c.bytes
+	}
 }
 
 // List implements [Store].
@@ -226,11 +303,16 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.convs[id]
-	if c == nil {
+	c, j := m.convs[id], m.runs[id]
+	if c == nil && j == nil {
 		return fmt.Errorf("session: deleting %q: %w", id, ErrNotFound)
 	}
-	m.remove(c)
+	if c != nil {
+		m.remove(c)
+	}
+	if j != nil {
+		m.dropRun(id, j)
+	}
 	return nil
 }
 

@@ -123,3 +123,73 @@ func BenchmarkMemoryOwner(b *testing.B) {
 		}
 	})
 }
+
+// A Memory's journals count toward MaxBytes, and a run in progress keeps
+// its conversation: the store forgets others first, refuses a write that
+// only forgetting it would make fit, and may forget it again once the run
+// has ended.
+func TestMemoryMaxBytesWithRuns(t *testing.T) {
+	ctx := context.Background()
+	kib := genai.Text(strings.Repeat("x", 1000)) // about 1 KiB stored
+	m := &session.Memory{MaxBytes: 3500}
+	ids := func() []string {
+		list, _ := m.List(ctx)
+		var got []string
+		for _, info := range list {
+			got = append(got, info.ID)
+		}
+		slices.Sort(got)
+		return got
+	}
+	for _, id := range []string{"a", "b"} {
+		if err := m.Append(ctx, id, kib); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.BeginRun(ctx, "a", "run", [][]byte{make([]byte, 100)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"c", "d"} { // d is over the bound: b goes, not a (least recent, but its run is in progress)
+		if err := m.Append(ctx, id, kib); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := ids(), []string{"a", "c", "d"}; !slices.Equal(got, want) {
+		t.Errorf("after an append over MaxBytes, the store holds %q; want %q (a kept for its run, b forgotten)", got, want)
+	}
+
+	err := m.AppendRun(ctx, "a", "run", [][]byte{make([]byte, 3000)})
+	if !errors.Is(err, session.ErrTooLarge) {
+		t.Fatalf("an AppendRun that does not fit beside its conversation = %v; want ErrTooLarge", err)
+	}
+	if j, err := m.LoadRun(ctx, "a"); err != nil || j.Len != 1 {
+		t.Errorf("after a refused AppendRun, LoadRun(a) = %d entries, %v; want 1", j.Len, err)
+	}
+	if got, want := ids(), []string{"a", "c", "d"}; !slices.Equal(got, want) {
+		t.Errorf("after a refused AppendRun, the store holds %q; want %q: nothing forgotten", got, want)
+	}
+	if err := m.BeginRun(ctx, "e", "run", [][]byte{make([]byte, 2500)}); !errors.Is(err, session.ErrTooLarge) {
+		t.Errorf("a BeginRun that does not fit beside the runs in progress = %v; want ErrTooLarge", err)
+	}
+
+	// 1500 bytes of entries fit once c and d are forgotten.
+	if err := m.AppendRun(ctx, "a", "run", [][]byte{make([]byte, 1500)}); err != nil {
+		t.Fatalf("AppendRun = %v", err)
+	}
+	if got, want := ids(), []string{"a"}; !slices.Equal(got, want) {
+		t.Errorf("after an AppendRun over MaxBytes, the store holds %q; want %q", got, want)
+	}
+
+	// The run ends: its entries no longer count, and a may be forgotten.
+	if err := m.EndRun(ctx, "a", "run", kib); err != nil {
+		t.Fatalf("EndRun = %v", err)
+	}
+	for _, id := range []string{"f", "g"} {
+		if err := m.Append(ctx, id, kib); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := ids(), []string{"f", "g"}; !slices.Equal(got, want) {
+		t.Errorf("after the run ended and appends over MaxBytes, the store holds %q; want %q (a forgotten)", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -98,6 +99,51 @@ func BenchmarkListPage(b *testing.B) {
 		page, err := s.ListPage(ctx, session.ListOptions{Prefix: "user7/", Limit: 20})
 		if err != nil || len(page.Infos) != 20 {
 			b.Fatal(len(page.Infos), err)
+		}
+	}
+}
+
+// AppendRun of one small entry (one step of a run, as agentserver writes
+// it) to the journal of the run in progress on a 100-turn conversation.
+// The run is ended and begun again, untimed, every 100 steps.
+func BenchmarkAppendRun(b *testing.B) {
+	s := a100(b)
+	entries := [][]byte{[]byte(`{"type":"text","text":"It is sunny in Paris, 21 degrees."}`)}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%100 == 0 {
+			b.StopTimer()
+			s.EndRun(ctx, "c", "run", nil)
+			if err := s.BeginRun(ctx, "c", "run", nil); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		if err := s.AppendRun(ctx, "c", "run", entries); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// EndRun of a two-turn run (4 contents, whose 4 entries the journal
+// holds) on a 100-turn conversation: the journal dropped and the run
+// appended, in one transaction. BeginRun is untimed.
+func BenchmarkEndRun(b *testing.B) {
+	s := a100(b)
+	contents := turn(100)
+	entries := make([][]byte, len(contents))
+	for i, c := range contents {
+		entries[i], _ = json.Marshal(c)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		if err := s.BeginRun(ctx, "c", "run", entries); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := s.EndRun(ctx, "c", "run", contents); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -1,5 +1,6 @@
-// Package pgstore is a [session.Store] and a [session.Lister] that keeps
-// conversations in a PostgreSQL database, through pgx
+// Package pgstore is a [session.Store], a [session.Lister] and a
+// [session.Journaler] that keeps conversations, and the journals of the
+// runs in progress on them, in a PostgreSQL database, through pgx
 // (github.com/jackc/pgx/v5) and its pool.
 //
 //	store, err := pgstore.Open(ctx, "postgres://app:secret@db.internal/app")
@@ -17,7 +18,7 @@
 //
 // # Tables and versions
 //
-// The store keeps three tables, in the first schema of the connection's
+// The store keeps five tables, in the first schema of the connection's
 // search_path (set search_path in the URL, ?search_path=myschema, to put
 // them elsewhere):
 //
@@ -30,16 +31,25 @@
 //   - toolnexus_contents: a row per content, (conversation, seq) its
 //     primary key, the content's JSON as bytea (see [session.Store]:
 //     thought signatures and inline data come back byte for byte);
-//   - toolnexus_schema_version: the version of these tables, [SchemaVersion].
+//   - toolnexus_journals: a row per run in progress, its primary key the
+//     conversation's id (COLLATE "C" as well), so that a conversation has
+//     at most one, whichever process begins it: its run, its started and
+//     updated times and its number of entries, and an index on (updated,
+//     id) for ListRuns of the whole store;
+//   - toolnexus_journal_entries: a row per entry, (conversation, seq) its
+//     primary key, the entry as bytea, byte for byte;
+//   - toolnexus_schema_version: the version of these tables, [SchemaVersion]
+//     (version 2 added the journals).
 //
-// ListPage and Usage take a prefix of ids that PostgreSQL's text can
+// ListPage, ListRuns and Usage take a prefix of ids that PostgreSQL's text can
 // hold: UTF-8, without NUL (a prefix that ends inside a character is an
 // error, though Memory would list the ids that complete it).
 //
 // Open and New create the tables in an empty database, migrate older ones
 // in one transaction, and refuse tables of a newer version rather than
-// misread them. Processes that open one database at once take turns
-// (pg_advisory_xact_lock): the tables are made once. When they are up to
+// misread them (so a database that a version 2 store has opened is refused
+// by older versions of the package). Processes that open one database at
+// once take turns (pg_advisory_xact_lock): the tables are made once. When they are up to
 // date, opening only reads their version, so a store opens on a read-only
 // database (a standby) and reads there.
 //
@@ -58,6 +68,22 @@
 // append to a conversation makes its updated time later than the one
 // before.
 //
+// The journal of a run in progress is kept the same way, one transaction
+// per call. BeginRun is one statement that inserts the journal's row
+// unless the conversation has one (ON CONFLICT DO NOTHING on the primary
+// key: of processes that race, exactly one wins, and a BeginRun against a
+// journal that another transaction is creating or deleting waits for it)
+// and its entries. AppendRun is one statement that updates the journal's
+// row of that run, which locks it, and numbers the entries from the
+// length it found; one that finds no row of that run is ErrNoRun. EndRun
+// deletes the journal's row of that run (an AppendRun or EndRun that
+// waits for it then finds none: a run is saved once), then its entries,
+// and appends the contents with Append's statement, in one transaction of
+// four round trips (begin, the delete, the entries' delete and the append
+// sent together, commit). LoadRun reads one snapshot. A journal's updated
+// time is later than its last one, from the server's clock: ListRuns
+// orders by it, then by id.
+//
 // # Faults
 //
 // A server that is down fails Open at once with the driver's connect
@@ -70,29 +96,35 @@
 // Errors the server answers with, such as a violated constraint, a full
 // disk (53100) or a read-only database (25006), fail the call with an
 // error wrapping the driver's *pgconn.PgError (match it with errors.As),
-// and an Append that fails so stores nothing of its contents.
+// and an Append or a write to a journal that fails so writes nothing.
 //
 // A call is tried again, [Attempts] times at most, only when its failure
 // may not recur and another try cannot do anything twice:
 //
-//   - Reads (Load, List, ListPage, Usage) write nothing: they are tried
-//     again when the connection could not be made or was lost, or when the
-//     server ended the session (shutting down or starting: 57P01-57P03).
-//   - An Append or a Delete is tried again on the same failures when they
-//     come before its commit, since a transaction the server never
-//     committed left nothing behind; also after a serialization failure or
-//     a deadlock (40001, 40P01), which the server rolled back.
-//   - An Append whose connection is lost during its commit, or whose
-//     commit is answered by the end of the session (a FATAL error, such as
-//     an administrator's pg_terminate_backend, can follow a commit that
-//     took effect), may have been stored. It asks the server, on another connection, whether its
-//     transaction committed (pg_xact_status): committed, the Append
-//     succeeded; rolled back, it is tried again. A transaction still in
-//     progress has a server that has not yet seen its client go (a network
-//     partition): its backend is ended (pg_terminate_backend, which needs
-//     the same role) and the server asked again. If the server cannot be
-//     asked within [ResolveTimeout], the Append fails with an error
-//     wrapping [ErrUncertain]: stored whole or not at all, unknown which.
+//   - Reads (Load, List, ListPage, Usage, LoadRun, ListRuns) write
+//     nothing: they are tried again when the connection could not be
+//     made or was lost, or when the server ended the session (shutting
+//     down or starting: 57P01-57P03).
+//   - An Append, a write to a journal (BeginRun, AppendRun, EndRun) or a
+//     Delete is tried again on the same failures when they come before
+//     its commit, since a transaction the server never committed left
+//     nothing behind; also after a serialization failure or a deadlock
+//     (40001, 40P01), which the server rolled back.
+//   - An Append or a write to a journal whose connection is lost during
+//     its commit, or whose commit is answered by the end of the session
+//     (a FATAL error, such as an administrator's pg_terminate_backend,
+//     can follow a commit that took effect), may have been stored. It
+//     asks the server, on another connection, whether its transaction
+//     committed (pg_xact_status): committed, the call succeeded (so a
+//     BeginRun never meets its own journal as another's, an AppendRun
+//     never appends twice, an EndRun never saves a run twice nor fails
+//     with ErrNoRun); rolled back, it is tried again. A transaction still
+//     in progress has a server that has not yet seen its client go (a
+//     network partition): its backend is ended (pg_terminate_backend,
+//     which needs the same role) and the server asked again. If the
+//     server cannot be asked within [ResolveTimeout], the call fails with
+//     an error wrapping [ErrUncertain]: stored whole or not at all,
+//     unknown which.
 //   - A Delete whose commit is so cut off is not tried again: it fails,
 //     and the conversation is deleted or not.
 //

@@ -18,7 +18,7 @@ import (
 // (ids are in byte order, COLLATE "C"), sorted; a page costs the
 // conversations of the prefix, never the others.
 func (s *Store) ListPage(ctx context.Context, opts session.ListOptions) (session.Page, error) {
-	sql, args, err := listQuery(opts)
+	sql, args, err := listQuery(opts, "SELECT "+infoColumns+" FROM toolnexus_conversations", false)
 	if err != nil {
 		return session.Page{}, fmt.Errorf("pgstore: listing conversations: %w", err)
 	}
@@ -29,7 +29,7 @@ func (s *Store) ListPage(ctx context.Context, opts session.ListOptions) (session
 	var page session.Page
 	if limit := pageSize(opts.Limit); len(infos) > limit {
 		infos = infos[:limit]
-		page.Next = cursor(infos[limit-1])
+		page.Next = cursor(infos[limit-1].Updated, infos[limit-1].ID)
 	}
 	page.Infos = infos
 	return page, nil
@@ -63,13 +63,19 @@ func pageSize(limit int) int {
 	return limit
 }
 
-// listQuery returns ListPage's query: one more row than the page holds,
-// to know whether another page follows. Each shape of query is its own
-// statement, so that the server plans each with the index range it can
-// use, whatever the values.
-func listQuery(opts session.ListOptions) (string, []any, error) {
+// listQuery returns a listing's query, from (a SELECT of a table whose
+// key is id) the rows of opts' page, in the order of ListPage (the most
+// recently updated first) or, if oldestFirst, of ListRuns: one more row
+// than the page holds, to know whether another page follows. Each shape
+// of query is its own statement, so that the server plans each with the
+// index range it can use, whatever the values.
+func listQuery(opts session.ListOptions, from string, oldestFirst bool) (string, []any, error) {
 	if err := checkPrefix(opts.Prefix); err != nil {
 		return "", nil, err
+	}
+	after, order := "<", "updated DESC, id"
+	if oldestFirst {
+		after, order = ">", "updated, id"
 	}
 	where, args := prefixRange(opts.Prefix, nil)
 	if opts.Cursor != "" {
@@ -78,12 +84,11 @@ func listQuery(opts session.ListOptions) (string, []any, error) {
 			return "", nil, err
 		}
 		args = append(args, updated, id)
-		where += fmt.Sprintf("%s (updated < $%d OR (updated = $%[2]d AND id > $%d))",
-			and(where), len(args)-1, len(args))
+		where += fmt.Sprintf("%s (updated %s $%d OR (updated = $%[3]d AND id > $%d))",
+			and(where), after, len(args)-1, len(args))
 	}
 	args = append(args, pageSize(opts.Limit)+1)
-	sql := fmt.Sprintf("SELECT %s FROM toolnexus_conversations%s ORDER BY updated DESC, id LIMIT $%d",
-		infoColumns, where, len(args))
+	sql := fmt.Sprintf("%s%s ORDER BY %s LIMIT $%d", from, where, order, len(args))
 	return sql, args, nil
 }
 
@@ -141,12 +146,12 @@ func successor(prefix string) (string, bool) {
 	return "", false
 }
 
-// A cursor is the position of the last conversation of a page: its
-// updated time in Unix microseconds (the server's precision), 8 bytes big
-// endian, then its id, in unpadded base64url.
-func cursor(last session.Info) string {
-	b := binary.BigEndian.AppendUint64(nil, uint64(last.Updated.UnixMicro()))
-	return base64.RawURLEncoding.EncodeToString(append(b, last.ID...))
+// A cursor is the position of the last conversation (or journal) of a
+// page: its updated time in Unix microseconds (the server's precision), 8
+// bytes big endian, then its id, in unpadded base64url.
+func cursor(updated time.Time, id string) string {
+	b := binary.BigEndian.AppendUint64(nil, uint64(updated.UnixMicro()))
+	return base64.RawURLEncoding.EncodeToString(append(b, id...))
 }
 
 func parseCursor(c string) (time.Time, string, error) {

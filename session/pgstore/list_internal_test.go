@@ -30,7 +30,7 @@ func TestSuccessor(t *testing.T) {
 	}
 }
 
-// The queries of ListPage and Usage read an index range, never the whole
+// The queries of ListPage, ListRuns and Usage read an index range, never the whole
 // table: with sequential scans priced out and the plan made for any value
 // of the parameters (as a prepared statement's generic plan is), the
 // plans hold no Seq Scan.
@@ -44,7 +44,9 @@ func TestListingUsesAnIndex(t *testing.T) {
 	defer s.Close()
 	pgtest.Exec(t, u, `INSERT INTO toolnexus_conversations (id, created, updated, length, bytes)
 		SELECT 'user' || (i % 100) || '/' || i, clock_timestamp(), clock_timestamp(), 1, 10 FROM generate_series(1, 10000) i`,
-		"ANALYZE toolnexus_conversations")
+		`INSERT INTO toolnexus_journals (id, run, started, updated, length)
+		SELECT 'user' || (i % 100) || '/' || i, 'run', clock_timestamp(), clock_timestamp(), 0 FROM generate_series(1, 10000) i`,
+		"ANALYZE toolnexus_conversations", "ANALYZE toolnexus_journals")
 	page, err := s.ListPage(ctx, session.ListOptions{Prefix: "user7/", Limit: 2})
 	if err != nil || page.Next == "" {
 		t.Fatalf("ListPage = %v, %v", page, err)
@@ -56,11 +58,16 @@ func TestListingUsesAnIndex(t *testing.T) {
 	}
 	var queries []query
 	for _, opts := range []session.ListOptions{{Prefix: "user7/"}, {Prefix: "user7/", Cursor: page.Next}, {}, {Cursor: page.Next}} {
-		sql, args, err := listQuery(opts)
+		sql, args, err := listQuery(opts, "SELECT "+infoColumns+" FROM toolnexus_conversations", false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		queries = append(queries, query{"ListPage " + opts.Prefix + " " + opts.Cursor, sql, args})
+		sql, args, err = listQuery(opts, "SELECT id, run, length, started, updated FROM toolnexus_journals", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries = append(queries, query{"ListRuns " + opts.Prefix + " " + opts.Cursor, sql, args})
 	}
 	where, args := prefixRange("user7/", nil)
 	queries = append(queries, query{"Usage", "SELECT count(*), coalesce(sum(bytes), 0) FROM toolnexus_conversations" + where, args})

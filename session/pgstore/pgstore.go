@@ -28,26 +28,31 @@ const DefaultConnectTimeout = 10 * time.Second
 // 100 ms apart.
 const Attempts = 3
 
-// ResolveTimeout bounds how long an Append whose connection was lost
-// during its commit spends learning whether the commit took effect.
+// ResolveTimeout bounds how long an Append or a write to a journal whose
+// connection was lost during its commit spends learning whether the
+// commit took effect.
 const ResolveTimeout = 10 * time.Second
 
-// ErrUncertain is returned, wrapped, by an Append whose connection was
-// lost during its commit when the server could not be asked, within
-// [ResolveTimeout], whether the commit took effect: the append is stored
-// whole or not at all, and which is unknown.
-var ErrUncertain = errors.New("pgstore: the append's commit was cut off and its outcome could not be learnt")
+// ErrUncertain is returned, wrapped, by an Append (or a BeginRun,
+// AppendRun or EndRun) whose connection was lost during its commit when
+// the server could not be asked, within [ResolveTimeout], whether the
+// commit took effect: the write is stored whole or not at all, and which
+// is unknown.
+var ErrUncertain = errors.New("pgstore: the write's commit was cut off and its outcome could not be learnt")
 
-// Store is a [session.Store] and a [session.Lister] in a PostgreSQL
-// database. Make one with [Open] or [New] and close it with
-// [Store.Close]. It is safe for concurrent use, by any number of
-// goroutines and processes.
+// Store is a [session.Store], a [session.Lister] and a
+// [session.Journaler] in a PostgreSQL database. Make one with [Open] or
+// [New] and close it with [Store.Close]. It is safe for concurrent use, by
+// any number of goroutines and processes.
 type Store struct {
 	pool  *pgxpool.Pool
 	owned bool // Open made pool: Close closes it
 }
 
-var _ session.Lister = (*Store)(nil)
+var (
+	_ session.Lister    = (*Store)(nil)
+	_ session.Journaler = (*Store)(nil)
+)
 
 // Open connects to the database at url (a postgres:// or postgresql://
 // URL, or a key=value connection string, as libpq and pgx take them),
@@ -196,14 +201,28 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 // the append is known not to be stored (it never is in part), so that
 // another try cannot store it twice.
 func (s *Store) appendOnce(ctx context.Context, id string, encoded [][]byte, size int64) (repeatable bool, err error) {
+	return s.writeOnce(ctx, func(tx pgx.Tx) (xid string, err error) {
+		err = tx.QueryRow(ctx, appendSQL, id, len(encoded), size, encoded).Scan(&xid)
+		return xid, err
+	})
+}
+
+// writeOnce tries a write once, in a transaction in which write runs its
+// statements and returns the transaction's id (pg_current_xact_id), by
+// which a commit that lost its connection is resolved. When it fails,
+// repeatable says that the write is known not to be stored (it never is
+// in part), so that another try cannot store it twice. An answer of the
+// store's contract (a run in progress, no such run) is final: not
+// repeatable.
+func (s *Store) writeOnce(ctx context.Context, write func(pgx.Tx) (xid string, err error)) (repeatable bool, err error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return true, err
 	}
 	defer tx.Rollback(ctx)
-	var xid string
-	if err := tx.QueryRow(ctx, appendSQL, id, len(encoded), size, encoded).Scan(&xid); err != nil {
-		return true, err // nothing is stored before the commit
+	xid, err := write(tx)
+	if err != nil { // nothing is stored before the commit
+		return !errors.Is(err, session.ErrRunInProgress) && !errors.Is(err, session.ErrNoRun), err
 	}
 	err = tx.Commit(ctx)
 	if err == nil || refused(err) {
@@ -334,30 +353,37 @@ func (s *Store) infos(ctx context.Context, sql string, args ...any) ([]session.I
 	return infos, err
 }
 
-// Delete implements [session.Store]. It is one transaction: it waits for
-// an append to the conversation in progress, and removes what it stored.
+// Delete implements [session.Store]: it deletes the conversation and its
+// journal, in one transaction. It waits for an append to the conversation
+// or its journal in progress, and removes what it stored. It is
+// ErrNotFound when the database holds neither.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := record.CheckID(id); err != nil {
 		return err
 	}
-	// Once the conversation's row is deleted (and locked), a second
-	// statement, which sees every append committed meanwhile, deletes its
-	// contents. A try that lost its connection may have deleted the
-	// conversation: only one that failed before its commit is repeated.
+	// Once the conversation's and the journal's rows are deleted (and
+	// locked), a second statement, which sees every append committed
+	// meanwhile, deletes their contents and entries. A try that lost its
+	// connection may have deleted the conversation: only one that failed
+	// before its commit is repeated.
 	err := retry(ctx, func() (bool, error) {
 		tx, err := s.pool.Begin(ctx)
 		if err != nil {
 			return true, err
 		}
 		defer tx.Rollback(ctx)
-		tag, err := tx.Exec(ctx, "DELETE FROM toolnexus_conversations WHERE id = $1", id)
+		var deleted int
+		err = tx.QueryRow(ctx, `WITH c AS (DELETE FROM toolnexus_conversations WHERE id = $1 RETURNING 1),
+			j AS (DELETE FROM toolnexus_journals WHERE id = $1 RETURNING 1)
+			SELECT (SELECT count(*) FROM c) + (SELECT count(*) FROM j)`, id).Scan(&deleted)
 		if err != nil {
 			return true, err
 		}
-		if tag.RowsAffected() == 0 {
+		if deleted == 0 {
 			return false, session.ErrNotFound
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM toolnexus_contents WHERE conversation = $1", id); err != nil {
+		if _, err := tx.Exec(ctx, `WITH c AS (DELETE FROM toolnexus_contents WHERE conversation = $1)
+			DELETE FROM toolnexus_journal_entries WHERE conversation = $1`, id); err != nil {
 			return true, err
 		}
 		err = tx.Commit(ctx)

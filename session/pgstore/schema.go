@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the tables this package writes, kept in
 // the table toolnexus_schema_version.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[v] takes the tables from version v to v+1.
 var migrations = []string{
@@ -29,6 +29,23 @@ CREATE TABLE toolnexus_contents (
 	conversation text COLLATE "C" NOT NULL,
 	seq          integer NOT NULL, -- from 0, in order
 	content      bytea NOT NULL,   -- the content's JSON
+	PRIMARY KEY (conversation, seq)
+);`,
+	// The journals of the runs in progress: at most one per conversation
+	// (the primary key), its entries in order.
+	1: `
+CREATE TABLE toolnexus_journals (
+	id      text COLLATE "C" PRIMARY KEY, -- the conversation's
+	run     text NOT NULL,
+	started timestamptz NOT NULL,         -- BeginRun
+	updated timestamptz NOT NULL,         -- the last BeginRun or AppendRun, later than the one before
+	length  integer NOT NULL              -- the number of entries
+);
+CREATE INDEX toolnexus_journals_by_updated ON toolnexus_journals (updated, id);
+CREATE TABLE toolnexus_journal_entries (
+	conversation text COLLATE "C" NOT NULL,
+	seq          integer NOT NULL, -- from 0, in order
+	entry        bytea NOT NULL,
 	PRIMARY KEY (conversation, seq)
 );`,
 }

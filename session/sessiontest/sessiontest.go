@@ -18,6 +18,16 @@
 // appends between pages) list through session.ListPage and
 // session.UsageOf: a store's own when it is a [session.Lister], else their
 // fallback on List.
+//
+// On a store that is a [session.Journaler], the journal tests check the
+// runs in progress: entries kept byte for byte and in order; one journal
+// per conversation (a second BeginRun fails with ErrRunInProgress, and of
+// many concurrent ones exactly one wins); AppendRun and EndRun of a run
+// that is not in progress fail with ErrNoRun and change nothing; EndRun
+// appends as Append does, once, even when many race, and drops the
+// journal; Delete drops it too; ListRuns' pages, prefixes and order (the
+// least recently appended to first); invalid ids and run names; done
+// contexts. On a store that is not one, they skip.
 package sessiontest
 
 import (
@@ -61,6 +71,17 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"ListBadCursor", testListBadCursor},
 		{"ListAppendsBetweenPages", testListAppendsBetweenPages},
 		{"ListDoneContext", testListDoneContext},
+		{"RunRoundTrip", testRunRoundTrip},
+		{"RunInProgress", testRunInProgress},
+		{"RunWrongRun", testRunWrongRun},
+		{"EndRun", testEndRun},
+		{"EndRunNothing", testEndRunNothing},
+		{"EndRunNil", testEndRunNil},
+		{"RunDelete", testRunDelete},
+		{"ListRuns", testListRuns},
+		{"ConcurrentRuns", testConcurrentRuns},
+		{"RunInvalid", testRunInvalid},
+		{"RunDoneContext", testRunDoneContext},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.test(t, newStore(t))

@@ -1,6 +1,7 @@
 package sqlitestore_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,73 @@ func BenchmarkAppendTurnParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A small journal entry: one step of a run, as agentserver writes it.
+var step = []byte(`{"type":"text","text":"It is sunny in Paris, 21 degrees."}`)
+
+// AppendRun of one small entry to the journal of the run in progress on
+// a 100-turn conversation: what a served run writes at each step. The
+// run is ended and begun again, untimed, every 100 steps.
+func BenchmarkAppendRun(b *testing.B) {
+	for _, name := range []string{"sqlite", "memory"} {
+		b.Run(name, func(b *testing.B) {
+			j := a100(b, stores(b)[name]).(session.Journaler)
+			entries := [][]byte{step}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if i%100 == 0 {
+					b.StopTimer()
+					j.EndRun(ctx, "c", "run", nil)
+					if err := j.BeginRun(ctx, "c", "run", nil); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if err := j.AppendRun(ctx, "c", "run", entries); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// EndRun of a two-turn run (the user's message, a call, its result, the
+// answer: 4 contents, whose 4 entries the journal holds) on a conversation
+// of 100 turns or more: the journal dropped and the run appended, in one
+// transaction. BeginRun is untimed; so is starting the conversation anew,
+// every 10,000 runs, to keep it within a Memory's bound.
+func BenchmarkEndRun(b *testing.B) {
+	for _, name := range []string{"sqlite", "memory"} {
+		b.Run(name, func(b *testing.B) {
+			open := stores(b)[name]
+			j := a100(b, open).(session.Journaler)
+			contents, entries := run2()
+			b.ReportAllocs()
+			for i := 1; b.Loop(); i++ {
+				b.StopTimer()
+				if i%10_000 == 0 {
+					j = a100(b, open).(session.Journaler)
+				}
+				if err := j.BeginRun(ctx, "c", "run", entries); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if err := j.EndRun(ctx, "c", "run", contents); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// run2 returns the contents of a two-turn run and the journal entries
+// that hold them.
+func run2() ([]*genai.Content, [][]byte) {
+	contents := turn(100)
+	entries := make([][]byte, len(contents))
+	for i, c := range contents {
+		entries[i], _ = json.Marshal(c)
+	}
+	return contents, entries
 }

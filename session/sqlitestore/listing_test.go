@@ -12,7 +12,7 @@ import (
 	"google.golang.org/genai"
 )
 
-// The listing and the usage read the range of the ids' index that the
+// The listings and the usage read the range of the ids' index that the
 // prefix spans: SQLite's plan searches the primary key's index, and scans
 // no table.
 func TestListingUsesTheIndex(t *testing.T) {
@@ -23,11 +23,12 @@ func TestListingUsesTheIndex(t *testing.T) {
 	}
 	defer s.Close()
 	for _, q := range []struct {
-		name, query string
-		args        []any
+		name, query, table string
+		args               []any
 	}{
-		{"listPage", listPage, []any{"agentserver/alice/", prefixEnd("agentserver/alice/"), true, 5, "x", 101}},
-		{"usage", usage, []any{"agentserver/alice/", prefixEnd("agentserver/alice/")}},
+		{"listPage", listPage, "conversations", []any{"agentserver/alice/", prefixEnd("agentserver/alice/"), true, 5, "x", 101}},
+		{"usage", usage, "conversations", []any{"agentserver/alice/", prefixEnd("agentserver/alice/")}},
+		{"listRuns", listRuns, "journals", []any{"agentserver/alice/", prefixEnd("agentserver/alice/"), true, 5, "x", 101}},
 	} {
 		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.query, q.args...)
 		if err != nil {
@@ -44,7 +45,7 @@ func TestListingUsesTheIndex(t *testing.T) {
 		}
 		rows.Close()
 		joined := strings.Join(plan, "; ")
-		if !strings.Contains(joined, "SEARCH conversations USING") || !strings.Contains(joined, "(id>? AND id<?)") || strings.Contains(joined, "SCAN conversations") {
+		if !strings.Contains(joined, "SEARCH "+q.table+" USING") || !strings.Contains(joined, "(id>? AND id<?)") || strings.Contains(joined, "SCAN "+q.table) {
 			t.Errorf("%s's plan = %q; want a search of the ids' index range, no scan", q.name, joined)
 		}
 	}
@@ -91,5 +92,44 @@ func TestMigrateFromVersion1(t *testing.T) {
 	var version int
 	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
 		t.Errorf("user_version = %d, %v; want %d", version, err, schemaVersion)
+	}
+}
+
+// A file of schema version 2 (no journals) is migrated when it is opened:
+// its conversations are kept, and runs begin and end on them.
+func TestMigrateFromVersion2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := json.Marshal(genai.NewContentFromText("hello", genai.RoleUser))
+	_, err = db.Exec(migrations[1]+migrations[2]+`
+		INSERT INTO conversations VALUES ('c', 1, 2, 1, ?2);
+		INSERT INTO contents VALUES ('c', 0, ?1);
+		PRAGMA user_version = 2;`, first, len(first))
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a version 2 file = %v", err)
+	}
+	defer s.Close()
+	if err := s.BeginRun(ctx, "c", "run", [][]byte{[]byte("entry")}); err != nil {
+		t.Fatalf("BeginRun after the migration = %v", err)
+	}
+	if err := s.EndRun(ctx, "c", "run", []*genai.Content{genai.NewContentFromText("hi", genai.RoleModel)}); err != nil {
+		t.Fatalf("EndRun after the migration = %v", err)
+	}
+	if got, err := s.Load(ctx, "c"); err != nil || len(got) != 2 || got[0].Parts[0].Text != "hello" {
+		t.Errorf("Load after the migration and a run = %d contents, %v; want the stored one and the run's", len(got), err)
+	}
+	var version int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != 3 {
+		t.Errorf("user_version = %d, %v; want 3", version, err)
 	}
 }

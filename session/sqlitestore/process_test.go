@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/session/internal/processtest"
 	"github.com/toolnexus/toolnexus-go/session/sessiontest"
 	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 	"go.uber.org/goleak"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 // The test binary runs as a child process when childEnv is set: the tests
 // re-execute it to have real processes share a file.
 const (
-	childEnv   = "SQLITESTORE_TEST_CHILD" // "append" or "until-killed"
+	childEnv   = "SQLITESTORE_TEST_CHILD" // "append", "until-killed" or "journal"
 	pathEnv    = "SQLITESTORE_TEST_PATH"
 	writerEnv  = "SQLITESTORE_TEST_WRITER"
 	batchesEnv = "SQLITESTORE_TEST_BATCHES"
@@ -102,6 +103,8 @@ func runChild(mode string) error {
 			out.Flush()
 		}
 		return in.Err()
+	case "journal":
+		return processtest.Child(ctx, s, fmt.Sprint("child-", writer), os.Stdin, os.Stdout)
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }
@@ -265,4 +268,13 @@ func checkIntegrity(t *testing.T, path string) {
 	if err := db.QueryRow("PRAGMA integrity_check").Scan(&result); err != nil || result != "ok" {
 		t.Fatalf("integrity_check = %q, %v; want ok", result, err)
 	}
+}
+
+// Two processes race runs on one file: of two BeginRuns on one
+// conversation, exactly one wins; of two EndRuns of one run, exactly one
+// saves it, once.
+func TestProcessesRaceRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s := open(t, path)
+	processtest.Race(t, s, []*exec.Cmd{command(t, "journal", path, 1, 0), command(t, "journal", path, 2, 0)}, 25)
 }

@@ -12,9 +12,9 @@
 // The file is in write-ahead-log mode (beside it, SQLite keeps its -wal and
 // -shm files while it is open), with synchronous=FULL: an Append that
 // returned is on disk, and survives a crash of the process or of the
-// machine. Each Append is one transaction, so a crash in the middle of one
-// leaves the conversation as it was before it: never half of an append,
-// never a corrupt file.
+// machine. Each Append is one transaction (so is each write to a journal),
+// so a crash in the middle of one leaves the conversation as it was before
+// it: never half of an append, never a corrupt file.
 //
 // Any number of goroutines, and of processes on one machine, may use one
 // file at once. Reads never wait; appends to the file are serialized (each
@@ -33,12 +33,26 @@
 // that a prefix spans (an owner's conversations), never another
 // conversation's row; a page's conversations are sorted in that range.
 //
+// The Store is a [session.Journaler]: the journal of a run in progress is
+// a row of the table journals, its primary key the conversation's id (so
+// the file holds one per conversation: of processes that race BeginRun,
+// the database lets exactly one in), with its run, times and length, and
+// a row per entry in journal_entries. BeginRun, AppendRun and EndRun are
+// one transaction each, as Append is; EndRun deletes the journal and
+// appends the contents as Append does, in one, so a run is saved once.
+// LoadRun reads one snapshot. ListRuns reads the range of the journals'
+// ids that a prefix spans, the least recently written first: updated
+// times of journals are unique and increasing across the file, as those
+// of conversations are.
+//
 // The schema carries its version in PRAGMA user_version. Open migrates a
 // file of an older version in one transaction (a process that opens it
 // meanwhile waits, then finds it migrated): version 2 added the size of
 // each conversation, computed from its contents for the conversations the
-// file holds. A file written by a newer version of this package is refused
-// rather than misread.
+// file holds; version 3 added the journals. A file written by a newer
+// version of this package is refused rather than misread, so a file that
+// a version 3 store has opened is refused by older versions of the
+// package.
 package sqlitestore
 
 import (
@@ -83,19 +97,40 @@ CREATE TABLE IF NOT EXISTS contents (
 	2: `
 ALTER TABLE conversations ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
 UPDATE conversations SET bytes = (SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM contents WHERE conversation = conversations.id);`,
+	// The journals of the runs in progress: at most one per conversation
+	// (the primary key), its entries in order.
+	3: `
+CREATE TABLE journals (
+	id      TEXT PRIMARY KEY,  -- the conversation's
+	run     TEXT    NOT NULL,
+	started INTEGER NOT NULL,  -- Unix nanoseconds of BeginRun
+	updated INTEGER NOT NULL,  -- of the last BeginRun or AppendRun, unique in the file
+	length  INTEGER NOT NULL   -- the number of entries
+);
+CREATE INDEX journals_by_updated ON journals (updated);
+CREATE TABLE journal_entries (
+	conversation TEXT    NOT NULL,
+	seq          INTEGER NOT NULL, -- from 0, in order
+	entry        BLOB    NOT NULL,
+	PRIMARY KEY (conversation, seq)
+);`,
 }
 
 // schemaVersion is the version of the schema this package writes.
 var schemaVersion = len(migrations) - 1
 
-// Store is a [session.Store] in a SQLite file, and a [session.Lister]. Open it with [Open] and
-// close it with [Store.Close]. It is safe for concurrent use.
+// Store is a [session.Store] in a SQLite file, a [session.Lister] and a
+// [session.Journaler]. Open it with [Open] and close it with
+// [Store.Close]. It is safe for concurrent use.
 type Store struct {
 	db   *sql.DB
 	path string
 }
 
-var _ session.Lister = (*Store)(nil)
+var (
+	_ session.Lister    = (*Store)(nil)
+	_ session.Journaler = (*Store)(nil)
+)
 
 // Open opens the store in the SQLite file at path, creating the file, but
 // not its directory, when it does not exist. The caller must Close it.
@@ -222,39 +257,52 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 	if len(encoded) == 0 {
 		return nil
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var length, last sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT
-			(SELECT length FROM conversations WHERE id = ?),
-			(SELECT max(updated) FROM conversations)`, id).Scan(&length, &last)
-		if err != nil {
-			return err
-		}
-		// Updated times are unique and increasing across the file, so that
-		// List's order is the order of the appends, whatever the clocks say.
-		now := max(time.Now().UnixNano(), last.Int64+1)
-		n := int(length.Int64)
-		var size int64
-		for _, b := range encoded {
-			size += int64(len(b))
-		}
-		insert, err := tx.PrepareContext(ctx, "INSERT INTO contents (conversation, seq, content) VALUES (?, ?, ?)")
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
-		for i, b := range encoded {
-			if _, err := insert.ExecContext(ctx, id, n+i, b); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO conversations (id, created, updated, length, bytes) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length, bytes = bytes + excluded.bytes`,
-			id, now, now, n+len(encoded), size)
-		return err
-	})
+	err = s.tx(ctx, func(tx *sql.Tx) error { return appendTx(ctx, tx, id, encoded) })
 	if err != nil {
 		return fmt.Errorf("sqlitestore: appending to %q: %w", id, err)
+	}
+	return nil
+}
+
+// appendTx appends encoded contents, at least one, to the conversation
+// id in tx.
+func appendTx(ctx context.Context, tx *sql.Tx, id string, encoded [][]byte) error {
+	var length, last sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT
+		(SELECT length FROM conversations WHERE id = ?),
+		(SELECT max(updated) FROM conversations)`, id).Scan(&length, &last)
+	if err != nil {
+		return err
+	}
+	// Updated times are unique and increasing across the file, so that
+	// List's order is the order of the appends, whatever the clocks say.
+	now := max(time.Now().UnixNano(), last.Int64+1)
+	n := int(length.Int64)
+	var size int64
+	for _, b := range encoded {
+		size += int64(len(b))
+	}
+	if err := insertSeq(ctx, tx, "INSERT INTO contents (conversation, seq, content) VALUES (?, ?, ?)", id, n, encoded); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO conversations (id, created, updated, length, bytes) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length, bytes = bytes + excluded.bytes`,
+		id, now, now, n+len(encoded), size)
+	return err
+}
+
+// insertSeq inserts rows (conversation id, seq, value), numbered from
+// first, with the statement insert.
+func insertSeq(ctx context.Context, tx *sql.Tx, insert, id string, first int, values [][]byte) error {
+	stmt, err := tx.PrepareContext(ctx, insert)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, v := range values {
+		if _, err := stmt.ExecContext(ctx, id, first+i, v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -277,16 +325,11 @@ const (
 // ListPage implements [session.Lister]: one query on the range of the
 // ids' index that the prefix spans.
 func (s *Store) ListPage(ctx context.Context, opts session.ListOptions) (session.Page, error) {
-	var after bool
-	var updated time.Time
-	var id string
-	if opts.Cursor != "" {
-		if updated, id, after = record.ParseCursor(opts.Cursor); !after {
-			return session.Page{}, fmt.Errorf("sqlitestore: listing conversations: %w", session.ErrBadCursor)
-		}
+	args, n, err := pageArgs(opts)
+	if err != nil {
+		return session.Page{}, fmt.Errorf("sqlitestore: listing conversations: %w", err)
 	}
-	n := record.PageSize(opts.Limit, session.DefaultPageSize, session.MaxPageSize)
-	infos, err := s.infos(ctx, listPage, opts.Prefix, prefixEnd(opts.Prefix), after, updated.UnixNano(), id, n+1)
+	infos, err := s.infos(ctx, listPage, args...)
 	if err != nil {
 		return session.Page{}, err
 	}
@@ -297,6 +340,23 @@ func (s *Store) ListPage(ctx context.Context, opts session.ListOptions) (session
 	}
 	p.Infos = infos
 	return p, nil
+}
+
+// pageArgs returns the arguments of a listing's query (listPage,
+// listRuns) for opts: the prefix's range, whether a cursor continues the
+// listing and where, and one more row than the page holds, to know
+// whether another page follows; and the page's size.
+func pageArgs(opts session.ListOptions) ([]any, int, error) {
+	var after bool
+	var updated time.Time
+	var id string
+	if opts.Cursor != "" {
+		if updated, id, after = record.ParseCursor(opts.Cursor); !after {
+			return nil, 0, session.ErrBadCursor
+		}
+	}
+	n := record.PageSize(opts.Limit, session.DefaultPageSize, session.MaxPageSize)
+	return []any{opts.Prefix, prefixEnd(opts.Prefix), after, updated.UnixNano(), id, n + 1}, n, nil
 }
 
 // Usage implements [session.Lister]: one query on the range of the ids'
@@ -338,24 +398,35 @@ func (s *Store) infos(ctx context.Context, query string, args ...any) ([]session
 	return out, nil
 }
 
-// Delete implements [session.Store]. It is one transaction.
+// Delete implements [session.Store]: it deletes the conversation and its
+// journal, in one transaction. It is ErrNotFound when the file holds
+// neither.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := record.CheckID(id); err != nil {
 		return err
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM conversations WHERE id = ?", id)
-		if err != nil {
-			return err
+		var deleted int64
+		for _, q := range []string{
+			"DELETE FROM conversations WHERE id = ?",
+			"DELETE FROM journals WHERE id = ?",
+			"DELETE FROM contents WHERE conversation = ?",
+			"DELETE FROM journal_entries WHERE conversation = ?",
+		} {
+			res, err := tx.ExecContext(ctx, q, id)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			deleted += n
 		}
-		switch n, err := res.RowsAffected(); {
-		case err != nil:
-			return err
-		case n == 0:
+		if deleted == 0 {
 			return session.ErrNotFound
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM contents WHERE conversation = ?", id)
-		return err
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: deleting %q: %w", id, err)

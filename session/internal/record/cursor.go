@@ -13,7 +13,7 @@ const cursorVersion = "c1."
 
 // Cursor returns the opaque cursor of a listing's next page: the page
 // starts after the conversation id, last appended to at updated, in the
-// listing's order (the most recently appended to first, ties by id).
+// listing's order (see After and AfterOldestFirst).
 func Cursor(updated time.Time, id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + strconv.FormatInt(updated.UnixNano(), 10) + "." + id))
 }
@@ -46,6 +46,15 @@ func ParseCursor(cursor string) (updated time.Time, id string, ok bool) {
 func After(updated time.Time, id string, cursorUpdated time.Time, cursorID string) bool {
 	if c := updated.Compare(cursorUpdated); c != 0 {
 		return c < 0
+	}
+	return id > cursorID
+}
+
+// AfterOldestFirst is After for a listing in the other order, as of
+// journals: the least recently updated first, ties by id.
+func AfterOldestFirst(updated time.Time, id string, cursorUpdated time.Time, cursorID string) bool {
+	if c := updated.Compare(cursorUpdated); c != 0 {
+		return c > 0
 	}
 	return id > cursorID
 }

@@ -1,6 +1,7 @@
 // Package record is the stored form of conversations that every store of
-// package session shares: the rules for conversation ids and the encoding
-// of contents.
+// package session shares: the rules for conversation ids and run names,
+// the encoding of contents, the journal entries as stores write them, and
+// the cursors of listings.
 //
 // A content is stored as its JSON, as encoding/json writes a genai.Content.
 // That is the form the API itself speaks, so everything a history holds
@@ -12,7 +13,6 @@ package record
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -24,18 +24,24 @@ const MaxIDLen = 1024
 
 // CheckID returns an error if id cannot name a conversation: ids are
 // non-empty UTF-8 of at most MaxIDLen bytes, without NUL bytes.
-func CheckID(id string) error {
+func CheckID(id string) error { return checkName("conversation id", id) }
+
+// CheckRun returns an error if run cannot name a run in a journal: the
+// same rules as a conversation's id.
+func CheckRun(run string) error { return checkName("run", run) }
+
+func checkName(what, s string) error {
 	switch {
-	case id == "":
-		return errors.New("session: the conversation id is empty")
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("session: the conversation id is %d bytes long, over the limit of %d", len(id), MaxIDLen)
-	case !utf8.ValidString(id):
-		return fmt.Errorf("session: the conversation id %q is not valid UTF-8", id)
+	case s == "":
+		return fmt.Errorf("session: the %s is empty", what)
+	case len(s) > MaxIDLen:
+		return fmt.Errorf("session: the %s is %d bytes long, over the limit of %d", what, len(s), MaxIDLen)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("session: the %s %q is not valid UTF-8", what, s)
 	}
-	for i := 0; i < len(id); i++ {
-		if id[i] == 0 {
-			return fmt.Errorf("session: the conversation id %q holds a NUL byte", id)
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return fmt.Errorf("session: the %s %q holds a NUL byte", what, s)
 		}
 	}
 	return nil
@@ -69,4 +75,27 @@ func Decode(data []byte) (*genai.Content, error) {
 		return nil, fmt.Errorf("session: decoding a stored content: %w", err)
 	}
 	return c, nil
+}
+
+// Entries checks a write of journal entries to the run of conversation id
+// and returns the entries as a store writes them, none of them nil (a nil
+// entry is an empty one; the others are the caller's), and their total
+// size.
+func Entries(id, run string, entries [][]byte) ([][]byte, int64, error) {
+	if err := CheckID(id); err != nil {
+		return nil, 0, err
+	}
+	if err := CheckRun(run); err != nil {
+		return nil, 0, err
+	}
+	out := make([][]byte, len(entries))
+	var size int64
+	for i, e := range entries {
+		if e == nil {
+			e = []byte{}
+		}
+		out[i] = e
+		size += int64(len(e))
+	}
+	return out, size, nil
 }

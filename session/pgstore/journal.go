@@ -1,0 +1,200 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/session/internal/record"
+	"google.golang.org/genai"
+)
+
+// beginRunSQL creates the journal $1 of run $2 holding the entries $4
+// (their number $3) in one statement. The primary key lets one journal in
+// per conversation: against a journal being created or deleted by
+// another transaction, the insert waits for it to end. It returns whether
+// the journal was created, and the transaction's id.
+const beginRunSQL = `WITH journal AS (
+	INSERT INTO toolnexus_journals (id, run, started, updated, length)
+	SELECT $1, $2, now, now, $3 FROM (SELECT clock_timestamp() AS now) AS t
+	ON CONFLICT (id) DO NOTHING
+	RETURNING id
+), entries AS (
+	INSERT INTO toolnexus_journal_entries (conversation, seq, entry)
+	SELECT journal.id, t.n - 1, t.entry
+	FROM journal, unnest($4::bytea[]) WITH ORDINALITY AS t(entry, n)
+)
+SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
+
+// appendRunSQL appends the entries $4 (their number $3) to the journal
+// $1 of run $2 in one statement: it updates the journal's row, which
+// locks it until the transaction ends (an AppendRun or EndRun of the
+// journal waits for this one), and numbers the entries from the length it
+// found. It returns whether the run's journal was there, and the
+// transaction's id.
+const appendRunSQL = `WITH journal AS (
+	UPDATE toolnexus_journals AS j SET
+		updated = greatest(clock_timestamp(), j.updated + interval '1 microsecond'),
+		length = j.length + $3
+	WHERE j.id = $1 AND j.run = $2
+	RETURNING j.length - $3 AS first
+), entries AS (
+	INSERT INTO toolnexus_journal_entries (conversation, seq, entry)
+	SELECT $1, journal.first + t.n - 1, t.entry
+	FROM journal, unnest($4::bytea[]) WITH ORDINALITY AS t(entry, n)
+)
+SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
+
+// BeginRun implements [session.Journaler]. It is one transaction around
+// one statement, and it is retried as Append is (see the package doc).
+func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
+	entries, _, err := record.Entries(id, run, entries)
+	if err != nil {
+		return err
+	}
+	err = retry(ctx, func() (bool, error) {
+		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
+			return journalWrite(ctx, tx, session.ErrRunInProgress, beginRunSQL, id, run, len(entries), entries)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: beginning run %q on %q: %w", run, id, err)
+	}
+	return nil
+}
+
+// AppendRun implements [session.Journaler]. It is one transaction around
+// one statement, and it is retried as Append is.
+func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
+	entries, _, err := record.Entries(id, run, entries)
+	if err != nil {
+		return err
+	}
+	err = retry(ctx, func() (bool, error) {
+		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
+			return journalWrite(ctx, tx, session.ErrNoRun, appendRunSQL, id, run, len(entries), entries)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: appending to run %q on %q: %w", run, id, err)
+	}
+	return nil
+}
+
+// journalWrite runs sql, beginRunSQL or appendRunSQL, in tx: its
+// transaction's id, or refusal when the statement wrote nothing.
+func journalWrite(ctx context.Context, tx pgx.Tx, refusal error, sql string, args ...any) (string, error) {
+	var wrote bool
+	var xid string
+	if err := tx.QueryRow(ctx, sql, args...).Scan(&wrote, &xid); err != nil {
+		return "", err
+	}
+	if !wrote {
+		return "", refusal
+	}
+	return xid, nil
+}
+
+// EndRun implements [session.Journaler]. It is one transaction: it
+// deletes the journal's row (waiting for a write to the journal in
+// progress, and making an AppendRun or EndRun that waits for it find no
+// journal), then, in a second statement that sees every entry committed
+// meanwhile, the journal's entries, and appends the contents with
+// Append's statement. It is retried as Append is: an EndRun whose commit
+// went unanswered asks the server whether it took effect, and is never
+// applied twice.
+func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
+	encoded, err := record.Encode(id, contents)
+	if err == nil {
+		err = record.CheckRun(run)
+	}
+	if err != nil {
+		return err
+	}
+	var size int64
+	for _, b := range encoded {
+		size += int64(len(b))
+	}
+	err = retry(ctx, func() (bool, error) {
+		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
+			var xid string
+			err := tx.QueryRow(ctx, "DELETE FROM toolnexus_journals WHERE id = $1 AND run = $2 RETURNING pg_current_xact_id()::text",
+				id, run).Scan(&xid)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return "", session.ErrNoRun
+			case err != nil:
+				return "", err
+			}
+			batch := &pgx.Batch{}
+			batch.Queue("DELETE FROM toolnexus_journal_entries WHERE conversation = $1", id)
+			if len(encoded) > 0 {
+				batch.Queue(appendSQL, id, len(encoded), size, encoded)
+			}
+			return xid, tx.SendBatch(ctx, batch).Close()
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: ending run %q on %q: %w", run, id, err)
+	}
+	return nil
+}
+
+// LoadRun implements [session.Journaler]. One statement reads one
+// snapshot: a write to the journal in progress is all there or not at
+// all. It is retried as reads are.
+func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error) {
+	if err := record.CheckID(id); err != nil {
+		return session.Journal{}, err
+	}
+	j := session.Journal{ID: id}
+	err := retry(ctx, func() (bool, error) {
+		err := s.pool.QueryRow(ctx, `SELECT run, started, updated,
+			ARRAY(SELECT entry FROM toolnexus_journal_entries WHERE conversation = $1 ORDER BY seq)
+			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Entries)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, session.ErrNoRun // the answer
+		}
+		return true, err
+	})
+	if err != nil {
+		return session.Journal{}, fmt.Errorf("pgstore: loading the run on %q: %w", id, err)
+	}
+	if j.Len = len(j.Entries); j.Len == 0 {
+		j.Entries = nil
+	}
+	return j, nil
+}
+
+// ListRuns implements [session.Journaler]: an index range of the
+// journals' primary key, sorted, as ListPage's of the conversations.
+func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session.JournalPage, error) {
+	sql, args, err := listQuery(opts, "SELECT id, run, length, started, updated FROM toolnexus_journals", true)
+	if err != nil {
+		return session.JournalPage{}, fmt.Errorf("pgstore: listing runs: %w", err)
+	}
+	var journals []session.Journal
+	err = retry(ctx, func() (bool, error) {
+		rows, err := s.pool.Query(ctx, sql, args...)
+		if err == nil {
+			journals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Journal, error) {
+				var j session.Journal
+				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Started, &j.Updated)
+				return j, err
+			})
+		}
+		return true, err
+	})
+	if err != nil {
+		return session.JournalPage{}, fmt.Errorf("pgstore: listing runs: %w", err)
+	}
+	var page session.JournalPage
+	if limit := pageSize(opts.Limit); len(journals) > limit {
+		journals = journals[:limit]
+		page.Next = cursor(journals[limit-1].Updated, journals[limit-1].ID)
+	}
+	page.Journals = journals
+	return page, nil
+}

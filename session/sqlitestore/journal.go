@@ -1,0 +1,198 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/session/internal/record"
+	"google.golang.org/genai"
+)
+
+// insertEntry inserts a journal entry, for insertSeq.
+const insertEntry = "INSERT INTO journal_entries (conversation, seq, entry) VALUES (?, ?, ?)"
+
+// BeginRun implements [session.Journaler]. It is one transaction; the
+// journals' primary key, the conversation's id, lets one run in.
+func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
+	entries, _, err := record.Entries(id, run, entries)
+	if err != nil {
+		return err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		now, err := journalTime(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO journals (id, run, started, updated, length) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`, id, run, now, now, len(entries))
+		if err != nil {
+			return err
+		}
+		switch n, err := res.RowsAffected(); {
+		case err != nil:
+			return err
+		case n == 0:
+			return session.ErrRunInProgress
+		}
+		return insertSeq(ctx, tx, insertEntry, id, 0, entries)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlitestore: beginning run %q on %q: %w", run, id, err)
+	}
+	return nil
+}
+
+// AppendRun implements [session.Journaler]. It is one transaction.
+func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
+	entries, _, err := record.Entries(id, run, entries)
+	if err != nil {
+		return err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		now, err := journalTime(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var first int
+		err = tx.QueryRowContext(ctx, "UPDATE journals SET updated = ?1, length = length + ?2 WHERE id = ?3 AND run = ?4 RETURNING length - ?2",
+			now, len(entries), id, run).Scan(&first)
+		if errors.Is(err, sql.ErrNoRows) {
+			return session.ErrNoRun
+		}
+		if err != nil {
+			return err
+		}
+		return insertSeq(ctx, tx, insertEntry, id, first, entries)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlitestore: appending to run %q on %q: %w", run, id, err)
+	}
+	return nil
+}
+
+// EndRun implements [session.Journaler]: one transaction deletes the
+// journal and appends the contents as Append does.
+func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
+	encoded, err := record.Encode(id, contents)
+	if err == nil {
+		err = record.CheckRun(run)
+	}
+	if err != nil {
+		return err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM journals WHERE id = ? AND run = ?", id, run)
+		if err != nil {
+			return err
+		}
+		switch n, err := res.RowsAffected(); {
+		case err != nil:
+			return err
+		case n == 0:
+			return session.ErrNoRun
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM journal_entries WHERE conversation = ?", id); err != nil {
+			return err
+		}
+		if len(encoded) == 0 {
+			return nil
+		}
+		return appendTx(ctx, tx, id, encoded)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlitestore: ending run %q on %q: %w", run, id, err)
+	}
+	return nil
+}
+
+// journalTime returns the time of a write to a journal: now, or later
+// than every journal's last write, so that ListRuns' order is the order
+// of the writes, whatever the clocks say.
+func journalTime(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT max(updated) FROM journals").Scan(&last); err != nil {
+		return 0, err
+	}
+	return max(time.Now().UnixNano(), last.Int64+1), nil
+}
+
+// LoadRun implements [session.Journaler]. One statement reads one
+// snapshot: a write to the journal in progress is all there or not at
+// all.
+func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error) {
+	if err := record.CheckID(id); err != nil {
+		return session.Journal{}, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT j.run, j.started, j.updated, e.seq, e.entry
+		FROM journals j LEFT JOIN journal_entries e ON e.conversation = j.id
+		WHERE j.id = ? ORDER BY e.seq`, id)
+	if err != nil {
+		return session.Journal{}, fmt.Errorf("sqlitestore: loading the run on %q: %w", id, err)
+	}
+	defer rows.Close()
+	j := session.Journal{ID: id}
+	found := false
+	for rows.Next() {
+		var started, updated int64
+		var seq sql.NullInt64
+		var entry []byte
+		if err := rows.Scan(&j.Run, &started, &updated, &seq, &entry); err != nil {
+			return session.Journal{}, fmt.Errorf("sqlitestore: loading the run on %q: %w", id, err)
+		}
+		found = true
+		j.Started, j.Updated = time.Unix(0, started), time.Unix(0, updated)
+		if seq.Valid { // else the journal has no entries
+			j.Entries = append(j.Entries, entry)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return session.Journal{}, fmt.Errorf("sqlitestore: loading the run on %q: %w", id, err)
+	}
+	if !found {
+		return session.Journal{}, fmt.Errorf("sqlitestore: loading the run on %q: %w", id, session.ErrNoRun)
+	}
+	j.Len = len(j.Entries)
+	return j, nil
+}
+
+// listRuns is ListRuns' query: the range of the journals' primary key
+// that the prefix spans, sorted, as listPage is for conversations.
+const listRuns = `SELECT id, run, length, started, updated FROM journals
+	WHERE id >= ?1 AND id < ?2 AND (?3 = 0 OR updated > ?4 OR (updated = ?4 AND id > ?5))
+	ORDER BY updated, id LIMIT ?6`
+
+// ListRuns implements [session.Journaler]: one query, on the range of
+// the journals' ids that the prefix spans.
+func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session.JournalPage, error) {
+	args, n, err := pageArgs(opts)
+	if err != nil {
+		return session.JournalPage{}, fmt.Errorf("sqlitestore: listing runs: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, listRuns, args...)
+	if err != nil {
+		return session.JournalPage{}, fmt.Errorf("sqlitestore: listing runs: %w", err)
+	}
+	defer rows.Close()
+	var p session.JournalPage
+	for rows.Next() {
+		var j session.Journal
+		var started, updated int64
+		if err := rows.Scan(&j.ID, &j.Run, &j.Len, &started, &updated); err != nil {
+			return session.JournalPage{}, fmt.Errorf("sqlitestore: listing runs: %w", err)
+		}
+		j.Started, j.Updated = time.Unix(0, started), time.Unix(0, updated)
+		p.Journals = append(p.Journals, j)
+	}
+	if err := rows.Err(); err != nil {
+		return session.JournalPage{}, fmt.Errorf("sqlitestore: listing runs: %w", err)
+	}
+	if len(p.Journals) > n {
+		p.Journals = p.Journals[:n]
+		p.Next = record.Cursor(p.Journals[n-1].Updated, p.Journals[n-1].ID)
+	}
+	return p, nil
+}
