@@ -34,7 +34,7 @@ const labels = {
   'input-streaming': 'running',
   'input-available': 'running',
   'approval-requested': 'needs approval',
-  'approval-responded': 'decided',
+  'approval-responded': 'approved',
   'output-available': 'done',
   'output-error': 'error',
   'output-denied': 'denied',
