@@ -1,8 +1,10 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 
 // Composer is the message box, with Send, and Stop while a run goes on.
 export default function Composer({ busy, onSend, onStop }) {
   const [text, setText] = useState('');
+  // Keep the newest of the conversation in view as it grows.
+  useEffect(() => scrollTo({ top: document.body.scrollHeight }));
   const submit = (e) => {
     e.preventDefault();
     if (!text.trim() || busy) return;

@@ -156,3 +156,38 @@ func TestWebAISDK(t *testing.T) {
 	until(t, ctx, "the next answer", lastText+`.includes('57')`)
 	shot(t, ctx, "web-after-stop")
 }
+
+// The app's AG-UI page (#agui, on @ag-ui/client's HttpAgent) against the
+// same server: the two-city question, one call approved and one denied
+// through the interrupts' resume, and the answer; a long count_primes run
+// with its progress, a reload that loads the thread and reconnects to the
+// run, the Stop button; then the next message.
+func TestWebAGUI(t *testing.T) {
+	ctx := browser(t)
+	url := webApp(t) + "&chat=web-agui#agui"
+	run(t, ctx, "opening the app", chromedp.Navigate(url))
+	say(t, ctx, "What's the weather in Paris and Tokyo?")
+	paris, tokyo := tool("get_weather", "Paris"), tool("get_weather", "Tokyo")
+	until(t, ctx, "two calls waiting for approval", paris+`?.dataset.state === 'approval-requested' && `+tokyo+`?.dataset.state === 'approval-requested'`)
+	run(t, ctx, "approving Paris", chromedp.Click(chromedp.JSPath(paris+`.querySelector('button.approve')`)))
+	run(t, ctx, "denying Tokyo", chromedp.Click(chromedp.JSPath(tokyo+`.querySelector('button.deny')`)))
+	lastText := `([...document.querySelectorAll('.message.assistant .text')].at(-1)?.textContent ?? '')`
+	until(t, ctx, "the answer", paris+`.dataset.state === 'output-available' && `+tokyo+`.dataset.state === 'output-denied' && `+
+		lastText+`.includes('Paris: ') && document.querySelector('button.send') != null`)
+	shot(t, ctx, "web-agui-answer")
+
+	say(t, ctx, "How many primes are there below 2 billion?")
+	primes := tool("count_primes", "2000000000")
+	until(t, ctx, "count_primes' progress", primes+`?.dataset.state === 'input-available' && `+primes+`.querySelector('.progress') != null`)
+	run(t, ctx, "reloading the page", chromedp.Reload())
+	until(t, ctx, "the history and the reconnected run after the reload",
+		`document.querySelector('.message.user')?.textContent.includes('Paris and Tokyo') && `+paris+`?.dataset.state === 'output-available' && `+
+			tokyo+`?.dataset.state === 'output-error' && `+primes+`?.querySelector('.progress') != null && document.querySelector('button.stop') != null`)
+	shot(t, ctx, "web-agui-reloaded")
+	run(t, ctx, "stopping the run", chromedp.Click(chromedp.CSS(`button.stop`)))
+	until(t, ctx, "the stopped call", primes+`.dataset.state === 'output-error' && document.querySelector('button.send') != null`)
+
+	say(t, ctx, "what is (12+7)*3")
+	until(t, ctx, "the next answer", lastText+`.includes('57')`)
+	shot(t, ctx, "web-agui-after-stop")
+}
