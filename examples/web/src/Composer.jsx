@@ -4,7 +4,9 @@ import { useEffect, useState } from 'react';
 export default function Composer({ busy, onSend, onStop }) {
   const [text, setText] = useState('');
   // Keep the newest of the conversation in view as it grows.
-  useEffect(() => scrollTo({ top: document.body.scrollHeight }));
+  useEffect(() => {
+    window.scrollTo(0, document.body.scrollHeight);
+  });
   const submit = (e) => {
     e.preventDefault();
     if (!text.trim() || busy) return;
