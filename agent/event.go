@@ -104,6 +104,15 @@ const (
 	// No event of a call comes after its EventToolResult. A call of an
 	// agent run as a tool ([AsTool]) reports the agent run's turns.
 	EventToolProgress
+
+	// EventCache: something happened to the agent's context cache during
+	// a model call (Turn, Cache: what, Err: why, for a fallback), before
+	// the EventModelRequest of the call it concerns: it was made,
+	// refreshed, made again after the API lost it, deleted when replaced,
+	// found not cacheable, or caching failed and the request goes
+	// uncached (see Config.Cache). Only agents with a Config.Cache report
+	// it.
+	EventCache
 )
 
 var eventKindNames = [...]string{
@@ -122,6 +131,7 @@ var eventKindNames = [...]string{
 	EventServerToolCall:   "ServerToolCall",
 	EventServerToolResult: "ServerToolResult",
 	EventToolProgress:     "ToolProgress",
+	EventCache:            "Cache",
 }
 
 // String returns the kind's name without its Event prefix, e.g. "ToolCall".
@@ -158,7 +168,7 @@ type Event struct {
 	Attempt  int           // EventModelRequest, EventRetry, EventHop: the model call of the turn, from 1
 	Hop      int           // EventModelRequest, EventRetry, EventHop, EventModelResponse: the request of a continued answer, from 0 (see EventHop)
 	Delay    time.Duration // EventRetry: the wait before the next attempt
-	Err      error         // EventRetry: the failure; EventDone: the run's error, if any
+	Err      error         // EventRetry: the failure; EventDone: the run's error, if any; EventCache: why caching failed
 	Text     string        // EventText, EventThought: the new piece of text
 	Duration time.Duration // EventModelResponse: the turn's model time; EventToolResult: the call's
 
@@ -174,6 +184,8 @@ type Event struct {
 	Approval   *Approval           // EventApproval
 	Progress   *toolset.Progress   // EventToolProgress: how far the call has come
 	ToolResult *ToolResult         // EventToolResult
+
+	Cache *CacheReport // EventCache
 
 	TurnInfo *Turn   // EventTurnEnd: the complete turn, as it is in Result.Turns
 	Result   *Result // EventDone: the run's result, partial when Err is set

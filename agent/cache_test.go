@@ -1,0 +1,484 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// longRules is a system instruction above the cache minimum of model
+// (2048 tokens, about 4 bytes each).
+var longRules = genai.NewContentFromText(strings.Repeat("Answer in one short sentence. ", 320), genai.RoleUser)
+
+// testClock is a clock the fake server and an agent's cache bookkeeping
+// share, which a test moves forward.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock { return &testClock{t: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// cacheBackends are the backends that have explicit caching: the
+// Interactions API has none.
+var cacheBackends = []struct {
+	name   string
+	client func(*fake.Server) *genai.Client
+}{
+	{"GeminiAPI", (*fake.Server).Client},
+	{"VertexAI", (*fake.Server).VertexClient},
+}
+
+// cacheFixture is a fake server on a test clock, with an agent of its
+// backend's client that caches.
+type cacheFixture struct {
+	srv    *fake.Server
+	clock  *testClock
+	client *genai.Client
+	events *eventRecorder
+}
+
+// eventRecorder keeps the EventCache events an agent reports.
+type eventRecorder struct {
+	mu      sync.Mutex
+	reports []agent.CacheReport
+}
+
+func (r *eventRecorder) Observe(_ context.Context, e *agent.Event) {
+	if e.Kind == agent.EventCache {
+		r.mu.Lock()
+		r.reports = append(r.reports, *e.Cache)
+		r.mu.Unlock()
+	}
+}
+
+func (r *eventRecorder) actions() []agent.CacheAction {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []agent.CacheAction
+	for _, rep := range r.reports {
+		out = append(out, rep.Action)
+	}
+	return out
+}
+
+// newCacheFixture starts a fake server on a test clock. Its rejections
+// are the test's to check (a cache that is gone is refused on purpose).
+func newCacheFixture(t *testing.T, client func(*fake.Server) *genai.Client) *cacheFixture {
+	t.Helper()
+	srv := fake.NewServer()
+	t.Cleanup(srv.Close)
+	clock := newTestClock()
+	srv.SetTimeNowFunc(clock.now)
+	return &cacheFixture{srv: srv, clock: clock, client: client(srv), events: &eventRecorder{}}
+}
+
+// agent returns an agent on f's client with tools and longRules, caching
+// under policy (its Caches set to the client's).
+func (f *cacheFixture) agent(t *testing.T, tools *toolset.Set, policy agent.CachePolicy, edit ...func(*agent.Config)) *agent.Agent {
+	t.Helper()
+	policy.Caches = f.client.Caches
+	cfg := agent.Config{
+		Models: f.client.Models, Model: model, Tools: tools, Retry: fastRetry,
+		GenerateConfig: &genai.GenerateContentConfig{SystemInstruction: longRules},
+		Cache:          &policy,
+		Observer:       f.events,
+	}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatalf("agent.New() = %v", err)
+	}
+	agent.SetCacheClock(a, f.clock.now)
+	t.Cleanup(func() {
+		if err := a.Close(context.Background()); err != nil {
+			t.Errorf("Close() = %v", err)
+		}
+	})
+	return a
+}
+
+// generates returns the generateContent requests (streamed or not) f's
+// server received from seq on.
+func (f *cacheFixture) generates(from int) []*fake.Request {
+	var out []*fake.Request
+	for _, r := range f.srv.Requests() {
+		if r.Seq >= from && (r.Method == fake.MethodGenerateContent || r.Method == fake.MethodStreamGenerateContent) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// count returns how many requests of method f's server received from seq on.
+func (f *cacheFixture) count(method fake.Method, from int) int {
+	n := 0
+	for _, r := range f.srv.Requests() {
+		if r.Seq >= from && r.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// next is the Seq the next request will have.
+func (f *cacheFixture) next() int { return len(f.srv.Requests()) + 1 }
+
+// checkNeverBoth fails t if a generateContent request named a cache and
+// also set what a cache holds: the API refuses it.
+func (f *cacheFixture) checkNeverBoth(t *testing.T) {
+	t.Helper()
+	for _, r := range f.generates(1) {
+		if r.CachedContent != "" && (r.SystemInstruction != nil || len(r.Tools) > 0 || r.ToolConfig != nil) {
+			t.Errorf("request #%d names cache %s and sets systemInstruction, tools or toolConfig", r.Seq, r.CachedContent)
+		}
+	}
+}
+
+// TestCacheLifecycle runs a conversation through a cache on both
+// backends: the first run makes it and every call names it, with the
+// cached tokens in the usage; a run after more than half its TTL
+// refreshes it; a run during which it expires makes it again once and
+// succeeds; a tool added (With) replaces it, the old one deleted; Close
+// deletes it, and the agent then runs uncached.
+func TestCacheLifecycle(t *testing.T) {
+	for _, b := range cacheBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newCacheFixture(t, b.client)
+			var w weatherTool
+			expire := make(chan struct{}, 1)
+			forecast := toolset.MustFunc("forecast", "Tomorrow's weather for a city", func(ctx context.Context, in weatherIn) (string, error) {
+				select {
+				case <-expire: // the cache expires between this run's two model calls
+					f.srv.ExpireCaches()
+				default:
+				}
+				return "rain in " + in.City, nil
+			})
+			a := f.agent(t, toolset.MustNew(w.tool(), forecast), agent.CachePolicy{TTL: 10 * time.Minute, MaxCaches: 1})
+
+			// 1. Made once, named by both calls, with the tokens cached.
+			f.srv.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"})), fake.Text("Sunny."))
+			res, err := a.Run(ctx, user("Weather in Paris?"))
+			if err != nil {
+				t.Fatalf("run 1: %v", err)
+			}
+			caches := f.srv.Caches()
+			if len(caches) != 1 || f.count(fake.MethodCreateCachedContent, 1) != 1 {
+				t.Fatalf("run 1: %d caches kept, %d created; want 1, 1", len(caches), f.count(fake.MethodCreateCachedContent, 1))
+			}
+			first := caches[0].Name
+			if caches[0].SystemInstruction == nil || len(caches[0].Tools) != 1 || len(caches[0].Tools[0].FunctionDeclarations) != 2 {
+				t.Errorf("the cache holds %+v; want the system instruction and both tools", caches[0])
+			}
+			for _, r := range f.generates(1) {
+				if r.CachedContent != first {
+					t.Errorf("request #%d names cache %q; want %q", r.Seq, r.CachedContent, first)
+				}
+			}
+			if u := res.Usage; u.CachedTokens < 2048 || u.CachedTokens > u.PromptTokens || u.UncachedTokens() != u.PromptTokens-u.CachedTokens {
+				t.Errorf("run 1 usage = %+v (uncached %d); want the cache's tokens counted as cached", u, u.UncachedTokens())
+			}
+
+			// 2. Past half the TTL, the next run refreshes it first.
+			f.clock.advance(6 * time.Minute)
+			seq := f.next()
+			f.srv.Enqueue(fake.Text("Still sunny."))
+			if _, err := a.Run(ctx, user("And now?")); err != nil {
+				t.Fatalf("run 2: %v", err)
+			}
+			if n := f.count(fake.MethodUpdateCachedContent, seq); n != 1 {
+				t.Errorf("run 2 refreshed the cache %d times; want 1", n)
+			}
+			if c := f.srv.Caches(); len(c) != 1 || !c[0].ExpireTime.Equal(f.clock.now().Add(10*time.Minute)) {
+				t.Errorf("after the refresh: %+v; want the cache to expire 10 minutes from now", c)
+			}
+			// Once refreshed, nothing more until half the TTL passes again.
+			f.clock.advance(4 * time.Minute)
+			seq = f.next()
+			f.srv.Enqueue(fake.Text("Yes."))
+			if _, err := a.Run(ctx, user("Sure?")); err != nil {
+				t.Fatalf("run 3: %v", err)
+			}
+			if n := f.count(fake.MethodUpdateCachedContent, seq) + f.count(fake.MethodCreateCachedContent, seq); n != 0 {
+				t.Errorf("run 3 called the cache routes %d times; want none", n)
+			}
+
+			// 3. Expired between two model calls of one run: made again
+			// once, the call sent again, the run a success.
+			seq = f.next()
+			expire <- struct{}{}
+			f.srv.Enqueue(fake.Calls(fake.Call("forecast", map[string]any{"city": "Rome"})), fake.Text("Rain."))
+			res, err = a.Run(ctx, user("Tomorrow in Rome?"))
+			if err != nil || res.Text != "Rain." {
+				t.Fatalf("run 4 = %q, %v; want Rain.", res.Text, err)
+			}
+			if n := f.count(fake.MethodCreateCachedContent, seq); n != 1 {
+				t.Errorf("run 4 created %d caches; want 1", n)
+			}
+			rejected := 0
+			for _, rj := range f.srv.Rejections() {
+				if rj.Seq >= seq {
+					rejected++
+					if !strings.Contains(strings.ToLower(rj.Err.Message), "cache") {
+						t.Errorf("rejection %+v; want the cache's", rj)
+					}
+				}
+			}
+			if rejected != 1 {
+				t.Errorf("run 4 had %d requests refused; want 1 (the one naming the expired cache)", rejected)
+			}
+			caches = f.srv.Caches()
+			if len(caches) != 1 || caches[0].Name == first {
+				t.Fatalf("after the expiry: %+v; want one new cache", caches)
+			}
+			second := caches[0].Name
+			gens := f.generates(seq)
+			if last := gens[len(gens)-1]; last.CachedContent != second {
+				t.Errorf("the last call of run 4 names %q; want the new cache %q", last.CachedContent, second)
+			}
+
+			// 4. A tool added: a new cache, the old one deleted.
+			seq = f.next()
+			extra := toolset.MustFunc("humidity", "Humidity in a city", func(ctx context.Context, in weatherIn) (int, error) { return 40, nil })
+			b := a.With(agent.Overrides{Tools: []*toolset.Tool{extra}})
+			f.srv.Enqueue(fake.Text("40%."))
+			if _, err := b.Run(ctx, user("Humidity in Oslo?")); err != nil {
+				t.Fatalf("run 5: %v", err)
+			}
+			caches = f.srv.Caches()
+			if len(caches) != 1 || caches[0].Name == second || len(caches[0].Tools[0].FunctionDeclarations) != 3 {
+				t.Fatalf("after a tool was added: %+v; want one cache, a new one with 3 tools", caches)
+			}
+			if n := f.count(fake.MethodDeleteCachedContent, seq); n != 1 {
+				t.Errorf("the replaced cache was deleted %d times; want 1", n)
+			}
+
+			// 5. Close deletes it; the agent then runs uncached.
+			if err := a.Close(ctx); err != nil {
+				t.Fatalf("Close() = %v", err)
+			}
+			if c := f.srv.Caches(); len(c) != 0 {
+				t.Errorf("after Close: %d caches kept; want none", len(c))
+			}
+			seq = f.next()
+			f.srv.Enqueue(fake.Text("Fine."))
+			if _, err := b.Run(ctx, user("Hello?")); err != nil {
+				t.Fatalf("run after Close: %v", err)
+			}
+			if g := f.generates(seq); len(g) != 1 || g[0].CachedContent != "" || g[0].SystemInstruction == nil {
+				t.Errorf("the run after Close sent %+v; want an uncached request", g)
+			}
+			f.checkNeverBoth(t)
+			want := []agent.CacheAction{agent.CacheCreated, agent.CacheRefreshed, agent.CacheRecreated, agent.CacheCreated, agent.CacheDeleted}
+			if got := f.events.actions(); !equalActions(got, want) {
+				t.Errorf("EventCache actions = %v; want %v", got, want)
+			}
+		})
+	}
+}
+
+func equalActions(a, b []agent.CacheAction) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCacheTooSmall: a prompt below the model's minimum is never sent to
+// be cached; one the API refuses as too small (MinTokens set below the
+// real floor) is remembered as not cacheable. Both runs succeed uncached.
+func TestCacheTooSmall(t *testing.T) {
+	for _, b := range cacheBackends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			short := func(c *agent.Config) {
+				c.GenerateConfig = &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText("Be brief.", genai.RoleUser)}
+			}
+			f := newCacheFixture(t, b.client)
+			var w weatherTool
+			a := f.agent(t, toolset.MustNew(w.tool()), agent.CachePolicy{TTL: time.Hour}, short)
+			f.srv.Enqueue(fake.Text("Hi."))
+			if _, err := a.Run(ctx, user("Hello")); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if n := f.count(fake.MethodCreateCachedContent, 1); n != 0 {
+				t.Errorf("%d creates below the minimum; want none", n)
+			}
+
+			// MinTokens of 1: the loop asks, the API refuses, the loop
+			// remembers.
+			seq := f.next()
+			a = f.agent(t, toolset.MustNew(w.tool()), agent.CachePolicy{TTL: time.Hour, MinTokens: 1}, short)
+			for range 2 {
+				f.srv.Enqueue(fake.Text("Hi."))
+				if _, err := a.Run(ctx, user("Hello")); err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+			}
+			if n := f.count(fake.MethodCreateCachedContent, seq); n != 1 {
+				t.Errorf("%d creates; want 1, then the refusal remembered", n)
+			}
+			for _, g := range f.generates(seq) {
+				if g.CachedContent != "" || g.SystemInstruction == nil {
+					t.Errorf("request #%d = cache %q; want uncached", g.Seq, g.CachedContent)
+				}
+			}
+			if got := f.events.actions(); !equalActions(got, []agent.CacheAction{agent.CacheNotCacheable}) {
+				t.Errorf("EventCache actions = %v; want [not cacheable]", got)
+			}
+			if rj := f.srv.Rejections(); len(rj) != 1 || !strings.Contains(rj[0].Err.Message, "minimum") && !strings.Contains(rj[0].Err.Message, "too small") {
+				t.Errorf("rejections = %+v; want the create refused as too small", rj)
+			}
+		})
+	}
+}
+
+// failingCaches is the real Caches client, whose creates fail with err
+// while it is set.
+type failingCaches struct {
+	*genai.Caches
+	err error
+}
+
+func (c *failingCaches) Create(ctx context.Context, model string, config *genai.CreateCachedContentConfig) (*genai.CachedContent, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.Caches.Create(ctx, model, config)
+}
+
+// TestCacheFallback: a cache that cannot be made (the API fails) never
+// fails the run: the request goes uncached, and the logger and the
+// observer say so.
+func TestCacheFallback(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, (*fake.Server).Client)
+	var logs bytes.Buffer
+	caches := &failingCaches{Caches: f.client.Caches, err: genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "The service is currently unavailable."}}
+	a, err := agent.New(agent.Config{
+		Models: f.client.Models, Model: model, Retry: fastRetry,
+		GenerateConfig: &genai.GenerateContentConfig{SystemInstruction: longRules},
+		Cache:          &agent.CachePolicy{Caches: caches, TTL: time.Hour},
+		Observer:       f.events,
+		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	f.srv.Enqueue(fake.Text("Hi."))
+	if _, err := a.Run(ctx, user("Hello")); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if g := f.generates(1); len(g) != 1 || g[0].CachedContent != "" || g[0].SystemInstruction == nil {
+		t.Errorf("sent %+v; want one uncached request", g)
+	}
+	if got := f.events.actions(); !equalActions(got, []agent.CacheAction{agent.CacheFallback}) {
+		t.Errorf("EventCache actions = %v; want [fallback]", got)
+	}
+	var apiErr genai.APIError
+	if rep := f.events.reports; len(rep) != 1 || !errors.As(rep[0].Err, &apiErr) || apiErr.Code != 503 {
+		t.Errorf("the fallback's Err = %+v; want the API's 503", rep)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "cache fallback") {
+		t.Errorf("logs = %q; want the fallback at Warn", logs.String())
+	}
+}
+
+// TestCacheTypedStreamAndAsTool: typed runs, streams and agents run as
+// tools go through the cache as plain runs do.
+func TestCacheTypedStreamAndAsTool(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, (*fake.Server).Client)
+	var w weatherTool
+	a := f.agent(t, toolset.MustNew(w.tool()), agent.CachePolicy{TTL: time.Hour})
+
+	type answer struct {
+		City string `json:"city"`
+	}
+	f.srv.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"})), finalAnswer(map[string]any{"city": "Paris"}))
+	out, _, err := agent.RunTyped[answer](ctx, a, user("Which city?"))
+	if err != nil || out.City != "Paris" {
+		t.Fatalf("RunTyped = %+v, %v", out, err)
+	}
+	f.srv.Enqueue(fake.Text("Streamed."))
+	for _, err := range a.Stream(ctx, user("Stream it")) {
+		if err != nil {
+			t.Fatalf("Stream: %v", err)
+		}
+	}
+	// a as the tool of a parent agent without caching.
+	sub, err := agent.AsTool(a, "weather_agent", "Answers weather questions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := newAgent(t, f.srv, toolset.MustNew(sub), func(c *agent.Config) { c.Models = f.client.Models })
+	f.srv.Enqueue(fake.Calls(fake.Call("weather_agent", map[string]any{"request": "Paris?"})), fake.Text("Sunny."), fake.Text("It is sunny."))
+	if _, err := parent.Run(ctx, user("Ask the weather agent")); err != nil {
+		t.Fatalf("parent run: %v", err)
+	}
+	named := 0
+	for _, g := range f.generates(1) {
+		if g.CachedContent != "" {
+			named++
+		}
+	}
+	// The typed run's two calls (through a cache of its own: its tools
+	// and system instruction add the final-answer tool), the stream's,
+	// the sub-agent's: 4 of 6.
+	if named != 4 {
+		t.Errorf("%d requests named a cache; want 4 (every one of the caching agent)", named)
+	}
+	f.checkNeverBoth(t)
+	if rj := f.srv.Rejections(); len(rj) != 0 {
+		t.Errorf("rejections: %+v", rj)
+	}
+}
+
+// TestCachePolicyRefused: New refuses a policy that cannot work.
+func TestCachePolicyRefused(t *testing.T) {
+	srv := newServer(t)
+	c := srv.Client()
+	for name, p := range map[string]*agent.CachePolicy{
+		"no Caches":          {TTL: time.Hour},
+		"zero TTL":           {Caches: c.Caches},
+		"negative TTL":       {Caches: c.Caches, TTL: -time.Minute},
+		"sub-second TTL":     {Caches: c.Caches, TTL: time.Millisecond},
+		"negative MinTokens": {Caches: c.Caches, TTL: time.Hour, MinTokens: -1},
+	} {
+		if _, err := agent.New(agent.Config{Models: c.Models, Model: model, Cache: p}); err == nil || !strings.Contains(err.Error(), "Config.Cache") {
+			t.Errorf("%s: New() = %v; want an error naming Config.Cache", name, err)
+		}
+	}
+}
