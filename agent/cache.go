@@ -459,20 +459,18 @@ func (r *run) cacheRequest(config *genai.GenerateContentConfig, turn int, gone s
 	return r.a.cache.request(r.ctx, config, gone, r.cacheReporter(turn))
 }
 
-// cacheFailed handles a model call that named a cache and failed with
-// err: the first time the API says the cache is gone, the cache is made
-// again and the request sent with it; after that, the cache is given up
-// (the agent's requests of this shape go uncached from now on) and the
-// request sent uncached, as it is when the cache cannot be made again. It
-// returns the config to send again, or nil when err is not the cache's.
-func (r *run) cacheFailed(turn int, base, sent *genai.GenerateContentConfig, err error, recovered *bool) *genai.GenerateContentConfig {
-	if sent == base || !cacheGone(err) {
-		return nil
-	}
+// cacheLost handles a model call that sent sent, naming a cache, and that
+// the API refused for its cache (cacheGone): the first time in a turn,
+// the cache is made again and the request sent with it; after that, the
+// cache is given up (the agent's requests of this shape go uncached from
+// now on) and the request sent uncached, as it is when the cache cannot
+// be made again. It returns the config to send.
+func (r *run) cacheLost(turn int, base, sent *genai.GenerateContentConfig, recovered *bool) *genai.GenerateContentConfig {
 	if !*recovered {
 		*recovered = true
 		return r.cacheRequest(base, turn, sent.CachedContent) // base when it cannot be made: reported
 	}
+	err := fmt.Errorf("agent: the API refused cache %s twice in a row", sent.CachedContent)
 	r.a.cache.refuse(sent.CachedContent, err)
 	r.a.cache.say(r.ctx, r.cacheReporter(turn), &CacheReport{Action: CacheNotCacheable, Name: sent.CachedContent, Err: err})
 	return base

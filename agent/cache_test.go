@@ -482,3 +482,90 @@ func TestCachePolicyRefused(t *testing.T) {
 		}
 	}
 }
+
+// bogusCaches is the real Caches client, whose creates answer with the
+// name of a cache the server does not have: every request naming one is
+// refused as naming a cache that is gone.
+type bogusCaches struct {
+	*genai.Caches
+	n int
+}
+
+func (c *bogusCaches) Create(ctx context.Context, model string, config *genai.CreateCachedContentConfig) (*genai.CachedContent, error) {
+	c.n++
+	return &genai.CachedContent{Name: "cachedContents/bogus" + string(rune('0'+c.n))}, nil
+}
+
+// TestCacheRefusedTwice: a request refused for its cache is sent again
+// once through a new cache; refused again, it goes uncached and the
+// agent gives that cache up, and the run succeeds.
+func TestCacheRefusedTwice(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, (*fake.Server).Client)
+	caches := &bogusCaches{Caches: f.client.Caches}
+	a, err := agent.New(agent.Config{
+		Models: f.client.Models, Model: model, Retry: fastRetry,
+		GenerateConfig: &genai.GenerateContentConfig{SystemInstruction: longRules},
+		Cache:          &agent.CachePolicy{Caches: caches, TTL: time.Hour},
+		Observer:       f.events,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Enqueue(fake.Text("Hi."), fake.Text("Hi again."))
+	if _, err := a.Run(ctx, user("Hello")); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	g := f.generates(1)
+	if len(g) != 3 || g[0].CachedContent != "cachedContents/bogus1" || g[1].CachedContent != "cachedContents/bogus2" || g[2].CachedContent != "" || g[2].SystemInstruction == nil {
+		t.Fatalf("sent %d requests; want one per cache made, then one uncached", len(g))
+	}
+	want := []agent.CacheAction{agent.CacheCreated, agent.CacheRecreated, agent.CacheNotCacheable}
+	if got := f.events.actions(); !equalActions(got, want) {
+		t.Errorf("EventCache actions = %v; want %v", got, want)
+	}
+	// Given up: the next run goes uncached at once.
+	if _, err := a.Run(ctx, user("Hello again")); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if g := f.generates(4); len(g) != 1 || g[0].CachedContent != "" || caches.n != 2 {
+		t.Errorf("the next run sent %d requests after %d creates; want one uncached, no create", len(g), caches.n)
+	}
+	a.Close(ctx)
+}
+
+// TestCacheConcurrentRuns: runs that start together make one cache, not
+// one each, and all use it.
+func TestCacheConcurrentRuns(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, (*fake.Server).Client)
+	var w weatherTool
+	a := f.agent(t, toolset.MustNew(w.tool()), agent.CachePolicy{TTL: time.Hour})
+	const runs = 8
+	for range runs {
+		f.srv.Enqueue(fake.Text("Hi."))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, runs)
+	for range runs {
+		wg.Go(func() {
+			_, err := a.Run(ctx, user("Hello"))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	if n := f.count(fake.MethodCreateCachedContent, 1); n != 1 {
+		t.Errorf("%d concurrent runs made %d caches; want 1", runs, n)
+	}
+	for _, g := range f.generates(1) {
+		if g.CachedContent == "" {
+			t.Errorf("request #%d went uncached", g.Seq)
+		}
+	}
+}

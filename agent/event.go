@@ -26,7 +26,8 @@ const (
 	// (Turn, Attempt: the one that failed, Err: why, Delay). A re-ask of an
 	// empty or malformed reply is a retry too, with a zero Delay, and so is
 	// a typed run's answer that was refused (Err wraps ErrInvalidOutput):
-	// the next turn asks again.
+	// the next turn asks again, and so is a call the API refused for its
+	// context cache, sent again at once (see Config.Cache).
 	EventRetry
 
 	// EventText: a piece of the answer's text, as it streams (Turn, Text).

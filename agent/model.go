@@ -70,10 +70,11 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 			if r.ctx.Err() != nil {
 				return r.ctxError(turn)
 			}
-			if next := r.cacheFailed(turn, config, sent, err, &recached); next != nil && !streamed {
+			if sent != config && !streamed && cacheGone(err) {
 				// The cache is gone or refused: sent again, through a
 				// new cache or uncached (cache.go).
-				sent = next
+				r.retrying(ctx, turn, t.Attempts, err, 0)
+				sent = r.cacheLost(turn, config, sent, &recached)
 				continue
 			}
 			d, ok := rt.delay(err, tries)
