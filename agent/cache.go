@@ -265,7 +265,7 @@ func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateC
 			c.say(ctx, report, &CacheReport{Action: CacheRefreshed, Name: name})
 			return name
 		}
-		if !cacheGone(err) {
+		if !cacheMissing(err) {
 			// It still lives until it expires: use it, and try again
 			// on the next call.
 			c.logger.LogAttrs(ctx, slog.LevelWarn, "agent: refreshing a cache failed", slog.String("cache", name), slog.Any("error", err))
@@ -364,7 +364,7 @@ func (c *cacher) evict(ctx context.Context, keep *cacheEntry, report func(*Cache
 // delete deletes a cache; one the API no longer has is no error.
 func (c *cacher) delete(ctx context.Context, name string) error {
 	_, err := c.caches.Delete(ctx, name, nil)
-	if err != nil && !cacheGone(err) {
+	if err != nil && !cacheMissing(err) {
 		return fmt.Errorf("agent: deleting cache %s: %w", name, err)
 	}
 	return nil
@@ -442,6 +442,14 @@ func cacheGone(err error) bool {
 		return strings.Contains(strings.ToLower(e.Message), "cache")
 	}
 	return false
+}
+
+// cacheMissing reports whether err is the cachedContents routes' answer
+// for a cache they do not have: 404 NOT_FOUND on Vertex AI, 403
+// PERMISSION_DENIED on the Gemini API (caching.md §6).
+func cacheMissing(err error) bool {
+	var e genai.APIError
+	return errors.As(err, &e) && (e.Code == http.StatusNotFound || e.Code == http.StatusForbidden)
 }
 
 // notCacheable reports whether a create failed for a reason asking again

@@ -445,8 +445,17 @@ func TestCacheTypedStreamAndAsTool(t *testing.T) {
 	}
 	parent := newAgent(t, f.srv, toolset.MustNew(sub), func(c *agent.Config) { c.Models = f.client.Models })
 	f.srv.Enqueue(fake.Calls(fake.Call("weather_agent", map[string]any{"request": "Paris?"})), fake.Text("Sunny."), fake.Text("It is sunny."))
-	if _, err := parent.Run(ctx, user("Ask the weather agent")); err != nil {
+	res, err := parent.Run(ctx, user("Ask the weather agent"))
+	if err != nil {
 		t.Fatalf("parent run: %v", err)
+	}
+	// The billed split per agent: the caching one read its cache, the
+	// parent did not.
+	if u := res.Agents["weather_agent"]; u.CachedTokens == 0 || u.UncachedTokens() != u.PromptTokens-u.CachedTokens {
+		t.Errorf("Result.Agents[weather_agent] = %+v; want cached tokens", u)
+	}
+	if u := res.Agents[""]; u.PromptTokens == 0 || u.UncachedTokens() != u.PromptTokens {
+		t.Errorf("Result.Agents[\"\"] = %+v; want the parent's prompt all uncached", u)
 	}
 	named := 0
 	for _, g := range f.generates(1) {
@@ -567,5 +576,22 @@ func TestCacheConcurrentRuns(t *testing.T) {
 		if g.CachedContent == "" {
 			t.Errorf("request #%d went uncached", g.Seq)
 		}
+	}
+}
+
+// TestUsageCost: the billed split and its price.
+func TestUsageCost(t *testing.T) {
+	u := agent.Usage{PromptTokens: 10_000, ToolUsePromptTokens: 500, CachedTokens: 8_000, CandidatesTokens: 100, ThoughtsTokens: 50}
+	if got := u.UncachedTokens(); got != 2_500 {
+		t.Errorf("UncachedTokens() = %d; want 2500", got)
+	}
+	// Gemini 2.5 Flash's 2026 prices, in dollars per million tokens.
+	p := agent.Price{Input: 0.30, CachedInput: 0.03, Output: 2.50}
+	want := (2_500*0.30 + 8_000*0.03 + 150*2.50) / 1e6
+	if got := u.Cost(p); got < want*0.999999 || got > want*1.000001 {
+		t.Errorf("Cost() = %v; want %v", got, want)
+	}
+	if got := (agent.Usage{}).Cost(p); got != 0 {
+		t.Errorf("zero Usage costs %v", got)
 	}
 }
