@@ -248,6 +248,15 @@ func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateC
 	}
 	defer func() { <-e.sem }()
 	c.mu.Lock()
+	if cur := c.entries[e.fp]; cur != e {
+		// evict forgot e meanwhile: use the entry the map holds now,
+		// or put e back, so that Close finds what e will hold.
+		if cur != nil {
+			c.mu.Unlock()
+			return c.use(ctx, cur, config, gone, report)
+		}
+		c.entries[e.fp] = e
+	}
 	name, expires, refused, wait, closed := e.name, e.expires, e.refused, e.waitUntil, c.closed
 	c.mu.Unlock()
 	now := c.now()
@@ -323,7 +332,9 @@ func (c *cacher) set(e *cacheEntry, name string, expires time.Time) {
 
 // evict deletes the caches least recently used past MaxCaches, but keep's,
 // and forgets the entries that hold nothing (but those refused, which are
-// remembered). An entry another run is changing is left alone.
+// remembered), so that an agent that sees many shapes keeps few entries.
+// An entry another run is changing is left alone; one that a run is about
+// to change when it is forgotten is put back by use.
 func (c *cacher) evict(ctx context.Context, keep *cacheEntry, report func(*CacheReport)) {
 	var victims []string
 	c.mu.Lock()
@@ -335,7 +346,7 @@ func (c *cacher) evict(ctx context.Context, keep *cacheEntry, report func(*Cache
 				continue
 			}
 			live++
-			if e != keep && (oldest == nil || e.used < oldest.used) {
+			if e != keep && len(e.sem) == 0 && (oldest == nil || e.used < oldest.used) {
 				oldest = e
 			}
 		}

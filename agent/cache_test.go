@@ -595,3 +595,39 @@ func TestUsageCost(t *testing.T) {
 		t.Errorf("zero Usage costs %v", got)
 	}
 }
+
+// TestCacheExpiredMidStream: a cache that expires between two model calls
+// of a streamed run is made again once, and the stream goes on.
+func TestCacheExpiredMidStream(t *testing.T) {
+	for _, b := range cacheBackends {
+		t.Run(b.name, func(t *testing.T) {
+			f := newCacheFixture(t, b.client)
+			expire := toolset.MustFunc("get_weather", "Current weather for a city", func(ctx context.Context, in weatherIn) (string, error) {
+				f.srv.ExpireCaches()
+				return "sunny", nil
+			})
+			a := f.agent(t, toolset.MustNew(expire), agent.CachePolicy{TTL: time.Hour})
+			f.srv.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"})), fake.Text("Sunny."))
+			var text string
+			retries := 0
+			for e, err := range a.Stream(context.Background(), user("Weather in Paris?")) {
+				if err != nil {
+					t.Fatalf("Stream: %v", err)
+				}
+				switch e.Kind {
+				case agent.EventText:
+					text += e.Text
+				case agent.EventRetry:
+					retries++
+				}
+			}
+			if text != "Sunny." || retries != 1 {
+				t.Errorf("streamed %q with %d retries; want Sunny. after 1 (the call refused for its cache)", text, retries)
+			}
+			if n := f.count(fake.MethodCreateCachedContent, 1); n != 2 {
+				t.Errorf("%d caches made; want 2 (the first, and the one after the expiry)", n)
+			}
+			f.checkNeverBoth(t)
+		})
+	}
+}
