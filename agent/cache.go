@@ -53,8 +53,9 @@ type CachePolicy struct {
 const DefaultMaxCaches = 4
 
 // cacheRetryWait is how long the loop waits before it tries again to make
-// a cache whose creation failed for a reason that may pass (a 429, a 5xx,
-// a broken connection): meanwhile the requests go uncached.
+// or refresh a cache after a failure that may pass (a 429, a 5xx, a
+// broken connection): meanwhile the requests go uncached, or use the
+// cache until it expires.
 const cacheRetryWait = time.Minute
 
 // Caches is what the loop needs of genai's Caches client. *genai.Caches
@@ -133,7 +134,7 @@ type cacheEntry struct {
 	name      string    // the live cache, "" when there is none
 	expires   time.Time // when it expires, on the loop's clock
 	refused   error     // why it is not cacheable; set once, for good
-	waitUntil time.Time // no create before, after one that failed
+	waitUntil time.Time // no create or refresh before, after one that failed
 	used      uint64    // cacher.clock at its last use
 }
 
@@ -267,6 +268,8 @@ func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateC
 		name = "" // the API no longer has it
 	case name != "" && expires.Sub(now) >= c.ttl/2:
 		return name // another run made or refreshed it meanwhile
+	case name != "" && now.Before(expires) && now.Before(wait):
+		return name // a refresh failed lately: not tried again yet
 	case name != "" && now.Before(expires):
 		_, err := c.caches.Update(ctx, name, &genai.UpdateCachedContentConfig{TTL: c.ttl})
 		if err == nil {
@@ -276,8 +279,13 @@ func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateC
 		}
 		if !cacheMissing(err) {
 			// It still lives until it expires: use it, and try again
-			// on the next call.
+			// a little later.
 			c.logger.LogAttrs(ctx, slog.LevelWarn, "agent: refreshing a cache failed", slog.String("cache", name), slog.Any("error", err))
+			if ctx.Err() == nil {
+				c.mu.Lock()
+				e.waitUntil = now.Add(cacheRetryWait)
+				c.mu.Unlock()
+			}
 			return name
 		}
 		name = ""
@@ -297,9 +305,10 @@ func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateC
 	if err != nil {
 		c.mu.Lock()
 		e.name = ""
-		if notCacheable(err) {
+		switch {
+		case notCacheable(err):
 			e.refused = err
-		} else {
+		case ctx.Err() == nil: // not a run that was cancelled
 			e.waitUntil = now.Add(cacheRetryWait)
 		}
 		c.mu.Unlock()

@@ -631,3 +631,62 @@ func TestCacheExpiredMidStream(t *testing.T) {
 		})
 	}
 }
+
+// refusingUpdates is the real Caches client, whose refreshes the API
+// refuses (as Vertex AI may refuse a PATCH without updateMask, which
+// genai does not send).
+type refusingUpdates struct {
+	*genai.Caches
+	updates int
+}
+
+func (c *refusingUpdates) Update(ctx context.Context, name string, config *genai.UpdateCachedContentConfig) (*genai.CachedContent, error) {
+	c.updates++
+	return nil, genai.APIError{Code: 400, Status: "INVALID_ARGUMENT", Message: "update_mask is required."}
+}
+
+// TestCacheRefreshRefused: a refresh the API refuses leaves the cache in
+// use until it expires, is not tried again on every call, and the cache is
+// made anew once expired.
+func TestCacheRefreshRefused(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, (*fake.Server).VertexClient)
+	caches := &refusingUpdates{Caches: f.client.Caches}
+	a, err := agent.New(agent.Config{
+		Models: f.client.Models, Model: model, Retry: fastRetry,
+		GenerateConfig: &genai.GenerateContentConfig{SystemInstruction: longRules},
+		Cache:          &agent.CachePolicy{Caches: caches, TTL: 10 * time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.SetCacheClock(a, f.clock.now)
+	defer a.Close(ctx)
+	run := func() {
+		t.Helper()
+		f.srv.Enqueue(fake.Text("Hi."))
+		if _, err := a.Run(ctx, user("Hello")); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	run()
+	f.clock.advance(6 * time.Minute)
+	run()
+	run()
+	if caches.updates != 1 {
+		t.Errorf("%d refreshes tried; want 1, then a wait", caches.updates)
+	}
+	for _, g := range f.generates(1) {
+		if g.CachedContent == "" {
+			t.Errorf("request #%d went uncached; want the cache used until it expires", g.Seq)
+		}
+	}
+	f.clock.advance(5 * time.Minute) // expired
+	run()
+	if n := f.count(fake.MethodCreateCachedContent, 1); n != 2 {
+		t.Errorf("%d caches made; want 2 (one after the expiry)", n)
+	}
+	if rj := f.srv.Rejections(); len(rj) != 0 {
+		t.Errorf("rejections: %+v", rj)
+	}
+}
