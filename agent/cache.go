@@ -466,10 +466,13 @@ func cacheGone(err error) bool {
 
 // cacheMissing reports whether err is the cachedContents routes' answer
 // for a cache they do not have: 404 NOT_FOUND on Vertex AI, 403
-// PERMISSION_DENIED on the Gemini API (caching.md §6).
+// PERMISSION_DENIED "CachedContent not found (or permission denied)" on
+// the Gemini API (caching.md §6); a 403 that does not speak of the cache
+// (a key without access) is not.
 func cacheMissing(err error) bool {
 	var e genai.APIError
-	return errors.As(err, &e) && (e.Code == http.StatusNotFound || e.Code == http.StatusForbidden)
+	return errors.As(err, &e) && (e.Code == http.StatusNotFound ||
+		e.Code == http.StatusForbidden && strings.Contains(strings.ToLower(e.Message), "cache"))
 }
 
 // notCacheable reports whether a create failed for a reason asking again
