@@ -166,6 +166,13 @@ type Config struct {
 	// Logger receives the loop's logs: retries at Warn, steps at Debug.
 	// Nil means silent.
 	Logger *slog.Logger
+
+	// Cache, when set, turns on explicit context caching: the system
+	// instruction, tool declarations and tool config every request
+	// repeats are cached once and named in each request (see the package
+	// documentation, "Context caching"). Nil means off. An agent with a
+	// Cache should be closed ([Agent.Close]) to delete its caches.
+	Cache *CachePolicy
 }
 
 // An Interceptor decides about a tool call before it runs: it returns nil to
@@ -202,7 +209,9 @@ func Answer(output any) *toolset.Result {
 var ErrDenied = errors.New("agent: tool call denied")
 
 // An Agent runs tool-call loops with one configuration. It is immutable and
-// safe for concurrent use: any number of runs may share it.
+// safe for concurrent use: any number of runs may share it. Only the
+// caches of Config.Cache change under it, safely; [Agent.Close] deletes
+// them.
 type Agent struct {
 	models         Models
 	model          string
@@ -231,8 +240,9 @@ type Agent struct {
 	observer       Observer
 	scoper         ContextObserver // observer, when it implements ContextObserver
 	logger         *slog.Logger
-	unknownTool    string // the list of tools an unknown-tool error gives
-	err            error  // why With could not derive the agent: every run fails with it
+	cache          *cacher // Config.Cache's, shared with the agents derived by With; nil when off
+	unknownTool    string  // the list of tools an unknown-tool error gives
+	err            error   // why With could not derive the agent: every run fails with it
 
 	// x is what built-in tools, continuation and service tiers need (see
 	// features.go).
@@ -257,6 +267,14 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Output.check(); err != nil {
 		return nil, fmt.Errorf("agent: Config.Output: %w", err)
 	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cache, err := newCacher(cfg.Cache, cfg.Model, logger)
+	if err != nil {
+		return nil, err
+	}
 	a := &Agent{
 		models:         cfg.Models,
 		model:          cfg.Model,
@@ -277,16 +295,14 @@ func New(cfg Config) (*Agent, error) {
 		needsApproval:  cfg.NeedsApproval,
 		prepareHistory: cfg.PrepareHistory,
 		forceEveryTurn: cfg.ForceEveryTurn,
-		logger:         cfg.Logger,
+		logger:         logger,
+		cache:          cache,
 		x:              features{builtins: cfg.BuiltinTools, maxContinuations: cfg.MaxContinuations},
 
 		mediaInResponses: geminiadapter.MediaInResponses(cfg.Model),
 	}
 	if a.tools == nil {
 		a.tools = toolset.MustNew()
-	}
-	if a.logger == nil {
-		a.logger = slog.New(slog.DiscardHandler)
 	}
 	a.setObserver(cfg.Observer)
 	if a.tools.Len() > 0 {

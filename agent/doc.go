@@ -101,6 +101,59 @@
 // loop still reads the first hop's prompt size from genai's
 // InitialPromptTokenCount), false turns it off.
 //
+// # Context caching
+//
+// Config.Cache (a [CachePolicy]) turns on explicit context caching; it is
+// off by default. What every request of the agent repeats, the system
+// instruction, the tools' declarations (built-in tools included) and the
+// tool config, goes into a cache made with the policy's Caches client
+// (client.Caches) for the agent's model, and each model call names the
+// cache (GenerateConfig.CachedContent) and leaves those three out, since
+// the API refuses a request that names a cache and sets any of them; the
+// conversation's contents are never cached. The rest of the config
+// (sampling, thinking, the response schema, safety) stays on the request.
+//
+//   - One cache per fingerprint: a SHA-256 of the model and the cached
+//     parts. An agent derived with [Agent.With] shares its agent's caches;
+//     one whose tools or system instruction differ, a typed run's final-
+//     answer tool, a first turn forcing a call (mode ANY, cached apart
+//     from the later turns' AUTO) each get their own, never a stale one.
+//     Past CachePolicy.MaxCaches (DefaultMaxCaches, 4) the cache least
+//     recently used is deleted.
+//   - The first model call that needs a cache makes it (concurrent runs
+//     wait for that one); a cache with less than half its TTL left is
+//     refreshed (Caches.Update) before the call that finds it so, on the
+//     loop's clock (no Get).
+//   - A call the API refuses for its cache (gone: 403 on the Gemini API,
+//     400 FAILED_PRECONDITION or INVALID_ARGUMENT on Vertex AI; or any
+//     400, 403 or 404 whose message speaks of the cache) is an EventRetry,
+//     and is sent again at once through a cache made anew; refused a
+//     second time in the turn, it is sent uncached, and the agent gives
+//     that cache up.
+//   - What is estimated (4 bytes a token of its JSON) below
+//     CachePolicy.MinTokens, by default the model's minimum (2048 for
+//     Gemini 2.5, 1024 for Gemini 3 Flash, 4096 for the others, as the
+//     Gemini API documents them), is never sent to be cached. A create the
+//     API refuses with a 400 or a 404 (too small, a model without caching)
+//     makes that shape not cacheable for the agent's life; one that fails
+//     otherwise (429, 5xx, a broken connection) is tried again a minute
+//     later, the requests going uncached meanwhile.
+//   - Caching never fails a run: every failure sends the request uncached,
+//     is logged at Warn and reported to the observers as an [EventCache]
+//     (CacheFallback, CacheNotCacheable), as are the caches made,
+//     refreshed, made again and deleted.
+//   - [Agent.Close] deletes the caches the agent made; after it the agent
+//     still runs, uncached. Caches an agent never closed expire after
+//     their TTL; until then the API bills their storage by the hour.
+//
+// Usage.CachedTokens counts the prompt tokens read from a cache, explicit
+// or implicit; [Usage.UncachedTokens] those billed at the full price, and
+// [Usage.Cost] prices a run, or each agent of Result.Agents, at the prices
+// the program gives. The tokens of a cache are billed at the full price
+// when it is made, which Usage does not count. Stream, typed runs and
+// agents run as tools cache as Run does. [Steps], and so the temporalagent
+// workflow, does not: a cache name is state a replay would have to keep.
+//
 // # Built-in tools
 //
 // Config.BuiltinTools (and [Overrides].BuiltinTools) give the model

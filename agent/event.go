@@ -26,7 +26,8 @@ const (
 	// (Turn, Attempt: the one that failed, Err: why, Delay). A re-ask of an
 	// empty or malformed reply is a retry too, with a zero Delay, and so is
 	// a typed run's answer that was refused (Err wraps ErrInvalidOutput):
-	// the next turn asks again.
+	// the next turn asks again, and so is a call the API refused for its
+	// context cache, sent again at once (see Config.Cache).
 	EventRetry
 
 	// EventText: a piece of the answer's text, as it streams (Turn, Text).
@@ -104,6 +105,15 @@ const (
 	// No event of a call comes after its EventToolResult. A call of an
 	// agent run as a tool ([AsTool]) reports the agent run's turns.
 	EventToolProgress
+
+	// EventCache: something happened to the agent's context cache during
+	// a model call (Turn, Cache: what, Err: why, for a fallback), before
+	// the EventModelRequest of the call it concerns: it was made,
+	// refreshed, made again after the API lost it, deleted when replaced,
+	// found not cacheable, or caching failed and the request goes
+	// uncached (see Config.Cache). Only agents with a Config.Cache report
+	// it.
+	EventCache
 )
 
 var eventKindNames = [...]string{
@@ -122,6 +132,7 @@ var eventKindNames = [...]string{
 	EventServerToolCall:   "ServerToolCall",
 	EventServerToolResult: "ServerToolResult",
 	EventToolProgress:     "ToolProgress",
+	EventCache:            "Cache",
 }
 
 // String returns the kind's name without its Event prefix, e.g. "ToolCall".
@@ -158,7 +169,7 @@ type Event struct {
 	Attempt  int           // EventModelRequest, EventRetry, EventHop: the model call of the turn, from 1
 	Hop      int           // EventModelRequest, EventRetry, EventHop, EventModelResponse: the request of a continued answer, from 0 (see EventHop)
 	Delay    time.Duration // EventRetry: the wait before the next attempt
-	Err      error         // EventRetry: the failure; EventDone: the run's error, if any
+	Err      error         // EventRetry: the failure; EventDone: the run's error, if any; EventCache: why caching failed
 	Text     string        // EventText, EventThought: the new piece of text
 	Duration time.Duration // EventModelResponse: the turn's model time; EventToolResult: the call's
 
@@ -174,6 +185,8 @@ type Event struct {
 	Approval   *Approval           // EventApproval
 	Progress   *toolset.Progress   // EventToolProgress: how far the call has come
 	ToolResult *ToolResult         // EventToolResult
+
+	Cache *CacheReport // EventCache
 
 	TurnInfo *Turn   // EventTurnEnd: the complete turn, as it is in Result.Turns
 	Result   *Result // EventDone: the run's result, partial when Err is set

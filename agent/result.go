@@ -154,6 +154,40 @@ type Usage struct {
 	ServiceTier genai.ServiceTier
 }
 
+// UncachedTokens returns the input tokens billed at the full input price:
+// the prompt's, tool-use prompts included, less those served from a cache
+// (CachedTokens, billed at the cached price). The tokens a cache is made
+// of are billed once more, at the full price, when it is made; they are
+// not in Usage, nor is what keeping a cache costs by the hour.
+func (u Usage) UncachedTokens() int {
+	return u.PromptTokens + u.ToolUsePromptTokens - u.CachedTokens
+}
+
+// Price is what a model's tokens cost, per million tokens, in a currency
+// of the program's choosing. The package ships no prices: they change,
+// and differ by model, backend, tier and prompt length (Gemini 2.5 Pro
+// charges more above 200,000 prompt tokens; pick the Price that applies).
+type Price struct {
+	// Input is the price of a million input tokens not served from a cache.
+	Input float64
+	// CachedInput is the price of a million input tokens served from a
+	// cache, explicit or implicit: a tenth of Input on Gemini 2.5 and
+	// later, as of 2026.
+	CachedInput float64
+	// Output is the price of a million output tokens, thoughts included.
+	Output float64
+}
+
+// Cost returns what the tokens u counts cost at p: the uncached input at
+// p.Input, the cached input at p.CachedInput, the response and thoughts
+// at p.Output. For a run that called agents as tools with other models,
+// price each of Result.Agents with its own model's Price and add them up.
+func (u Usage) Cost(p Price) float64 {
+	return (float64(u.UncachedTokens())*p.Input +
+		float64(u.CachedTokens)*p.CachedInput +
+		float64(u.CandidatesTokens+u.ThoughtsTokens)*p.Output) / 1e6
+}
+
 // serviceTierHeader is the header in which the Gemini API says which tier
 // served a request (ai.google.dev/gemini-api/docs/priority-inference; the
 // real traffic's responses all carry it, "standard", since mid-2026).

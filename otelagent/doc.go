@@ -37,7 +37,13 @@
 // gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
 // gen_ai.agent.name, and when the run ends the run's token totals
 // (gen_ai.usage.input_tokens, gen_ai.usage.output_tokens) and the last
-// turn's gen_ai.response.finish_reasons.
+// turn's gen_ai.response.finish_reasons. An agent with a context cache
+// (agent.Config.Cache) adds an event "cache" to it for each
+// agent.EventCache, with toolnexus.cache.action (created, refreshed,
+// recreated, deleted, not cacheable, fallback), toolnexus.cache.name,
+// toolnexus.cache.tokens for a cache made, and error.type and
+// exception.message when caching failed; the conventions name no such
+// event.
 //
 // A model call span (generate_content {model}) starts with what samplers
 // read: gen_ai.operation.name, gen_ai.provider.name,

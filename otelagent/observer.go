@@ -209,6 +209,8 @@ func (o *Observer) Observe(ctx context.Context, e *agent.Event) {
 		if t := st.openTool(e.Turn, e.Index, true); t != nil {
 			o.endTool(t, e)
 		}
+	case agent.EventCache:
+		o.cache(st, e)
 	case agent.EventDone:
 		o.endRun(ctx, st, e)
 	}

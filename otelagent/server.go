@@ -21,7 +21,33 @@ var (
 	responseServiceTier = attribute.Key("gcp.gen_ai.response.service_tier")
 	continuationHop     = attribute.Key("toolnexus.continuation.hop")
 	continuedAnswer     = attribute.Bool("toolnexus.continuation", true)
+	cacheAction         = attribute.Key("toolnexus.cache.action")
+	cacheName           = attribute.Key("toolnexus.cache.name")
+	cacheTokens         = attribute.Key("toolnexus.cache.tokens")
 )
+
+// cache records what happened to the agent's context cache (see
+// agent.EventCache) as an event "cache" of the run's span: its
+// toolnexus.cache.action, toolnexus.cache.name, toolnexus.cache.tokens
+// (the tokens of a cache made) and, when caching failed, error.type and
+// exception.message. The conventions name no such event; the tokens read
+// from a cache are each model call's gen_ai.usage.cache_read.input_tokens.
+func (o *Observer) cache(st *runState, e *agent.Event) {
+	if e.Cache == nil || !st.span.IsRecording() {
+		return
+	}
+	attrs := []attribute.KeyValue{cacheAction.String(string(e.Cache.Action))}
+	if e.Cache.Name != "" {
+		attrs = append(attrs, cacheName.String(e.Cache.Name))
+	}
+	if e.Cache.Tokens > 0 {
+		attrs = append(attrs, cacheTokens.Int(e.Cache.Tokens))
+	}
+	if e.Cache.Err != nil {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(e.Cache.Err)), attribute.String("exception.message", o.errorText(e.Cache.Err)))
+	}
+	st.span.AddEvent("cache", trace.WithAttributes(attrs...))
+}
 
 // serverTools records the built-in tools the API ran during a model call,
 // whose span is span: each invocation, with its result, as an execute_tool

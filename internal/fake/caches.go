@@ -67,16 +67,7 @@ const ImplicitCacheLifetime = 5 * time.Minute
 // Gemini 3 Pro. Other models get 4096, the floor ADK hard-codes and an
 // error showed for a model it did not name. Tokens are counted as
 // usageMetadata counts them (about 4 bytes a token).
-func MinCacheTokens(model string) int {
-	major, tail, ok := modelname.Major(strings.ToLower(model))
-	switch {
-	case ok && major == 2 && strings.HasPrefix(tail, ".5"):
-		return 2048
-	case ok && major == 3 && strings.HasPrefix(tail, "-flash"):
-		return 1024
-	}
-	return 4096
-}
+func MinCacheTokens(model string) int { return modelname.MinCacheTokens(model) }
 
 // CachedContent is a cache the server keeps, as [Server.Caches] reports
 // it: what it holds, for which model, and until when.

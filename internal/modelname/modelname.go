@@ -29,3 +29,23 @@ func Major(model string) (major int, tail string, ok bool) {
 	}
 	return major, rest[end:], true
 }
+
+// MinCacheTokens returns the fewest tokens a context cache of model may
+// hold, which is also the fewest a prompt prefix must share with an
+// earlier one to be cached implicitly: one table of the Gemini API's
+// documentation serves both (../shared/notes/caching.md §4). Its newest
+// version (2026-06/07) gives 2048 for the Gemini 2.5 models, 4096 for
+// Gemini 3.1 Pro and the Flash models from 3.5 on; the one before it 1024
+// for Gemini 3 Flash Preview and 4096 for Gemini 3 Pro. Other models get
+// 4096, the floor ADK hard-codes and an error showed for a model it did
+// not name.
+func MinCacheTokens(model string) int {
+	major, tail, ok := Major(strings.ToLower(model))
+	switch {
+	case ok && major == 2 && strings.HasPrefix(tail, ".5"):
+		return 2048
+	case ok && major == 3 && strings.HasPrefix(tail, "-flash"):
+		return 1024
+	}
+	return 4096
+}
