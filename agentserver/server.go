@@ -231,7 +231,16 @@ func New(cfg Config) (*Server, error) {
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
 	s := &Server{cfg: cfg, runner: cfg.Runner, workers: newWorkers(), origins: origins}
 	if s.runner == nil {
-		s.runner = newLocalRunner(&s.cfg)
+		l := newLocalRunner(&s.cfg)
+		// The runs a stopped process left in the store go on now, not when
+		// their thread is next touched: a run that waits for a decision is
+		// listed at once (Current), one cut mid-answer finishes it for when
+		// its user comes back.
+		if err := l.recoverRuns(context.Background()); err != nil {
+			l.Close(context.Background())
+			return nil, err
+		}
+		s.runner = l
 	}
 	s.stopStreams, s.stop = context.WithCancel(context.Background())
 	return s, nil
