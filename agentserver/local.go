@@ -18,8 +18,8 @@ import (
 )
 
 // localRunner is the default Runner: each run is agent.Stream on a
-// goroutine of the server's process, saved by session.Stream, its log in
-// memory.
+// goroutine of the server's process, journaled and saved (journal.go),
+// its log in memory.
 type localRunner struct {
 	agent    *agent.Agent
 	store    session.Store
@@ -296,7 +296,7 @@ func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*t
 }
 
 // errNoEnd is the error of a run whose stream ended without its last
-// event, which session.Stream never does.
+// event, which agent.Stream never does.
 var errNoEnd = errors.New("agentserver: the run ended without its result")
 
 // runKey is the context key of RunID.
