@@ -132,7 +132,6 @@ var what = map[string]any{"what": "it"}
 
 // child is a server process of the crash tests.
 type child struct {
-	t    *testing.T
 	cmd  *exec.Cmd
 	base string
 }
@@ -151,7 +150,7 @@ func startChild(t *testing.T, store, modelURL, count string, block bool) *child 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &child{t: t, cmd: cmd}
+	c := &child{cmd: cmd}
 	t.Cleanup(c.kill)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), addrPrefix)
@@ -180,7 +179,7 @@ func (c *child) do(ctx context.Context, method, path string, req any) *response 
 	}
 	r, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
-		c.t.Fatal(err)
+		return &response{body: err.Error()}
 	}
 	r.Header.Set("X-User", "alice")
 	r.Header.Set("Content-Type", "application/json")
