@@ -122,8 +122,10 @@
 // Recovered runs count among the runs in flight (MaxRuns) but are never
 // refused for it. The offsets of a recovered run's log are its own (the
 // text joined): a client resumes it from its start, as the resume routes
-// do. One process serves a store's threads at a time: two processes that
-// start on one store both recover its runs. Close still ends the runs in
+// do. One Server serves a store's threads at a time: two that start on
+// one store, in one process or two, both recover its runs. A run whose
+// save failed (the store down at its end) keeps its journal, and the next
+// Server on the store picks it up from its last step. Close still ends the runs in
 // flight, those that wait for decisions included, and saves them; a
 // process that is killed instead leaves them to the next.
 //

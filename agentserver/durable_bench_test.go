@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -107,4 +108,85 @@ func BenchmarkServedRunSQLite(b *testing.B) {
 			b.ReportMetric(float64(counted.writes.Load())/float64(n), "writes/run")
 		})
 	}
+}
+
+// How long New takes to recover 1,000 runs that wait for an approval on
+// SQLite, until every one waits again (each a journal of three entries:
+// the run, the turn that made the call, the pause).
+func BenchmarkRecoverWaitingRuns(b *testing.B) {
+	const runs = 1000
+	m := fake.NewServer()
+	defer m.Close()
+	weather := toolset.MustFunc("get_weather", "Weather", func(_ context.Context, in cityIn) (string, error) { return "sunny in " + in.City, nil })
+	a, err := agent.New(agent.Config{Models: m.Client().Models, Model: model, Tools: toolset.MustNew(weather),
+		NeedsApproval: func(*genai.FunctionCall) bool { return true }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler)}
+
+	// One real run that waits, whose journal every thread gets a copy of.
+	seed := session.NewMemory()
+	cfg.Store = seed
+	srv, err := agentserver.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Enqueue(fake.Calls(call("Paris")))
+	att, err := srv.Submit(ctx, "alice", agentserver.Request{Thread: "seed", Message: genai.NewContentFromText("Weather in Paris?", genai.RoleUser)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		rec, _, err := att.Cursor.Next(ctx, time.Minute)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rec.Kind == agentserver.KindPause {
+			break
+		}
+	}
+	att.Cursor.Close()
+	journal, err := seed.LoadRun(ctx, "agentserver/alice/seed")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.Close(ctx)
+
+	for b.Loop() {
+		b.StopTimer()
+		db, err := sqlitestore.Open(ctx, filepath.Join(b.TempDir(), "threads.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range runs {
+			if err := db.BeginRun(ctx, "agentserver/alice/t"+strconv.Itoa(i), "run_"+strconv.Itoa(i), journal.Entries); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cfg.Store = db
+		b.StartTimer()
+		srv, err := agentserver.New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range runs {
+			for {
+				info, err := srv.Current(ctx, "alice", "t"+strconv.Itoa(i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if info.State == agentserver.StateWaiting {
+					break
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		b.StopTimer()
+		srv.Close(ctx)
+		db.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(runs, "runs")
 }
