@@ -37,7 +37,7 @@ const (
 	childEnv   = "AGENTSERVER_CHILD"       // the store: a postgres:// URL, or a SQLite file
 	modelEnv   = "AGENTSERVER_CHILD_MODEL" // the fake model's URL
 	countEnv   = "AGENTSERVER_CHILD_COUNT" // the file each tool appends its name to when it runs
-	blockEnv   = "AGENTSERVER_CHILD_BLOCK" // "1": the tools act and look block until the process dies
+	blockEnv   = "AGENTSERVER_CHILD_BLOCK" // "1": the tools block until the process dies
 	addrPrefix = "listening on "
 )
 
@@ -96,6 +96,7 @@ func serveChild() {
 	look.ReadOnly = true
 	send := toolset.MustFunc("send", "Sends", func(ctx context.Context, in whatIn) (string, error) {
 		count("send")
+		block(ctx)
 		return "sent", nil
 	})
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: fake.APIKey, Backend: genai.BackendGeminiAPI,
@@ -137,7 +138,7 @@ type child struct {
 }
 
 // startChild starts a server process on store; block says whether its
-// tools act and look block until it dies.
+// tools block until it dies.
 func startChild(t *testing.T, store, modelURL, count string, block bool) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -324,6 +325,24 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 		},
 		counts: map[string]int{"send": 1},
 		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"result":"sent"}`, "model: Sent."},
+	}, {
+		name:  "an approved call running",
+		reply: replies(fake.Calls(fake.Call("send", what)), fake.Text("Maybe sent.")),
+		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
+			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Send it"})
+			p := resp.last()
+			if p.Kind != agentserver.KindPause {
+				t.Fatalf("the run did not pause: %v %s", resp.kinds(), resp.body)
+			}
+			go c.do(bg, "POST", "/run", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}})
+			until(t, "send to start", func() bool { return counts(t, count)["send"] == 1 })
+			return resp
+		},
+		second: func(t *testing.T, c *child, _ *response) *response { return c.do(bg, "GET", "/replay?thread=t1", nil) },
+		counts: map[string]int{"send": 1}, // approved, it ran, and may have taken effect: not run again
+		stored: []string{"user: Send it", `model: call send{"what":"it"}`,
+			`user: response send{"error":"tool send was interrupted: the process running it stopped before it returned, so it may or may not have run; check whether it took effect before calling it again, or ask the user"}`,
+			"model: Maybe sent."},
 	}, {
 		name:  "between results and the next model call",
 		reply: replies(fake.Calls(fake.Call("look", what)), fake.Text("never").WithDelay(time.Hour), fake.Text("Seen.")),
