@@ -37,7 +37,7 @@ const (
 	childEnv   = "AGENTSERVER_CHILD"       // the store: a postgres:// URL, or a SQLite file
 	modelEnv   = "AGENTSERVER_CHILD_MODEL" // the fake model's URL
 	countEnv   = "AGENTSERVER_CHILD_COUNT" // the file each tool appends its name to when it runs
-	blockEnv   = "AGENTSERVER_CHILD_BLOCK" // "1": the tools block until the process dies
+	blockEnv   = "AGENTSERVER_CHILD_BLOCK" // the tools that block until the process dies, separated by commas
 	addrPrefix = "listening on "
 )
 
@@ -78,25 +78,25 @@ func serveChild() {
 		fmt.Fprintln(f, name)
 		f.Close()
 	}
-	block := func(ctx context.Context) {
-		if os.Getenv(blockEnv) == "1" {
+	block := func(ctx context.Context, name string) {
+		if slices.Contains(strings.Split(os.Getenv(blockEnv), ","), name) {
 			<-ctx.Done()
 		}
 	}
 	act := toolset.MustFunc("act", "Does something", func(ctx context.Context, in whatIn) (string, error) {
 		count("act")
-		block(ctx)
+		block(ctx, "act")
 		return "done", nil
 	})
 	look := toolset.MustFunc("look", "Looks", func(ctx context.Context, in whatIn) (string, error) {
 		count("look")
-		block(ctx)
+		block(ctx, "look")
 		return "seen", nil
 	})
 	look.ReadOnly = true
 	send := toolset.MustFunc("send", "Sends", func(ctx context.Context, in whatIn) (string, error) {
 		count("send")
-		block(ctx)
+		block(ctx, "send")
 		return "sent", nil
 	})
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: fake.APIKey, Backend: genai.BackendGeminiAPI,
@@ -137,12 +137,12 @@ type child struct {
 	base string
 }
 
-// startChild starts a server process on store; block says whether its
-// tools block until it dies.
-func startChild(t *testing.T, store, modelURL, count string, block bool) *child {
+// startChild starts a server process on store, whose tools named in block
+// block until it dies.
+func startChild(t *testing.T, store, modelURL, count string, block ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+store, modelEnv+"="+modelURL, countEnv+"="+count, blockEnv+"="+map[bool]string{true: "1"}[block])
+	cmd.Env = append(os.Environ(), childEnv+"="+store, modelEnv+"="+modelURL, countEnv+"="+count, blockEnv+"="+strings.Join(block, ","))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -255,8 +255,8 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 		// processes).
 		reply  func(seq int) *fake.Reply
 		counts map[string]int
-		// free says that the first process's tools do not block.
-		free bool
+		// block names the tools that block in the first process.
+		block []string
 		// stored is the thread at the end, as requestText writes it.
 		stored []string
 	}{{
@@ -279,6 +279,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 		stored: []string{"user: Say hello", "model: Hello again."},
 	}, {
 		name:  "tools running",
+		block: []string{"act", "look"},
 		reply: replies(fake.Calls(fake.Call("act", what), fake.Call("look", what)), fake.Text("Done and seen.")),
 		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
 			go c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Act and look"})
@@ -327,6 +328,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"result":"sent"}`, "model: Sent."},
 	}, {
 		name:  "an approved call running",
+		block: []string{"send"},
 		reply: replies(fake.Calls(fake.Call("send", what)), fake.Text("Maybe sent.")),
 		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
 			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Send it"})
@@ -344,6 +346,28 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			`user: response send{"error":"tool send was interrupted: the process running it stopped before it returned, so it may or may not have run; check whether it took effect before calling it again, or ask the user"}`,
 			"model: Maybe sent."},
 	}, {
+		name:  "a later turn's call running",
+		block: []string{"act"},
+		reply: replies(fake.Calls(fake.Call("look", what)), fake.Calls(fake.Call("act", what)), fake.Text("Looked, then acted.")),
+		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
+			go c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Look, then act"})
+			until(t, "act to start", func() bool { return counts(t, count)["act"] == 1 })
+			return nil
+		},
+		second: func(t *testing.T, c *child, _ *response) *response {
+			resp := c.do(bg, "GET", "/replay?thread=t1", nil)
+			want := []string{"open", "start", "step", "tool-call", "tool-result", "step-end", "step", "tool-call", "tool-result", "step-end", "step", "text", "step-end", "done"}
+			if k := resp.kinds(); !slices.Equal(k, want) {
+				t.Errorf("the recovered run's log is %v; want %v", k, want)
+			}
+			return resp
+		},
+		counts: map[string]int{"look": 1, "act": 1},
+		stored: []string{"user: Look, then act", `model: call look{"what":"it"}`, `user: response look{"result":"seen"}`,
+			`model: call act{"what":"it"}`,
+			`user: response act{"error":"tool act was interrupted: the process running it stopped before it returned, so it may or may not have run; check whether it took effect before calling it again, or ask the user"}`,
+			"model: Looked, then acted."},
+	}, {
 		name:  "between results and the next model call",
 		reply: replies(fake.Calls(fake.Call("look", what)), fake.Text("never").WithDelay(time.Hour), fake.Text("Seen.")),
 		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
@@ -352,7 +376,6 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			return nil
 		},
 		second: func(t *testing.T, c *child, _ *response) *response { return c.do(bg, "GET", "/replay?thread=t1", nil) },
-		free:   true,
 		counts: map[string]int{"look": 1}, // its result was journaled: reused, not run again
 		stored: []string{"user: Look", `model: call look{"what":"it"}`, `user: response look{"result":"seen"}`, "model: Seen."},
 	}} {
@@ -362,11 +385,11 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			m := fake.NewServer()
 			defer m.Close()
 			m.SetReplyFunc(func(req *fake.Request) *fake.Reply { return tc.reply(req.Seq) })
-			c1 := startChild(t, store, m.URL, count, !tc.free)
+			c1 := startChild(t, store, m.URL, count, tc.block...)
 			read := tc.first(t, c1, m, count)
 			c1.kill()
 
-			c2 := startChild(t, store, m.URL, count, false)
+			c2 := startChild(t, store, m.URL, count)
 			resp := tc.second(t, c2, read)
 			if last := resp.last(); last.Kind != agentserver.KindDone || last.Done.State != agentserver.StateDone {
 				t.Errorf("the recovered run ended with %+v: %v", last, resp.kinds())
