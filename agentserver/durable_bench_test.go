@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -56,21 +57,25 @@ func cpuTime() time.Duration {
 type appendOnly struct{ session.Store }
 
 // A served run of two turns and two tool calls (the scripted model: the
-// calls, then an answer in 40 pieces) on SQLite: journaled step by step,
-// or saved at its end only. writes/run counts the store's writes,
+// calls, then an answer in 40 pieces) on SQLite and on session.Memory:
+// journaled step by step, or saved at its end only. writes/run counts the store's writes,
 // cpu-ns/run the process's CPU time (user and system) per run.
-func BenchmarkServedRunSQLite(b *testing.B) {
-	for _, journaled := range []bool{true, false} {
-		name := "journal"
-		if !journaled {
-			name = "end-only"
-		}
-		b.Run(name, func(b *testing.B) {
-			db, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "threads.db"))
-			if err != nil {
-				b.Fatal(err)
+func BenchmarkServedRun(b *testing.B) {
+	for _, tc := range []struct {
+		name      string
+		journaled bool
+	}{{"sqlite/journal", true}, {"sqlite/end-only", false}, {"memory/journal", true}, {"memory/end-only", false}} {
+		journaled := tc.journaled
+		b.Run(tc.name, func(b *testing.B) {
+			var db session.Journaler = session.NewMemory()
+			if strings.HasPrefix(tc.name, "sqlite") {
+				s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "threads.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				db = s
 			}
-			defer db.Close()
 			counted := &countingJournal{Journaler: db}
 			var store session.Store = counted
 			if !journaled {
