@@ -119,8 +119,10 @@
 //   - one whose answer was written whole, and that died before it was
 //     saved, is saved, and not run.
 //
-// Recovered runs count among the runs in flight (MaxRuns) but are never
-// refused for it. The offsets of a recovered run's log are its own (the
+// New fails when the store cannot list or load the journals; a journal
+// that is not agentserver's is logged and left as it is (its thread
+// stays busy until it is deleted). Recovered runs count among the runs in
+// flight (MaxRuns) but are never refused for it. The offsets of a recovered run's log are its own (the
 // text joined): a client resumes it from its start, as the resume routes
 // do. One Server serves a store's threads at a time: two that start on
 // one store, in one process or two, both recover its runs. A run whose

@@ -52,3 +52,22 @@ func TestCloseSavesShownText(t *testing.T) {
 func dump(contents []*genai.Content) []string {
 	return requestText(&fake.Request{Contents: contents})
 }
+
+// A journal that is not agentserver's does not keep the server from
+// starting: it is logged and left, and its thread stays busy.
+func TestRecoverSkipsForeignJournal(t *testing.T) {
+	store := session.NewMemory()
+	if err := store.BeginRun(bg, "agentserver/alice/t1", "run_x", [][]byte{[]byte("not json")}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = store }})
+	if _, err := h.srv.Current(bg, "alice", "t1"); !isErr(err, agentserver.ErrNotFound) {
+		t.Errorf("Current = %v; want ErrNotFound", err)
+	}
+	if resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "hi"}); resp.status != 409 || resp.errorCode() != "busy" {
+		t.Errorf("a run on the thread: %d %s; want 409 busy", resp.status, resp.body)
+	}
+	if j, err := store.LoadRun(bg, "agentserver/alice/t1"); err != nil || j.Run != "run_x" {
+		t.Errorf("the journal: %+v, %v; want it left as it was", j, err)
+	}
+}

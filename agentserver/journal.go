@@ -232,7 +232,8 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, thre
 	for i, b := range jr.Entries {
 		e := new(entry)
 		if err := json.Unmarshal(b, e); err != nil || (i == 0) != (e.Kind == entryBegin) {
-			return fmt.Errorf("agentserver: the journal of run %s on %q is not one of agentserver's (entry %d)", jr.Run, thread, i)
+			l.skip(ctx, jr, fmt.Errorf("entry %d is not one of agentserver's", i))
+			return nil
 		}
 		entries = append(entries, e)
 	}
@@ -240,7 +241,8 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, thre
 	in := &Input{Thread: thread, Conversation: b.Conversation, User: b.User, Message: b.Message, Tools: b.Tools, KeepLog: b.KeepLog}
 	tools, err := browserTools(in.Tools)
 	if err != nil {
-		return fmt.Errorf("agentserver: the browser tools of run %s: %w", jr.Run, err)
+		l.skip(ctx, jr, fmt.Errorf("its browser tools: %w", err))
+		return nil
 	}
 	r := newRun(jr.Run, in, l)
 	r.started = b.Started
@@ -270,6 +272,13 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, thre
 		slog.Int("entries", len(entries)))
 	l.workers.Go(func() { l.execute(runCtx, r, in, tools, prior) })
 	return nil
+}
+
+// skip logs a journal that cannot be recovered, and leaves it in the
+// store: the thread stays busy until it is deleted.
+func (l *localRunner) skip(ctx context.Context, jr session.Journal, err error) {
+	l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: a run cannot be recovered", slog.String("run", jr.Run),
+		slog.String("thread", jr.ID), slog.Any("error", err))
 }
 
 // replay adds to the log the records of the steps the journal holds, and
