@@ -14,7 +14,9 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/pgtest"
 	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/session/pgstore"
 	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -57,19 +59,29 @@ func cpuTime() time.Duration {
 type appendOnly struct{ session.Store }
 
 // A served run of two turns and two tool calls (the scripted model: the
-// calls, then an answer in 40 pieces) on SQLite and on session.Memory:
+// calls, then an answer in 40 pieces) on SQLite, session.Memory and
+// PostgreSQL (skipped without a server: see internal/pgtest):
 // journaled step by step, or saved at its end only. writes/run counts the store's writes,
 // cpu-ns/run the process's CPU time (user and system) per run.
 func BenchmarkServedRun(b *testing.B) {
 	for _, tc := range []struct {
 		name      string
 		journaled bool
-	}{{"sqlite/journal", true}, {"sqlite/end-only", false}, {"memory/journal", true}, {"memory/end-only", false}} {
+	}{{"sqlite/journal", true}, {"sqlite/end-only", false}, {"memory/journal", true}, {"memory/end-only", false},
+		{"postgres/journal", true}, {"postgres/end-only", false}} {
 		journaled := tc.journaled
 		b.Run(tc.name, func(b *testing.B) {
 			var db session.Journaler = session.NewMemory()
-			if strings.HasPrefix(tc.name, "sqlite") {
+			switch {
+			case strings.HasPrefix(tc.name, "sqlite"):
 				s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "threads.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				db = s
+			case strings.HasPrefix(tc.name, "postgres"):
+				s, err := pgstore.Open(context.Background(), pgtest.Database(b))
 				if err != nil {
 					b.Fatal(err)
 				}
