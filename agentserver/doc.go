@@ -30,7 +30,8 @@
 //
 // A thread has one run at a time. A run is the agent's Stream on the
 // thread's history and the new message, on a goroutine of the server's
-// (not of the request that started it), saved by session.Stream: a client
+// (not of the request that started it), journaled step by step and saved
+// when it ends (see Durable runs): a client
 // that goes away does not lose the answer, and does not stop the run (a
 // reload resumes it); [Server.CancelThread], each protocol's cancel
 // route, does. A second request on a busy
@@ -57,6 +58,78 @@
 // Request.KeepLog, for a protocol whose clients ask for a run's whole
 // story after its end (A2A's tasks/get), keeps its log, each turn's text
 // joined into one record.
+//
+// # Durable runs
+//
+// When Config.Store is a session.Journaler (session.Memory, sqlitestore
+// and pgstore are), the in-process runner writes each step of a run to
+// the thread's journal as it happens, and a server that starts on the
+// same store picks up the runs another process left unfinished: a crash,
+// a kill or a deploy loses at most the step in flight. What is written,
+// one entry each (JSON, agentserver's own; the store keeps them opaque):
+//
+//   - the run, when it is accepted: its id, user, thread, the user's
+//     message, the browser tools the request declared, when it started.
+//     Start writes it before it returns, so an accepted run is stored
+//     (a store that refuses it fails the request: 409 busy when another
+//     process holds the thread's journal, 503 otherwise);
+//   - each model turn, once its response is complete: the content exactly
+//     as received (text, thoughts with their signatures, calls) and its
+//     usage, before the records of its calls;
+//   - each call's result, as it comes, before its record;
+//   - each pause (the calls that wait), before its record, and each
+//     decision (a request's, or a deadline's), before its records.
+//
+// The pieces of text and thoughts of an answer are shown as they stream
+// and are not written one by one (an answer has thousands): the turn's
+// entry holds them, once the response is whole. So a crash in the middle
+// of an answer loses the text shown of it, and the recovered run asks
+// the model again. Close and a cancel do not lose it: a run that ends
+// in the middle of an answer is saved with the text its readers were
+// shown, as a model content of its own. A run ends with
+// session.Journaler's EndRun, which appends the run's contents to the
+// thread and drops its journal in one step: saved once, never twice.
+// A write of a step that fails is logged (Config.Logger), and the run
+// goes on: it is saved at its end all the same.
+//
+// New recovers, before it returns, every run the store's journals show
+// unfinished (session.Journaler.ListRuns over the threads of every user
+// of the server): at start rather than when a thread is next touched, so
+// that Current and the protocols' resume routes show a run that waits
+// from the first request, and a run cut in the middle of an answer
+// finishes for when its user comes back. A recovered run keeps its id.
+// Its log shows again what its readers were shown: its start, then for
+// each turn written its step, its thoughts and its text (each joined in
+// one record), its calls and their results, pauses and decisions; then
+// the run goes on from its last step:
+//
+//   - one that died in a model call sends it again;
+//   - one that died while its calls ran answers them: a result written is
+//     reused, never run again; a call whose result was not written is
+//     answered with agent.Interrupted ("may or may not have run"), unless
+//     its tool is safe to repeat (toolset.Tool.SafeToRepeat: read-only or
+//     idempotent), which runs again; a call decided before the crash
+//     gets its decision (an approved one was running, so it is
+//     interrupted or run again as above);
+//   - one that waited for decisions waits again for the calls nobody
+//     decided, with the same call ids, under a new pause with a new
+//     deadline (ApprovalTimeout from the recovery); a decision continues
+//     it as before. The pauses and decisions of the turn it resumes are
+//     not shown again: its new pause is;
+//   - one whose answer was written whole, and that died before it was
+//     saved, is saved, and not run.
+//
+// New fails when the store cannot list or load the journals; a journal
+// that is not agentserver's is logged and left as it is (its thread
+// stays busy until it is deleted). Recovered runs count among the runs in
+// flight (MaxRuns) but are never refused for it. The offsets of a recovered run's log are its own (the
+// text joined): a client resumes it from its start, as the resume routes
+// do. One Server serves a store's threads at a time: two that start on
+// one store, in one process or two, both recover its runs. A run whose
+// save failed (the store down at its end) keeps its journal, and the next
+// Server on the store picks it up from its last step. Close still ends the runs in
+// flight, those that wait for decisions included, and saves them; a
+// process that is killed instead leaves them to the next.
 //
 // # Approvals and browser tools
 //
@@ -222,7 +295,13 @@
 //     the end may start the next run at once. Latest describes the
 //     thread's latest run, over or not, for as long as runs are kept.
 //   - Each run is saved exactly once, when it ends however it ends, as far
-//     as it went (session.Stream's save), before its KindDone record.
+//     as it went (its contents appended to the thread in one step, with
+//     the text of an answer cut short that its readers were shown), before
+//     its KindDone record.
+//   - To survive a crash, as the in-process runner does on a
+//     session.Journaler (see Durable runs): each step is stored before
+//     the record that shows it, and a runner that starts picks up the runs
+//     its store shows unfinished, under their ids.
 //   - The log is ordered and append-only: offsets start at 0, every
 //     reader sees the same records at the same offsets, Attach at any
 //     offset up to the log's length works while the run goes on (the

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,8 +18,8 @@ import (
 )
 
 // localRunner is the default Runner: each run is agent.Stream on a
-// goroutine of the server's process, saved by session.Stream, its log in
-// memory.
+// goroutine of the server's process, journaled and saved (journal.go),
+// its log in memory.
 type localRunner struct {
 	agent    *agent.Agent
 	store    session.Store
@@ -91,10 +93,28 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, Cursor, er
 	l.wg.Add(1)
 	l.mu.Unlock()
 
+	// The run is accepted once its journal holds the user's message.
+	if err := l.begin(ctx, r, in); err != nil {
+		cancel(err)
+		l.mu.Lock()
+		delete(l.runs, r.id)
+		if l.threads[in.Thread] == r {
+			delete(l.threads, in.Thread)
+		}
+		l.inflight--
+		if l.maxPerUser > 0 {
+			if l.perUser[in.User]--; l.perUser[in.User] == 0 {
+				delete(l.perUser, in.User)
+			}
+		}
+		l.mu.Unlock()
+		l.wg.Done()
+		return RunInfo{}, nil, err
+	}
 	r.add(Record{Kind: KindStart})
 	info := r.info()
 	cur, _ := r.attach(0) // before the run begins: it misses nothing
-	l.workers.Go(func() { l.execute(runCtx, r, in, tools) })
+	l.workers.Go(func() { l.execute(runCtx, r, in, tools, nil) })
 	return info, cur, nil
 }
 
@@ -226,8 +246,10 @@ func (l *localRunner) Close(ctx context.Context) error {
 	return err
 }
 
-// execute runs r to its end.
-func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*toolset.Tool) {
+// execute runs r to its end: the agent's Stream on the thread's
+// history, the user's message and, for a recovered run, the contents its
+// journal holds (prior); then it saves the run.
+func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*toolset.Tool, prior []*genai.Content) {
 	defer l.wg.Done()
 	ctx = agent.WithConversation(ctx, in.Conversation)
 	ctx = withRun(ctx, r.id, in.User)
@@ -247,18 +269,34 @@ func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*t
 		Observer:      agent.Observers(agent.ObserverFunc(r.observeDone), l.observer),
 	})
 	var done *agent.Event
-	for e := range session.Stream(ctx, a, l.store, in.Thread, in.Message) {
-		if e.Kind == agent.EventDone {
-			done = e
-			continue
+	loaded, err := l.store.Load(ctx, in.Thread)
+	if errors.Is(err, session.ErrNotFound) {
+		loaded, err = nil, nil
+	}
+	if err != nil {
+		// Nothing ran: nothing is saved (the journal, if any, is dropped).
+		err = fmt.Errorf("agentserver: loading thread %q: %w", in.Conversation, err)
+		done = &agent.Event{Kind: agent.EventDone, Result: &agent.Result{}, Err: err}
+	} else {
+		history := slices.Concat(loaded, []*genai.Content{in.Message}, prior)
+		for e := range a.Stream(ctx, history) {
+			if e.Kind == agent.EventDone {
+				done = e
+				continue
+			}
+			r.event(ctx, e)
 		}
-		r.event(ctx, e)
+	}
+	if done != nil {
+		e := *done
+		e.Err = r.save(ctx, len(loaded), e.Result, e.Err)
+		done = &e
 	}
 	r.finish(ctx, done)
 }
 
 // errNoEnd is the error of a run whose stream ended without its last
-// event, which session.Stream never does.
+// event, which agent.Stream never does.
 var errNoEnd = errors.New("agentserver: the run ended without its result")
 
 // runKey is the context key of RunID.

@@ -67,6 +67,23 @@ type run struct {
 	paused   bool            // this turn's pause was published
 	agentRan bool            // the agent's EventDone was observed
 	agentErr error           // the agent's own error
+	holds    []bool          // which of this turn's calls wait for a decision
+	// shown is the text of the answer in progress its readers were
+	// shown: saved with the run when the run ends before the answer is
+	// whole (Close, a cancel).
+	shown strings.Builder
+
+	// journal writes the run's steps to the store, when it is a
+	// session.Journaler; nil otherwise.
+	journal *journal
+	// A recovered run resumes the turn its journal ends with (resumed):
+	// the agent's turn 0 is the journal's turn turnBase, whose calls' fate
+	// prior holds (see priorAnswer). finished is set when the journal
+	// holds the run's answer whole.
+	resumed  bool
+	turnBase int
+	prior    map[*genai.FunctionCall]*prior
+	finished bool
 }
 
 type pendingCall struct {
@@ -163,8 +180,13 @@ func (r *run) waitsFor(index, n int, call *genai.FunctionCall) PendingKind {
 // agent's own Interceptor, if any.
 func (r *run) intercept(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
 	r.mu.Lock()
-	c := r.waitOf[call]
+	c, p := r.waitOf[call], r.prior[call]
 	r.mu.Unlock()
+	if p != nil {
+		if res, ok := r.priorAnswer(ctx, call, p, c != nil); ok {
+			return res
+		}
+	}
 	if c == nil {
 		if base := r.l.agent.Steps().Interceptor(); base != nil {
 			return base(ctx, call)
@@ -180,15 +202,22 @@ func (r *run) intercept(ctx context.Context, call *genai.FunctionCall) *toolset.
 // whose stack would otherwise grow for it.
 func (r *run) answerOf(ctx context.Context, call *genai.FunctionCall, c *Call) *toolset.Result {
 	d, ok := r.await(ctx, c.ID)
-	switch {
-	case !ok:
+	if !ok {
 		return &toolset.Result{IsError: true, Err: context.Cause(ctx),
 			Output: "tool " + call.Name + " was not run: the run ended before anyone decided about it"}
+	}
+	return decisionAnswer(call, c.Wait, d)
+}
+
+// decisionAnswer returns what a call that waited for d answers: nil when
+// it was approved, and its tool runs.
+func decisionAnswer(call *genai.FunctionCall, wait PendingKind, d Decision) *toolset.Result {
+	switch {
 	case d.Expired:
 		return agent.NotApproved(call, d.Reason)
-	case c.Wait == WaitBrowser && d.Error != "":
+	case wait == WaitBrowser && d.Error != "":
 		return &toolset.Result{IsError: true, Output: d.Error, Err: errBrowserFailed}
-	case c.Wait == WaitBrowser:
+	case wait == WaitBrowser:
 		return agent.Answer(d.Output)
 	case d.Approved:
 		return nil // the tool runs
@@ -219,63 +248,92 @@ func (r *run) callID(turn, index int) string {
 	return string(b)
 }
 
-// event turns one of the agent's events into records.
+// event turns one of the agent's events into records, and journals each
+// step before the record that shows it (see the package documentation,
+// "Durable runs").
 func (r *run) event(ctx context.Context, e *agent.Event) {
+	turn := e.Turn + r.turnBase
+	resumed := r.resumed && e.Turn == 0 // the turn a recovered run resumes: its calls were shown
 	switch e.Kind {
 	case agent.EventModelRequest:
 		if e.Attempt == 1 {
-			r.calls, r.n, r.waits, r.answered, r.paused = r.calls[:0], 0, 0, 0, false
-			r.add(Record{Kind: KindStep, Turn: e.Turn})
+			r.calls, r.holds, r.n, r.waits, r.answered, r.paused = r.calls[:0], r.holds[:0], 0, 0, 0, false
+			r.shown.Reset()
+			r.add(Record{Kind: KindStep, Turn: turn})
 		}
 	case agent.EventModelResponse:
 		if c := e.Response.Candidates; len(c) > 0 && c[0].Content != nil {
 			r.n = len(agent.FunctionCalls(c[0].Content))
+			u := e.Usage
+			r.write(ctx, &entry{Kind: entryTurn, Turn: turn, Content: c[0].Content, Usage: &u})
 		}
+		r.shown.Reset()
 	case agent.EventText:
-		r.add(Record{Kind: KindText, Turn: e.Turn, Text: e.Text})
+		r.shown.WriteString(e.Text)
+		r.add(Record{Kind: KindText, Turn: turn, Text: e.Text})
 	case agent.EventThought:
-		r.add(Record{Kind: KindThought, Turn: e.Turn, Text: e.Text})
+		r.add(Record{Kind: KindThought, Turn: turn, Text: e.Text})
 	case agent.EventRetry:
-		r.add(Record{Kind: KindRetry, Turn: e.Turn, Retry: &Retry{Attempt: e.Attempt, Delay: e.Delay, Reason: retryReason(e.Err)}})
+		r.add(Record{Kind: KindRetry, Turn: turn, Retry: &Retry{Attempt: e.Attempt, Delay: e.Delay, Reason: retryReason(e.Err)}})
 	case agent.EventToolCall:
-		c := &Call{ID: r.callID(e.Turn, e.Index), Name: e.Call.Name, Args: argsJSON(e.Call.Args)}
+		c := &Call{ID: r.callID(turn, e.Index), Name: e.Call.Name, Args: argsJSON(e.Call.Args)}
 		c.Wait = r.waitsFor(e.Index, max(r.n, e.Index+1), e.Call)
 		for len(r.calls) <= e.Index {
 			r.calls = append(r.calls, nil)
+			r.holds = append(r.holds, false)
 		}
 		r.calls[e.Index] = c
 		r.mu.Lock()
-		if c.Wait != "" {
+		// A call of a resumed turn whose result or decision was journaled
+		// waits for nothing more.
+		if p := r.prior[e.Call]; c.Wait != "" && (!resumed || p == nil || (p.result == nil && p.decision == nil)) {
 			r.waitOf[e.Call] = c
+			r.holds[e.Index] = true
 			r.waits++
 		}
-		r.addLocked(Record{Kind: KindToolCall, Turn: e.Turn, Call: c})
+		if !resumed {
+			r.addLocked(Record{Kind: KindToolCall, Turn: turn, Call: c})
+		}
 		r.mu.Unlock()
 		if e.Index == r.n-1 {
-			r.pauseIfDone(e.Turn)
+			r.pauseIfDone(ctx, turn)
 		}
 	case agent.EventToolProgress:
 		p := e.Progress
-		r.add(Record{Kind: KindProgress, Turn: e.Turn, Call: r.callAt(e), Progress: &Progress{Done: p.Done, Total: p.Total, Message: p.Message}})
+		r.add(Record{Kind: KindProgress, Turn: turn, Call: r.callAt(turn, e), Progress: &Progress{Done: p.Done, Total: p.Total, Message: p.Message}})
 	case agent.EventToolResult:
-		c := r.callAt(e)
-		r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: c, Result: r.result(e)})
-		if c.Wait == "" {
+		c := r.callAt(turn, e)
+		if p := r.prior[e.Call]; !resumed || p == nil || p.result == nil { // a result reused was shown
+			shown := r.result(e)
+			r.write(ctx, &entry{Kind: entryResult, Turn: turn, Index: e.Index, Output: resultOutput(e.ToolResult), IsError: e.ToolResult.IsError, Shown: shown})
+			r.add(Record{Kind: KindToolResult, Turn: turn, Call: c, Result: shown})
+		}
+		if e.Index >= len(r.holds) || !r.holds[e.Index] {
 			r.answered++
-			r.pauseIfDone(e.Turn)
+			r.pauseIfDone(ctx, turn)
 		}
 	case agent.EventTurnEnd:
 		u := e.Usage
-		r.add(Record{Kind: KindStepEnd, Turn: e.Turn, Usage: &u})
+		r.add(Record{Kind: KindStepEnd, Turn: turn, Usage: &u})
 	}
 }
 
+// resultOutput returns what the model is sent of a call's result, as
+// JSON: the output, or the error text.
+func resultOutput(res *agent.ToolResult) json.RawMessage {
+	b, err := json.Marshal(res.Output)
+	if err != nil {
+		b, _ = json.Marshal(fmt.Sprint(res.Output))
+	}
+	return b
+}
+
 // callAt returns the Call of the event's call.
-func (r *run) callAt(e *agent.Event) *Call {
+func (r *run) callAt(turn int, e *agent.Event) *Call {
 	if e.Index < len(r.calls) && r.calls[e.Index] != nil {
 		return r.calls[e.Index]
 	}
-	return &Call{ID: r.callID(e.Turn, e.Index), Name: e.Call.Name, Args: argsJSON(e.Call.Args)}
+	return &Call{ID: r.callID(turn, e.Index), Name: e.Call.Name, Args: argsJSON(e.Call.Args)}
 }
 
 // maxErrorText bounds the error text of a call result in the log.
@@ -317,26 +375,27 @@ func argsJSON(args map[string]any) json.RawMessage {
 // pauseIfDone publishes the turn's pause, once every call that does not
 // wait has its result (so that the clients have them all when the
 // response ends at the pause), if some calls wait.
-func (r *run) pauseIfDone(turn int) {
+func (r *run) pauseIfDone(ctx context.Context, turn int) {
 	if r.paused || r.waits == 0 || r.answered < r.n-r.waits {
 		return
 	}
 	r.paused = true
 	deadline := time.Now().Add(r.l.approvalTimeout)
 	list := make([]Pending, 0, r.waits)
+	for i, c := range r.calls {
+		if c != nil && r.holds[i] {
+			list = append(list, Pending{Call: *c, Kind: c.Wait, Deadline: deadline})
+		}
+	}
+	r.write(ctx, &entry{Kind: entryPause, Turn: turn, Pending: list})
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, c := range r.calls {
-		if c == nil || c.Wait == "" {
-			continue
-		}
-		p := Pending{Call: *c, Kind: c.Wait, Deadline: deadline}
-		list = append(list, p)
-		if r.pending == nil {
-			r.pending = map[string]*pendingCall{}
-		}
-		r.pending[c.ID] = &pendingCall{Pending: p}
-		r.order = append(r.order, c.ID)
+	if r.pending == nil {
+		r.pending = map[string]*pendingCall{}
+	}
+	for _, p := range list {
+		r.pending[p.Call.ID] = &pendingCall{Pending: p}
+		r.order = append(r.order, p.Call.ID)
 	}
 	r.state = StateWaiting
 	r.addLocked(Record{Kind: KindPause, Turn: turn, Pending: list})
@@ -411,6 +470,7 @@ func (r *run) wakeLocked() {
 
 // expireLocked denies the pending calls whose deadline passed.
 func (r *run) expireLocked(now time.Time) {
+	var expired []*pendingCall
 	for _, id := range r.order {
 		p := r.pending[id]
 		if p == nil || p.decided || now.Before(p.Deadline) {
@@ -420,7 +480,17 @@ func (r *run) expireLocked(now time.Time) {
 		p.decision = Decision{CallID: id, Expired: true, Kind: p.Kind,
 			Reason: fmt.Sprintf("nobody decided about this call within %v; it was not run", r.l.approvalTimeout)}
 		r.settled[id] = ErrExpired
-		r.addLocked(Record{Kind: KindDecision, Decision: &p.decision})
+		expired = append(expired, p)
+	}
+	if len(expired) > 0 {
+		taken := make([]Decision, len(expired))
+		for i, p := range expired {
+			taken[i] = p.decision
+		}
+		r.write(context.Background(), &entry{Kind: entryDecision, Turn: r.records[len(r.records)-1].Turn, Decisions: taken})
+		for _, p := range expired {
+			r.addLocked(Record{Kind: KindDecision, Decision: &p.decision})
+		}
 	}
 	if r.undecidedLocked() == 0 {
 		r.state = StateRunning
@@ -473,7 +543,8 @@ func (r *run) decide(ds []Decision) (Cursor, error) {
 		seen[d.CallID] = true
 	}
 	offset := r.lenLocked()
-	for _, d := range ds {
+	taken := make([]Decision, len(ds))
+	for i, d := range ds {
 		p := r.pending[d.CallID]
 		p.decided, p.decision = true, d
 		p.decision.Kind = p.Kind
@@ -481,7 +552,13 @@ func (r *run) decide(ds []Decision) (Cursor, error) {
 			p.decision.Output = slices.Clone(d.Output)
 		}
 		r.settled[d.CallID] = ErrDecided
-		r.addLocked(Record{Kind: KindDecision, Decision: &p.decision})
+		taken[i] = p.decision
+	}
+	// Journaled before they are shown (the lock keeps readers from the
+	// records meanwhile: a decision is rare, its write short).
+	r.write(context.Background(), &entry{Kind: entryDecision, Turn: r.records[len(r.records)-1].Turn, Decisions: taken})
+	for _, d := range ds {
+		r.addLocked(Record{Kind: KindDecision, Decision: &r.pending[d.CallID].decision})
 	}
 	if n := r.undecidedLocked(); n > 0 {
 		// A response that continues the run ends at the calls still

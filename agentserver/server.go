@@ -46,7 +46,11 @@ type Config struct {
 	// session.DefaultMemoryMaxBytes (512 MiB) at most and forgets the
 	// threads appended to least recently beyond that. A session.Lister
 	// (Memory, sqlitestore, pgstore) lists and totals a user's threads
-	// from its index; another Store is read whole for that.
+	// from its index; another Store is read whole for that. A
+	// session.Journaler (Memory, sqlitestore, pgstore) keeps each run's
+	// steps as they happen, and New recovers the runs it holds unfinished
+	// (see the package documentation, "Durable runs"); another Store
+	// saves a run when it ends.
 	Store session.Store
 
 	// Authenticate names the user a request comes from, or refuses it
@@ -192,7 +196,10 @@ type Server struct {
 	stop        context.CancelFunc
 }
 
-// New returns a Server for cfg.
+// New returns a Server for cfg. With the in-process runner on a
+// session.Journaler, it first recovers the runs the store holds
+// unfinished (see the package documentation, "Durable runs"), and fails
+// when it cannot read them.
 func New(cfg Config) (*Server, error) {
 	if cfg.Agent == nil {
 		return nil, errors.New("agentserver: Config.Agent is nil")
@@ -231,7 +238,16 @@ func New(cfg Config) (*Server, error) {
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
 	s := &Server{cfg: cfg, runner: cfg.Runner, workers: newWorkers(), origins: origins}
 	if s.runner == nil {
-		s.runner = newLocalRunner(&s.cfg)
+		l := newLocalRunner(&s.cfg)
+		// The runs a stopped process left in the store go on now, not when
+		// their thread is next touched: a run that waits for a decision is
+		// listed at once (Current), one cut mid-answer finishes it for when
+		// its user comes back.
+		if err := l.recoverRuns(context.Background()); err != nil {
+			l.Close(context.Background())
+			return nil, err
+		}
+		s.runner = l
 	}
 	s.stopStreams, s.stop = context.WithCancel(context.Background())
 	return s, nil

@@ -1,0 +1,396 @@
+package agentserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// The kinds of a journal entry.
+const (
+	entryBegin    = "begin"    // the run was accepted: what it starts from
+	entryTurn     = "turn"     // a model turn, complete, as the model sent it
+	entryResult   = "result"   // a call's result
+	entryPause    = "pause"    // the run waits for decisions
+	entryDecision = "decision" // decisions about the calls a pause lists
+)
+
+// entry is one entry of a run's journal (session.Journaler), encoded as
+// JSON: one per step the run takes (see the package documentation,
+// "Durable runs").
+type entry struct {
+	Kind string `json:"kind"`
+
+	// entryBegin
+	Run          string         `json:"run,omitempty"`
+	User         string         `json:"user,omitempty"`
+	Conversation string         `json:"conversation,omitempty"`
+	Message      *genai.Content `json:"message,omitempty"`
+	Tools        []ToolDecl     `json:"tools,omitempty"`
+	KeepLog      bool           `json:"keepLog,omitempty"`
+	Started      time.Time      `json:"started,omitzero"`
+
+	// entryTurn, entryResult, entryPause
+	Turn int `json:"turn"`
+	// entryTurn: the model's content exactly as received (text, thoughts
+	// with their signatures, calls), and the turn's usage.
+	Content *genai.Content `json:"content,omitempty"`
+	Usage   *agent.Usage   `json:"usage,omitempty"`
+
+	// entryResult: the call's position in the turn, what the model is
+	// sent (the tool's output as JSON, or the error text), and the result
+	// as the log showed it.
+	Index   int             `json:"index,omitempty"`
+	Output  json.RawMessage `json:"output,omitempty"`
+	IsError bool            `json:"isError,omitempty"`
+	Shown   *CallResult     `json:"shown,omitempty"`
+
+	// entryPause
+	Pending []Pending `json:"pending,omitempty"`
+	// entryDecision
+	Decisions []Decision `json:"decisions,omitempty"`
+}
+
+// journal writes the steps of one run to its store's journal.
+type journal struct {
+	store  session.Journaler
+	thread string
+	run    string
+}
+
+// write appends e to the journal. A write that fails is logged, and the
+// run goes on: it is saved at its end all the same, but a crash before
+// then loses the step.
+func (r *run) write(ctx context.Context, e *entry) {
+	j := r.journal
+	if j == nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err == nil {
+		err = j.store.AppendRun(context.WithoutCancel(ctx), j.thread, j.run, [][]byte{b})
+	}
+	if err != nil {
+		r.l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: journaling a step", slog.String("run", r.id),
+			slog.String("thread", r.conversation), slog.String("step", e.Kind), slog.Any("error", err))
+	}
+}
+
+// begin creates the run's journal, holding what the run starts from.
+func (l *localRunner) begin(ctx context.Context, r *run, in *Input) error {
+	js, ok := l.store.(session.Journaler)
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(&entry{Kind: entryBegin, Run: r.id, User: in.User, Conversation: in.Conversation,
+		Message: in.Message, Tools: in.Tools, KeepLog: in.KeepLog, Started: r.started})
+	if err != nil {
+		return fmt.Errorf("agentserver: journaling the run: %w", err)
+	}
+	if err := js.BeginRun(ctx, in.Thread, r.id, [][]byte{b}); err != nil {
+		if errors.Is(err, session.ErrRunInProgress) {
+			return newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress", in.Conversation)
+		}
+		l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: journaling a run", slog.String("thread", in.Conversation), slog.Any("error", err))
+		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
+	}
+	r.journal = &journal{store: js, thread: in.Thread, run: r.id}
+	return nil
+}
+
+// save stores what the run added to the loaded contents: the run's
+// contents, and the text of an answer cut short that its readers were
+// shown. With a journal, EndRun stores them and drops the journal in one
+// step. It returns the run's error joined with the store's, if any.
+func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr error) error {
+	var contents []*genai.Content
+	if res != nil && len(res.History) > loaded {
+		contents = res.History[loaded:]
+	}
+	if cut := r.cutText(); cut != nil && len(contents) > 0 && contents[len(contents)-1].Role != genai.RoleModel {
+		contents = append(slices.Clip(contents), cut)
+	}
+	ctx = context.WithoutCancel(ctx) // a run cancelled is saved all the same
+	var err error
+	switch {
+	case r.journal != nil:
+		err = r.journal.store.EndRun(ctx, r.thread, r.id, contents)
+	case len(contents) > 0:
+		err = r.l.store.Append(ctx, r.thread, contents)
+	}
+	if err != nil {
+		return errors.Join(runErr, fmt.Errorf("agentserver: saving the run to %q: %w", r.thread, err))
+	}
+	return runErr
+}
+
+// cutText returns the model content of the answer in progress, as far as
+// its readers were shown its text: nil when no answer was cut short.
+func (r *run) cutText() *genai.Content {
+	if r.shown.Len() == 0 {
+		return nil
+	}
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: r.shown.String()}}}
+}
+
+// prior is what a recovered run's journal says of a call of the turn it
+// resumes.
+type prior struct {
+	result   *entry    // its result, reused as it is
+	decision *Decision // the decision taken about it, if no result came
+}
+
+// priorAnswer returns the answer of a call of a recovered run's resumed
+// turn, from what its journal says, and whether it has one: a result
+// journaled is reused, a decision journaled is applied, and a call that
+// was running when the process stopped is answered with
+// agent.Interrupted, unless its tool is safe to repeat (then it runs
+// again: nil, true). A call that waits for a decision nobody took has no
+// answer yet (false): it waits again.
+func (r *run) priorAnswer(ctx context.Context, call *genai.FunctionCall, p *prior, waits bool) (*toolset.Result, bool) {
+	switch {
+	case p.result != nil:
+		res := &toolset.Result{IsError: p.result.IsError}
+		if p.result.IsError {
+			var msg string
+			_ = json.Unmarshal(p.result.Output, &msg)
+			res.Output = msg
+		} else if err := json.Unmarshal(p.result.Output, &res.Output); err != nil {
+			res.Output = string(p.result.Output)
+		}
+		return res, true
+	case p.decision != nil && !(p.decision.Approved && p.decision.Kind == WaitApproval):
+		return decisionAnswer(call, p.decision.Kind, *p.decision), true
+	case p.decision == nil && waits:
+		return nil, false
+	}
+	// The call was running.
+	if t, ok := r.l.agent.Steps().Tools().Lookup(call.Name); ok && t.SafeToRepeat() {
+		if base := r.l.agent.Steps().Interceptor(); base != nil && p.decision == nil {
+			return base(ctx, call), true
+		}
+		return nil, true
+	}
+	return agent.Interrupted(call), true
+}
+
+// recoverRuns picks up the runs the store's journals show unfinished:
+// those a process that stopped (a crash, a kill, a deploy) left behind.
+func (l *localRunner) recoverRuns(ctx context.Context) error {
+	js, ok := l.store.(session.Journaler)
+	if !ok {
+		return nil
+	}
+	opts := session.ListOptions{Prefix: storePrefix, Limit: session.MaxPageSize}
+	for {
+		page, err := js.ListRuns(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("agentserver: listing the runs to recover: %w", err)
+		}
+		for _, j := range page.Journals {
+			if err := l.recoverRun(ctx, js, j.ID); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		opts.Cursor = page.Next
+	}
+}
+
+// recoverRun picks up the run in progress on thread from its journal,
+// under its id: its log shows again what the run's readers were shown
+// (a turn's text pieces joined in one record), and the run goes on from
+// its last step.
+func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, thread string) error {
+	l.mu.Lock()
+	known := l.threads[thread] != nil
+	l.mu.Unlock()
+	if known {
+		return nil // listed twice
+	}
+	jr, err := js.LoadRun(ctx, thread)
+	if errors.Is(err, session.ErrNoRun) {
+		return nil // it ended meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("agentserver: loading the run on %q: %w", thread, err)
+	}
+	entries := make([]*entry, 0, len(jr.Entries))
+	for i, b := range jr.Entries {
+		e := new(entry)
+		if err := json.Unmarshal(b, e); err != nil || (i == 0) != (e.Kind == entryBegin) {
+			l.skip(ctx, jr, fmt.Errorf("entry %d is not one of agentserver's", i))
+			return nil
+		}
+		entries = append(entries, e)
+	}
+	b := entries[0]
+	in := &Input{Thread: thread, Conversation: b.Conversation, User: b.User, Message: b.Message, Tools: b.Tools, KeepLog: b.KeepLog}
+	tools, err := browserTools(in.Tools)
+	if err != nil {
+		l.skip(ctx, jr, fmt.Errorf("its browser tools: %w", err))
+		return nil
+	}
+	r := newRun(jr.Run, in, l)
+	r.started = b.Started
+	r.journal = &journal{store: js, thread: thread, run: jr.Run}
+	r.ctx = ctx
+	r.add(Record{Kind: KindStart, Time: b.Started})
+	prior := r.replay(entries[1:])
+	if r.finished {
+		// The answer is journaled whole: only its saving was lost.
+		if err := js.EndRun(ctx, thread, jr.Run, append([]*genai.Content{in.Message}, prior...)); err != nil && !errors.Is(err, session.ErrNoRun) {
+			return fmt.Errorf("agentserver: saving run %s on %q: %w", jr.Run, thread, err)
+		}
+		return nil
+	}
+	runCtx, cancel := context.WithCancelCause(l.ctx)
+	r.cancel = cancel
+	l.mu.Lock()
+	l.runs[r.id] = r
+	l.threads[thread] = r
+	l.inflight++
+	if l.maxPerUser > 0 {
+		l.perUser[in.User]++
+	}
+	l.wg.Add(1)
+	l.mu.Unlock()
+	l.logger.LogAttrs(ctx, slog.LevelInfo, "agentserver: recovered a run", slog.String("run", r.id), slog.String("thread", in.Conversation),
+		slog.Int("entries", len(entries)))
+	l.workers.Go(func() { l.execute(runCtx, r, in, tools, prior) })
+	return nil
+}
+
+// skip logs a journal that cannot be recovered, and leaves it in the
+// store: the thread stays busy until it is deleted.
+func (l *localRunner) skip(ctx context.Context, jr session.Journal, err error) {
+	l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: a run cannot be recovered", slog.String("run", jr.Run),
+		slog.String("thread", jr.ID), slog.Any("error", err))
+}
+
+// replay adds to the log the records of the steps the journal holds, and
+// returns the contents they add to the history after the user's message.
+// The last turn, when its calls are not all answered in a later one, is
+// the one the run resumes: its calls go to r.prior, and its pauses and
+// decisions are not shown again (the resumed turn pauses anew for the
+// calls still undecided). A last turn without calls is the run's answer:
+// r.finished is set.
+func (r *run) replay(entries []*entry) []*genai.Content {
+	var turns []*entry
+	results := map[[2]int]*entry{}
+	decisions := map[string]*Decision{}
+	for _, e := range entries {
+		switch e.Kind {
+		case entryTurn:
+			turns = append(turns, e)
+		case entryResult:
+			results[[2]int{e.Turn, e.Index}] = e
+		case entryDecision:
+			for i := range e.Decisions {
+				decisions[e.Decisions[i].CallID] = &e.Decisions[i]
+			}
+		}
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	last := turns[len(turns)-1]
+	var contents []*genai.Content
+	for _, e := range entries {
+		switch e.Kind {
+		case entryTurn:
+			r.replayTurn(e, results)
+			calls := agent.FunctionCalls(e.Content)
+			contents = append(contents, e.Content)
+			if e != last {
+				res := make([]agent.ToolResult, len(calls))
+				for i, c := range calls {
+					res[i].Call = c
+					if p := (&prior{result: results[[2]int{e.Turn, i}]}); p.result != nil {
+						out, _ := r.priorAnswer(r.ctx, c, p, false)
+						res[i].Result = *out
+					} else {
+						res[i].Result = *agent.Interrupted(c)
+					}
+				}
+				contents = append(contents, agent.ResponseContent(r.l.agent.Steps().Model(), calls, res))
+				usage := agent.Usage{}
+				if e.Usage != nil {
+					usage = *e.Usage
+				}
+				r.add(Record{Kind: KindStepEnd, Turn: e.Turn, Usage: &usage})
+			}
+		case entryPause:
+			if e.Turn != last.Turn {
+				r.add(Record{Kind: KindPause, Turn: e.Turn, Pending: e.Pending})
+			}
+		case entryDecision:
+			if e.Turn != last.Turn {
+				for i := range e.Decisions {
+					r.add(Record{Kind: KindDecision, Turn: e.Turn, Decision: &e.Decisions[i]})
+				}
+			}
+		}
+	}
+	calls := agent.FunctionCalls(last.Content)
+	if len(calls) == 0 {
+		r.finished = true
+		return contents
+	}
+	r.resumed, r.turnBase, r.n = true, last.Turn, len(calls)
+	r.prior = make(map[*genai.FunctionCall]*prior, len(calls))
+	for i, c := range calls {
+		p := &prior{result: results[[2]int{last.Turn, i}], decision: decisions[r.callID(last.Turn, i)]}
+		r.prior[c] = p
+	}
+	return contents
+}
+
+// replayTurn adds the records of a journaled turn: the step, its
+// thoughts and text (each joined in one record), its calls and the
+// results journaled.
+func (r *run) replayTurn(e *entry, results map[[2]int]*entry) {
+	r.add(Record{Kind: KindStep, Turn: e.Turn})
+	var text, thought strings.Builder
+	for _, p := range e.Content.Parts {
+		switch {
+		case p == nil || p.Text == "":
+		case p.Thought:
+			thought.WriteString(p.Text)
+		default:
+			text.WriteString(p.Text)
+		}
+	}
+	if thought.Len() > 0 {
+		r.add(Record{Kind: KindThought, Turn: e.Turn, Text: thought.String()})
+	}
+	if text.Len() > 0 {
+		r.add(Record{Kind: KindText, Turn: e.Turn, Text: text.String()})
+	}
+	calls := agent.FunctionCalls(e.Content)
+	shown := make([]*Call, len(calls))
+	for i, fc := range calls {
+		c := &Call{ID: r.callID(e.Turn, i), Name: fc.Name, Args: argsJSON(fc.Args)}
+		c.Wait = r.waitsFor(i, len(calls), fc)
+		shown[i] = c
+		r.add(Record{Kind: KindToolCall, Turn: e.Turn, Call: c})
+	}
+	for i := range calls {
+		if res := results[[2]int{e.Turn, i}]; res != nil {
+			r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: shown[i], Result: res.Shown})
+		}
+	}
+}
