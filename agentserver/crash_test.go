@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,8 +121,18 @@ func serveChild() {
 	if err != nil {
 		fail(err)
 	}
+	// SIGTERM is a graceful stop, as a deploy sends: Close, then exit.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() { fail(http.Serve(ln, handler(srv))) }()
 	fmt.Println(addrPrefix + ln.Addr().String())
-	fail(http.Serve(ln, handler(srv)))
+	<-term
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		fail(err)
+	}
+	os.Exit(0)
 }
 
 // whatIn is the input of the crash tests' tools.
@@ -160,6 +172,18 @@ func startChild(t *testing.T, store, modelURL, count string, block ...string) *c
 	}
 	c.base = "http://" + addr
 	return c
+}
+
+// terminate stops the process with SIGTERM, as a deploy does, and waits
+// for it to exit: it must exit cleanly.
+func (c *child) terminate(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("the server process did not exit cleanly on SIGTERM: %v", err)
+	}
 }
 
 // kill kills the process with SIGKILL.
@@ -257,6 +281,9 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 		counts map[string]int
 		// block names the tools that block in the first process.
 		block []string
+		// term stops the first process with SIGTERM (a graceful stop,
+		// Close) rather than SIGKILL.
+		term bool
 		// stored is the thread at the end, as requestText writes it.
 		stored []string
 	}{{
@@ -327,6 +354,38 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 		counts: map[string]int{"send": 1},
 		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"result":"sent"}`, "model: Sent."},
 	}, {
+		// A deploy: Close leaves the run that waits in its journal.
+		name:  "waiting for an approval, stopped with SIGTERM",
+		term:  true,
+		reply: replies(fake.Calls(fake.Call("send", what)), fake.Text("Sent.")),
+		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
+			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Send it"})
+			if p := resp.last(); p.Kind != agentserver.KindPause {
+				t.Fatalf("the run did not pause: %v %s", resp.kinds(), resp.body)
+			}
+			return resp
+		},
+		second: func(t *testing.T, c *child, read *response) *response {
+			replay := c.do(bg, "GET", "/replay?thread=t1", nil)
+			p := replay.last()
+			if p.Kind != agentserver.KindPause || len(p.Pending) != 1 || p.Pending[0].Call.ID != read.last().Pending[0].Call.ID {
+				t.Fatalf("the recovered run shows %v; want it to end at the pause for %s", replay.kinds(), read.last().Pending[0].Call.ID)
+			}
+			if replay.run() != read.run() {
+				t.Errorf("the recovered run is %s; want %s, its id", replay.run(), read.run())
+			}
+			if n := len(replay.of(agentserver.KindToolResult)) + len(replay.of(agentserver.KindDecision)); n != 0 {
+				t.Errorf("the recovered run shows %d results or decisions of the first process's Close: %v", n, replay.kinds())
+			}
+			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}})
+			if resp.status != 200 {
+				t.Fatalf("the decision: %d %s", resp.status, resp.body)
+			}
+			return resp
+		},
+		counts: map[string]int{"send": 1},
+		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"result":"sent"}`, "model: Sent."},
+	}, {
 		name:  "an approved call running",
 		block: []string{"send"},
 		reply: replies(fake.Calls(fake.Call("send", what)), fake.Text("Maybe sent.")),
@@ -387,7 +446,11 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			m.SetReplyFunc(func(req *fake.Request) *fake.Reply { return tc.reply(req.Seq) })
 			c1 := startChild(t, store, m.URL, count, tc.block...)
 			read := tc.first(t, c1, m, count)
-			c1.kill()
+			if tc.term {
+				c1.terminate(t)
+			} else {
+				c1.kill()
+			}
 
 			c2 := startChild(t, store, m.URL, count)
 			resp := tc.second(t, c2, read)

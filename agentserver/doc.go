@@ -127,9 +127,20 @@
 // do. One Server serves a store's threads at a time: two that start on
 // one store, in one process or two, both recover its runs. A run whose
 // save failed (the store down at its end) keeps its journal, and the next
-// Server on the store picks it up from its last step. Close still ends the runs in
-// flight, those that wait for decisions included, and saves them; a
-// process that is killed instead leaves them to the next.
+// Server on the store picks it up from its last step.
+//
+// Close (a deploy's SIGTERM) leaves a run that waits for decisions in its
+// journal as it is: not saved, not ended as cancelled, nothing more
+// written of it (its clients read its end, cancelled, from this process;
+// a decision sent meanwhile gets 503 closing). The next Server on the
+// store recovers it waiting for the same calls, as after a kill, and
+// this process ends without it. A run still streaming or running tools
+// gets the grace period (Close's ctx) to finish; those still running when
+// it ends are cancelled and saved as far as they went, with the text
+// their readers were shown: left journaled instead, the answer cut
+// short would be lost from the thread (a turn is journaled only whole)
+// and asked for again. On a store that is not a Journaler, Close cancels
+// the runs that wait at once, and saves them with their calls not run.
 //
 // # Approvals and browser tools
 //
@@ -328,6 +339,9 @@
 //     none, and each call is decided once: by the first request that
 //     decides it, or by its deadline, which denies it and tells the model.
 //   - Cancel and Close stop the run's tools; a run stopped so is saved.
+//     A runner that survives a crash may leave the runs that wait for
+//     decisions to the next runner on the store instead (the in-process
+//     runner does on a session.Journaler): Close then does not save them.
 //   - Readers never block the run: a reader that stops reading holds only
 //     its offset.
 package agentserver

@@ -74,7 +74,7 @@ type journal struct {
 // then loses the step.
 func (r *run) write(ctx context.Context, e *entry) {
 	j := r.journal
-	if j == nil {
+	if j == nil || r.kept.Load() {
 		return
 	}
 	b, err := json.Marshal(e)
@@ -122,6 +122,11 @@ func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr er
 		contents = append(slices.Clip(contents), cut)
 	}
 	ctx = context.WithoutCancel(ctx) // a run cancelled is saved all the same
+	if r.kept.Load() {
+		r.l.logger.LogAttrs(ctx, slog.LevelInfo, "agentserver: a run that waits is left to the next server on the store",
+			slog.String("run", r.id), slog.String("thread", r.conversation))
+		return runErr
+	}
 	var err error
 	switch {
 	case r.journal != nil:

@@ -223,8 +223,8 @@ func (l *localRunner) Close(ctx context.Context) error {
 	l.mu.Lock()
 	l.closing = true
 	for _, r := range l.threads {
-		if !r.over && r.waiting() {
-			r.cancel(ErrClosed) // nobody can decide any more
+		if !r.over && r.closeWaiting() {
+			r.cancel(ErrClosed) // nobody can decide here any more
 		}
 	}
 	l.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -76,6 +77,10 @@ type run struct {
 	// journal writes the run's steps to the store, when it is a
 	// session.Journaler; nil otherwise.
 	journal *journal
+	// kept is set when Close leaves the run, waiting for decisions, to
+	// the next process on the store: nothing more is journaled, and the
+	// run is not saved (see localRunner.Close).
+	kept atomic.Bool
 	// A recovered run resumes the turn its journal ends with (resumed):
 	// the agent's turn 0 is the journal's turn turnBase, whose calls' fate
 	// prior holds (see priorAnswer). finished is set when the journal
@@ -148,11 +153,20 @@ func (r *run) info() RunInfo {
 	return info
 }
 
-// waiting reports whether the run waits for decisions.
-func (r *run) waiting() bool {
+// closeWaiting reports whether the run waits for decisions, for Close
+// to end it. A run that waits and is journaled is kept: left in its
+// journal as it is, for the next process on the store to recover it
+// waiting for the same calls.
+func (r *run) closeWaiting() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.state == StateWaiting
+	if r.state != StateWaiting {
+		return false
+	}
+	if r.journal != nil {
+		r.kept.Store(true)
+	}
+	return true
 }
 
 // waitsFor returns what call index of the n calls of a turn waits for:
@@ -513,6 +527,10 @@ func (r *run) undecidedLocked() int {
 func (r *run) decide(ds []Decision) (Cursor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.kept.Load() {
+		return nil, newError(http.StatusServiceUnavailable, "closing", ErrClosed,
+			"the server is shutting down; the run waits for the next one, decide there")
+	}
 	seen := make(map[string]bool, len(ds))
 	for i := range ds {
 		d := &ds[i]

@@ -56,10 +56,13 @@ type Runner interface {
 	// ErrNotFound when there is none.
 	Latest(ctx context.Context, thread string) (RunInfo, error)
 
-	// Close stops taking runs and ends those in flight: it cancels runs
-	// that wait for decisions at once, waits for the others until ctx is
-	// done, then cancels them, and returns once every run is saved. The
-	// error is ctx's when runs had to be cancelled.
+	// Close stops taking runs and ends those in flight here: runs that
+	// wait for decisions end at once, either left as they are to the next
+	// runner on the store (a runner whose runs survive a crash: the
+	// in-process runner on a session.Journaler) or cancelled and saved;
+	// it waits for the others until ctx is done, then cancels them, and
+	// returns once every run it ended is saved or left. The error is
+	// ctx's when runs had to be cancelled.
 	Close(ctx context.Context) error
 }
 

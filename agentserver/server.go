@@ -271,9 +271,11 @@ func (s *Server) Agent() *agent.Agent { return s.cfg.Agent }
 func (s *Server) Runner() Runner { return s.runner }
 
 // Close stops taking requests (they get 503), and ends the runs: runs
-// that wait for decisions are cancelled at once, the others may finish
-// until ctx is done, when they are cancelled; every run is saved, as far
-// as it went. Streams end with their run's end, as the protocol says it;
+// that wait for decisions end at once (on a session.Journaler they stay
+// in their journal, for the next Server on the store to recover waiting;
+// otherwise they are cancelled), the others may finish until ctx is
+// done, when they are cancelled; every run cancelled is saved, as far as
+// it went (see the package documentation, Durable runs). Streams end with their run's end, as the protocol says it;
 // once ctx is done they are cut at once, each ending with the protocol's
 // error event. Close returns when every run and stream has ended (a
 // client that reads nothing holds its stream for Config.WriteTimeout at
