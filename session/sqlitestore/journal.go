@@ -12,8 +12,30 @@ import (
 	"google.golang.org/genai"
 )
 
-// insertEntry inserts a journal entry, for insertSeq.
-const insertEntry = "INSERT INTO journal_entries (conversation, seq, entry) VALUES (?, ?, ?)"
+// The journal's statements, prepared at Open (see prepared).
+const (
+	// insertEntry inserts a journal entry, for insertSeq.
+	insertEntry = "INSERT INTO journal_entries (conversation, seq, entry) VALUES (?, ?, ?)"
+	// beginJournal inserts a journal (?1 id, ?2 run, ?3 length, ?4 now),
+	// unless the conversation has one. The time of a write to a journal
+	// is now, or later than every journal's last write, so that ListRuns'
+	// order is the order of the writes, whatever the clocks say: the
+	// statement that writes computes it (journals_by_updated finds the
+	// last).
+	beginJournal = `INSERT INTO journals (id, run, started, updated, length)
+		SELECT ?1, ?2, t, t, ?3 FROM (SELECT max(?4, coalesce(max(updated), 0) + 1) AS t FROM journals) WHERE true
+		ON CONFLICT (id) DO NOTHING`
+	// appendJournal counts ?2 entries more in the journal ?3 of run ?4,
+	// written at ?1 or later (as beginJournal), and returns the first new
+	// entry's seq.
+	appendJournal = `UPDATE journals SET updated = max(?1, (SELECT coalesce(max(updated), 0) + 1 FROM journals)), length = length + ?2
+		WHERE id = ?3 AND run = ?4 RETURNING length - ?2`
+	deleteJournal = "DELETE FROM journals WHERE id = ? AND run = ?"
+	deleteEntries = "DELETE FROM journal_entries WHERE conversation = ?"
+	loadJournal   = `SELECT j.run, j.started, j.updated, e.seq, e.entry
+		FROM journals j LEFT JOIN journal_entries e ON e.conversation = j.id
+		WHERE j.id = ? ORDER BY e.seq`
+)
 
 // BeginRun implements [session.Journaler]. It is one transaction; the
 // journals' primary key, the conversation's id, lets one run in.
@@ -23,12 +45,7 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 		return err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		now, err := journalTime(ctx, tx)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO journals (id, run, started, updated, length) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO NOTHING`, id, run, now, now, len(entries))
+		res, err := s.stmt(ctx, tx, beginJournal).ExecContext(ctx, id, run, len(entries), time.Now().UnixNano())
 		if err != nil {
 			return err
 		}
@@ -38,7 +55,7 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 		case n == 0:
 			return session.ErrRunInProgress
 		}
-		return insertSeq(ctx, tx, insertEntry, id, 0, entries)
+		return s.insertSeq(ctx, tx, insertEntry, id, 0, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: beginning run %q on %q: %w", run, id, err)
@@ -53,20 +70,15 @@ func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte)
 		return err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		now, err := journalTime(ctx, tx)
-		if err != nil {
-			return err
-		}
 		var first int
-		err = tx.QueryRowContext(ctx, "UPDATE journals SET updated = ?1, length = length + ?2 WHERE id = ?3 AND run = ?4 RETURNING length - ?2",
-			now, len(entries), id, run).Scan(&first)
+		err := s.stmt(ctx, tx, appendJournal).QueryRowContext(ctx, time.Now().UnixNano(), len(entries), id, run).Scan(&first)
 		if errors.Is(err, sql.ErrNoRows) {
 			return session.ErrNoRun
 		}
 		if err != nil {
 			return err
 		}
-		return insertSeq(ctx, tx, insertEntry, id, first, entries)
+		return s.insertSeq(ctx, tx, insertEntry, id, first, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: appending to run %q on %q: %w", run, id, err)
@@ -85,7 +97,7 @@ func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Co
 		return err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM journals WHERE id = ? AND run = ?", id, run)
+		res, err := s.stmt(ctx, tx, deleteJournal).ExecContext(ctx, id, run)
 		if err != nil {
 			return err
 		}
@@ -95,29 +107,18 @@ func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Co
 		case n == 0:
 			return session.ErrNoRun
 		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM journal_entries WHERE conversation = ?", id); err != nil {
+		if _, err := s.stmt(ctx, tx, deleteEntries).ExecContext(ctx, id); err != nil {
 			return err
 		}
 		if len(encoded) == 0 {
 			return nil
 		}
-		return appendTx(ctx, tx, id, encoded)
+		return s.appendTx(ctx, tx, id, encoded)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: ending run %q on %q: %w", run, id, err)
 	}
 	return nil
-}
-
-// journalTime returns the time of a write to a journal: now, or later
-// than every journal's last write, so that ListRuns' order is the order
-// of the writes, whatever the clocks say.
-func journalTime(ctx context.Context, tx *sql.Tx) (int64, error) {
-	var last sql.NullInt64
-	if err := tx.QueryRowContext(ctx, "SELECT max(updated) FROM journals").Scan(&last); err != nil {
-		return 0, err
-	}
-	return max(time.Now().UnixNano(), last.Int64+1), nil
 }
 
 // LoadRun implements [session.Journaler]. One statement reads one
@@ -127,9 +128,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 	if err := record.CheckID(id); err != nil {
 		return session.Journal{}, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT j.run, j.started, j.updated, e.seq, e.entry
-		FROM journals j LEFT JOIN journal_entries e ON e.conversation = j.id
-		WHERE j.id = ? ORDER BY e.seq`, id)
+	rows, err := s.stmts[loadJournal].QueryContext(ctx, id)
 	if err != nil {
 		return session.Journal{}, fmt.Errorf("sqlitestore: loading the run on %q: %w", id, err)
 	}

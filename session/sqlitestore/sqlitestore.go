@@ -125,7 +125,26 @@ var schemaVersion = len(migrations) - 1
 type Store struct {
 	db   *sql.DB
 	path string
+	// stmts holds the statements of the frequent operations, by their
+	// text, prepared at Open: SQLite parses a statement each time it is
+	// prepared, which costs about as much as executing it.
+	stmts map[string]*sql.Stmt
 }
+
+// Statements of the frequent operations, prepared at Open (Store.stmts).
+const (
+	loadContents   = "SELECT content FROM contents WHERE conversation = ? ORDER BY seq"
+	insertContent  = "INSERT INTO contents (conversation, seq, content) VALUES (?, ?, ?)"
+	readAppendLast = `SELECT
+		(SELECT length FROM conversations WHERE id = ?),
+		(SELECT max(updated) FROM conversations)`
+	upsertConversation = `INSERT INTO conversations (id, created, updated, length, bytes) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length, bytes = bytes + excluded.bytes`
+)
+
+// prepared lists the statements Open prepares.
+var prepared = []string{loadContents, insertContent, readAppendLast, upsertConversation,
+	insertEntry, beginJournal, appendJournal, deleteJournal, deleteEntries, loadJournal}
 
 var (
 	_ session.Lister    = (*Store)(nil)
@@ -143,12 +162,26 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: opening %s: %w", path, err)
 	}
-	s := &Store{db: db, path: abs}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
+	s := &Store{db: db, path: abs, stmts: make(map[string]*sql.Stmt, len(prepared))}
+	err = s.migrate(ctx)
+	for _, q := range prepared {
+		if err != nil {
+			break
+		}
+		s.stmts[q], err = db.PrepareContext(ctx, q)
+	}
+	if err != nil {
+		s.Close()
 		return nil, fmt.Errorf("sqlitestore: opening %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// stmt returns the prepared statement query (one of prepared), in tx.
+// database/sql prepares it once on each connection that runs it, and
+// reuses it there.
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	return tx.StmtContext(ctx, s.stmts[query])
 }
 
 // dsn returns the driver's name for the file at abs, with the settings
@@ -209,6 +242,9 @@ func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
 
 // Close closes the database. Calls after Close fail.
 func (s *Store) Close() error {
+	for _, st := range s.stmts {
+		st.Close()
+	}
 	return s.db.Close()
 }
 
@@ -222,7 +258,7 @@ func (s *Store) Load(ctx context.Context, id string) ([]*genai.Content, error) {
 	}
 	// One statement reads one snapshot: an append in progress is either
 	// all there or not at all.
-	rows, err := s.db.QueryContext(ctx, "SELECT content FROM contents WHERE conversation = ? ORDER BY seq", id)
+	rows, err := s.stmts[loadContents].QueryContext(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: loading %q: %w", id, err)
 	}
@@ -257,7 +293,7 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 	if len(encoded) == 0 {
 		return nil
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error { return appendTx(ctx, tx, id, encoded) })
+	err = s.tx(ctx, func(tx *sql.Tx) error { return s.appendTx(ctx, tx, id, encoded) })
 	if err != nil {
 		return fmt.Errorf("sqlitestore: appending to %q: %w", id, err)
 	}
@@ -266,11 +302,9 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 
 // appendTx appends encoded contents, at least one, to the conversation
 // id in tx.
-func appendTx(ctx context.Context, tx *sql.Tx, id string, encoded [][]byte) error {
+func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, id string, encoded [][]byte) error {
 	var length, last sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT
-		(SELECT length FROM conversations WHERE id = ?),
-		(SELECT max(updated) FROM conversations)`, id).Scan(&length, &last)
+	err := s.stmt(ctx, tx, readAppendLast).QueryRowContext(ctx, id).Scan(&length, &last)
 	if err != nil {
 		return err
 	}
@@ -282,23 +316,17 @@ func appendTx(ctx context.Context, tx *sql.Tx, id string, encoded [][]byte) erro
 	for _, b := range encoded {
 		size += int64(len(b))
 	}
-	if err := insertSeq(ctx, tx, "INSERT INTO contents (conversation, seq, content) VALUES (?, ?, ?)", id, n, encoded); err != nil {
+	if err := s.insertSeq(ctx, tx, insertContent, id, n, encoded); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO conversations (id, created, updated, length, bytes) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length, bytes = bytes + excluded.bytes`,
-		id, now, now, n+len(encoded), size)
+	_, err = s.stmt(ctx, tx, upsertConversation).ExecContext(ctx, id, now, now, n+len(encoded), size)
 	return err
 }
 
 // insertSeq inserts rows (conversation id, seq, value), numbered from
-// first, with the statement insert.
-func insertSeq(ctx context.Context, tx *sql.Tx, insert, id string, first int, values [][]byte) error {
-	stmt, err := tx.PrepareContext(ctx, insert)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+// first, with the statement insert (one of prepared).
+func (s *Store) insertSeq(ctx context.Context, tx *sql.Tx, insert, id string, first int, values [][]byte) error {
+	stmt := s.stmt(ctx, tx, insert)
 	for i, v := range values {
 		if _, err := stmt.ExecContext(ctx, id, first+i, v); err != nil {
 			return err
