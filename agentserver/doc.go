@@ -73,9 +73,13 @@
 //     Start writes it before it returns, so an accepted run is stored
 //     (a store that refuses it fails the request: 409 busy when another
 //     process holds the thread's journal, 503 otherwise);
-//   - each model turn, once its response is complete: the content exactly
-//     as received (text, thoughts with their signatures, calls) and its
-//     usage, before the records of its calls;
+//   - each model turn with calls, once its response is complete: the
+//     content exactly as received (text, thoughts with their signatures,
+//     calls) and its usage, before the records of its calls. The turn
+//     that answers (no calls) is stored by the run's EndRun, which comes
+//     at once, with the rest of the run (one write less); it is written
+//     as a step of its own only when EndRun fails, or when the loop asks
+//     the model again after it;
 //   - each call's result, as it comes, before its record;
 //   - each pause (the calls that wait), before its record, and each
 //     decision (a request's, or a deadline's), before its records.
@@ -116,8 +120,8 @@
 //     deadline (ApprovalTimeout from the recovery); a decision continues
 //     it as before. The pauses and decisions of the turn it resumes are
 //     not shown again: its new pause is;
-//   - one whose answer was written whole, and that died before it was
-//     saved, is saved, and not run.
+//   - one whose answer was written whole (its EndRun failed), and that
+//     died before it was saved, is saved, and not run.
 //
 // New fails when the store cannot list or load the journals; a journal
 // that is not agentserver's is logged and left as it is (its thread

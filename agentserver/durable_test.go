@@ -2,6 +2,9 @@ package agentserver_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +72,57 @@ func TestRecoverSkipsForeignJournal(t *testing.T) {
 	}
 	if j, err := store.LoadRun(bg, "agentserver/alice/t1"); err != nil || j.Run != "run_x" {
 		t.Errorf("the journal: %+v, %v; want it left as it was", j, err)
+	}
+}
+
+// failingEnd is a journaling store whose EndRun fails.
+type failingEnd struct{ *session.Memory }
+
+var errStoreDown = errors.New("the store is down")
+
+func (failingEnd) EndRun(context.Context, string, string, []*genai.Content) error {
+	return errStoreDown
+}
+
+// The answer of a run is stored with EndRun, not as a step of its own
+// first; when EndRun fails, the journal left for the next Server holds
+// it, and that Server saves it without asking the model again.
+func TestAnswerJournaledWhenEndRunFails(t *testing.T) {
+	mem := session.NewMemory()
+	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = failingEnd{mem} }})
+	h.model.Enqueue(fake.Calls(call("Paris")), fake.Text("Sunny in Paris."))
+	resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris?"})
+	if last := resp.last(); last.Kind != agentserver.KindDone || last.Done.State == agentserver.StateDone {
+		t.Fatalf("the run ended with %+v; want it failed, its save refused", last)
+	}
+	j, err := mem.LoadRun(bg, "agentserver/alice/t1")
+	if err != nil {
+		t.Fatalf("the journal: %v", err)
+	}
+	if n := len(j.Entries); n != 4 { // the run, the call's turn, its result, the answer
+		t.Errorf("the journal holds %d entries; want 4: the run, two turns, a result", n)
+	}
+
+	h2 := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = mem }})
+	if got, want := dump(h2.stored("alice", "t1")), []string{"user: Weather in Paris?", `model: call get_weather{"city":"Paris"}`,
+		`user: response get_weather{"result":"sunny in Paris"}`, "model: Sunny in Paris."}; !slices.Equal(got, want) {
+		t.Errorf("the next server saved\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(h2.model.Requests()); n != 0 {
+		t.Errorf("the next server asked the model %d times; want 0", n)
+	}
+}
+
+// A run of one call and an answer writes to its journal four times: the
+// run, the call's turn, its result, and EndRun with the answer.
+func TestServedRunWrites(t *testing.T) {
+	store := &countingJournal{Journaler: session.NewMemory()}
+	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = store }})
+	h.model.Enqueue(fake.Calls(call("Paris")), fake.Text("Sunny in Paris."))
+	if resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris?"}); resp.last().Kind != agentserver.KindDone {
+		t.Fatalf("the run: %v %s", resp.kinds(), resp.body)
+	}
+	if n := store.writes.Load(); n != 4 {
+		t.Errorf("the run wrote %d times; want 4", n)
 	}
 }

@@ -87,6 +87,15 @@ func (r *run) write(ctx context.Context, e *entry) {
 	}
 }
 
+// flushAnswer writes the entry of the run's answer (run.answer), if it
+// was held for EndRun and something else came first.
+func (r *run) flushAnswer(ctx context.Context) {
+	if r.answer != nil {
+		r.write(ctx, r.answer)
+		r.answer = nil
+	}
+}
+
 // begin creates the run's journal, holding what the run starts from.
 func (l *localRunner) begin(ctx context.Context, r *run, in *Input) error {
 	js, ok := l.store.(session.Journaler)
@@ -130,7 +139,11 @@ func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr er
 	var err error
 	switch {
 	case r.journal != nil:
-		err = r.journal.store.EndRun(ctx, r.thread, r.id, contents)
+		if err = r.journal.store.EndRun(ctx, r.thread, r.id, contents); err != nil {
+			// The journal stays, for the next Server on the store: it
+			// must hold the answer, to save it rather than ask again.
+			r.flushAnswer(ctx)
+		}
 	case len(contents) > 0:
 		err = r.l.store.Append(ctx, r.thread, contents)
 	}

@@ -81,6 +81,11 @@ type run struct {
 	// the next process on the store: nothing more is journaled, and the
 	// run is not saved (see localRunner.Close).
 	kept atomic.Bool
+	// answer is the entry of a turn without calls, the run's answer, not
+	// written yet: EndRun, which comes at once, stores it with the run
+	// (one write less per run); it is written as a step of its own only
+	// when something else comes first (see flushAnswer).
+	answer *entry
 	// A recovered run resumes the turn its journal ends with (resumed):
 	// the agent's turn 0 is the journal's turn turnBase, whose calls' fate
 	// prior holds (see priorAnswer). finished is set when the journal
@@ -270,6 +275,7 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 	resumed := r.resumed && e.Turn == 0 // the turn a recovered run resumes: its calls were shown
 	switch e.Kind {
 	case agent.EventModelRequest:
+		r.flushAnswer(ctx)
 		if e.Attempt == 1 {
 			r.calls, r.holds, r.n, r.waits, r.answered, r.paused = r.calls[:0], r.holds[:0], 0, 0, 0, false
 			r.shown.Reset()
@@ -279,7 +285,11 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 		if c := e.Response.Candidates; len(c) > 0 && c[0].Content != nil {
 			r.n = len(agent.FunctionCalls(c[0].Content))
 			u := e.Usage
-			r.write(ctx, &entry{Kind: entryTurn, Turn: turn, Content: c[0].Content, Usage: &u})
+			if t := (&entry{Kind: entryTurn, Turn: turn, Content: c[0].Content, Usage: &u}); r.n > 0 {
+				r.write(ctx, t)
+			} else {
+				r.answer = t
+			}
 		}
 		r.shown.Reset()
 	case agent.EventText:
