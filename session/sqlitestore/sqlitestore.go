@@ -40,7 +40,10 @@
 // a row per entry in journal_entries. BeginRun, AppendRun and EndRun are
 // one transaction each, as Append is; EndRun deletes the journal and
 // appends the contents as Append does, in one, so a run is saved once.
-// LoadRun reads one snapshot. ListRuns reads the range of the journals'
+// LoadRun reads one snapshot. The statements of Load, Append and the
+// journal's writes are prepared at Open, and each connection prepares
+// them once (SQLite would parse them at every call otherwise); a write is
+// still one transaction, committed with synchronous=FULL. ListRuns reads the range of the journals'
 // ids that a prefix spans, the least recently written first: updated
 // times of journals are unique and increasing across the file, as those
 // of conversations are.
