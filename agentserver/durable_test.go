@@ -2,12 +2,14 @@ package agentserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -124,5 +126,59 @@ func TestServedRunWrites(t *testing.T) {
 	}
 	if n := store.writes.Load(); n != 4 {
 		t.Errorf("the run wrote %d times; want 4", n)
+	}
+}
+
+// Close leaves a run that waits for an approval in its journal, as it
+// is, on a journaling store: not saved, its pause the journal's last
+// entry. A store that only appends gets the run cancelled and saved, its
+// call not run (as before).
+func TestCloseLeavesWaitingRun(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		journal bool
+	}{{"journal", true}, {"append", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := session.NewMemory()
+			var store session.Store = mem
+			if !tc.journal {
+				store = appendOnly{mem}
+			}
+			h := newHarness(t, harnessOpts{
+				config: func(c *agentserver.Config) { c.Store = store },
+				agent:  func(c *agent.Config) { c.NeedsApproval = func(*genai.FunctionCall) bool { return true } },
+			})
+			h.model.Enqueue(fake.Calls(call("Paris")), fake.Text("Sunny."))
+			resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris?"})
+			if p := resp.last(); p.Kind != agentserver.KindPause {
+				t.Fatalf("the run did not pause: %v", resp.kinds())
+			}
+			if err := h.srv.Close(bg); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			stored, _ := mem.Load(bg, "agentserver/alice/t1")
+			j, jerr := mem.LoadRun(bg, "agentserver/alice/t1")
+			if !tc.journal {
+				if len(stored) != 3 || jerr == nil {
+					t.Errorf("stored %s, journal %v; want the run saved, its call not run", dump(stored), jerr)
+				}
+				return
+			}
+			if len(stored) != 0 {
+				t.Errorf("stored %s; want nothing: the run is left to the next server", dump(stored))
+			}
+			if jerr != nil {
+				t.Fatalf("the journal: %v", jerr)
+			}
+			var kinds []string
+			for _, e := range j.Entries {
+				var k struct{ Kind string }
+				json.Unmarshal(e, &k)
+				kinds = append(kinds, k.Kind)
+			}
+			if want := []string{"begin", "turn", "pause"}; !slices.Equal(kinds, want) {
+				t.Errorf("the journal holds %v; want %v", kinds, want)
+			}
+		})
 	}
 }
