@@ -396,13 +396,28 @@ func (ra *remoteAgent) failed(err error, info *callInfo) error {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
 		return fmt.Errorf("%s: the connection was cut before its answer ended: %w", ra.name, err)
 	case isA2AError(err):
-		return fmt.Errorf("%s refused the request: %w", ra.name, err)
+		return fmt.Errorf("%s refused the request: %w", ra.name, withDetail(err))
 	}
 	return fmt.Errorf("%s answered with a malformed response: %w", ra.name, err)
 }
 
 // isA2AError reports whether err is an error the remote agent answered
 // with, as opposed to one reading its answer.
+// withDetail returns err, an A2A error, with the text of its data.error
+// when that says more than its message: a2a-go's client keeps the
+// message ("invalid params", as some agents send it) and puts the data in
+// the error's details, where servers (a2a-go's v0.3 servers, and ours)
+// write what is wrong.
+func withDetail(err error) error {
+	var ae *a2a.Error
+	if errors.As(err, &ae) {
+		if d, ok := ae.Details["error"].(string); ok && d != "" && d != ae.Message {
+			return fmt.Errorf("%w: %s", err, d)
+		}
+	}
+	return err
+}
+
 func isA2AError(err error) bool {
 	for _, e := range []error{a2a.ErrParseError, a2a.ErrInvalidRequest, a2a.ErrMethodNotFound, a2a.ErrInvalidParams,
 		a2a.ErrInternalError, a2a.ErrServerError, a2a.ErrTaskNotFound, a2a.ErrTaskNotCancelable,

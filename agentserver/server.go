@@ -467,6 +467,18 @@ func (s *Server) Current(ctx context.Context, user, thread string) (RunInfo, err
 	return info, err
 }
 
+// Latest describes user's thread's latest run: the one in progress, or
+// the last one, for as long as the server keeps runs that are over
+// (Config.KeepFinished). ErrNotFound when there is none (or the thread is
+// another user's).
+func (s *Server) Latest(ctx context.Context, user, thread string) (RunInfo, error) {
+	key, err := threadKey(user, thread)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	return s.runner.Latest(ctx, key)
+}
+
 // Run describes user's run id: its state, the calls it waits for, how it
 // ended. Another user's run is ErrNotFound.
 func (s *Server) Run(ctx context.Context, user, id string) (RunInfo, error) {

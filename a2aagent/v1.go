@@ -1,0 +1,343 @@
+package a2aagent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+)
+
+// A2A 1.0 is served by a2a-go/v2's transports (a2asrv's JSON-RPC and
+// HTTP+JSON handlers) over v1Handler, an a2asrv.RequestHandler that does
+// what the 0.3 handler does, in the same code: requests are converted to
+// 0.3's types (a2av0's converters), and tasks and events back to 1.0's.
+
+// The paths of the 1.0 bindings, after the path of Options.URL.
+const (
+	v1JSONRPCSuffix = "/v1"
+	v1RESTSuffix    = "/v1/rest"
+)
+
+// userKey is the context key of the authenticated user of a 1.0 request.
+type userKey struct{}
+
+// v1Handler serves A2A 1.0 requests: an a2asrv.RequestHandler.
+type v1Handler struct{ h *handler }
+
+var _ a2asrv.RequestHandler = (*v1Handler)(nil)
+
+// newV1 returns the 1.0 JSON-RPC and HTTP+JSON handlers of h.
+func newV1(h *handler) (jsonrpc, rest http.Handler) {
+	v := &v1Handler{h}
+	ka := a2asrv.WithTransportKeepAlive(h.s.Config().KeepAlive)
+	return a2asrv.NewJSONRPCHandler(v, ka), http.StripPrefix(h.restPath, a2asrv.NewRESTHandler(v, ka))
+}
+
+// serveV1 authenticates r, reads its body within the server's limits,
+// and hands it to next, one of the 1.0 bindings.
+func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Handler, rest bool) {
+	user, err := h.s.User(r)
+	if err != nil {
+		h.writeV1Error(w, r, rest, err)
+		return
+	}
+	if r.Method == http.MethodPost {
+		dr := r
+		// 1.0's media type is JSON too.
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/a2a+json" {
+			dr = r.Clone(r.Context())
+			dr.Header.Set("Content-Type", "application/json")
+		}
+		var raw json.RawMessage
+		if err := h.s.DecodeJSON(dr, &raw); err != nil {
+			h.writeV1Error(w, r, rest, err)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+}
+
+// writeV1Error answers a 1.0 request refused before its binding reads it
+// (authentication, a body too large, of another type, late or not JSON)
+// as its binding answers errors: a JSON-RPC error, or a google.rpc.Status
+// for HTTP+JSON; both with the refusal's HTTP status.
+func (h *handler) writeV1Error(w http.ResponseWriter, r *http.Request, rest bool, err error) {
+	if !rest {
+		e := newRPCError(codeInvalidRequest, "%s", err.Error())
+		var se *agentserver.Error
+		if errors.As(err, &se) {
+			e.Message, e.Data["error"], e.status = se.Message, se.Message, se.Status
+			if se.Code == "bad_json" {
+				e.Code = codeParseError
+			}
+		}
+		h.writeResponse(w, r, nullID, nil, e)
+		return
+	}
+	status, msg := http.StatusInternalServerError, "internal error"
+	var se *agentserver.Error
+	if errors.As(err, &se) {
+		status, msg = se.Status, se.Message
+	}
+	grpc := map[int]string{
+		http.StatusUnauthorized: "UNAUTHENTICATED", http.StatusForbidden: "PERMISSION_DENIED",
+		http.StatusRequestTimeout: "DEADLINE_EXCEEDED", http.StatusTooManyRequests: "RESOURCE_EXHAUSTED",
+		http.StatusServiceUnavailable: "UNAVAILABLE", http.StatusInternalServerError: "INTERNAL",
+	}[status]
+	if grpc == "" {
+		grpc = "INVALID_ARGUMENT"
+	}
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "status": grpc, "message": msg}})
+	body = append(body, '\n')
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func (v *v1Handler) user(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}
+
+// v1Codes are the a2a-go/v2 errors of the JSON-RPC codes.
+var v1Codes = map[int]error{
+	codeParseError:        a2av1.ErrParseError,
+	codeInvalidRequest:    a2av1.ErrInvalidRequest,
+	codeMethodNotFound:    a2av1.ErrMethodNotFound,
+	codeInvalidParams:     a2av1.ErrInvalidParams,
+	codeServerError:       a2av1.ErrServerError,
+	codeTaskNotFound:      a2av1.ErrTaskNotFound,
+	codeTaskNotCancelable: a2av1.ErrTaskNotCancelable,
+	codePushNotSupported:  a2av1.ErrPushNotificationNotSupported,
+	codeUnsupported:       a2av1.ErrUnsupportedOperation,
+	codeNoExtendedCard:    a2av1.ErrExtendedCardNotConfigured,
+}
+
+// err returns the 1.0 error of err: of the same code and message as 0.3's
+// (data.code, when the 0.3 error has one, in the error's details), and
+// "internal error" for an error whose text is not for the client, which
+// is logged.
+func (v *v1Handler) err(ctx context.Context, err error) error {
+	e := rpcErrorOf(err)
+	target, ok := v1Codes[e.Code]
+	if !ok {
+		if e.cause != nil {
+			v.h.logger.LogAttrs(ctx, slog.LevelError, "a2aagent: request failed", slog.Any("error", e.cause))
+		}
+		return a2av1.NewError(a2av1.ErrInternalError, "internal error")
+	}
+	ae := a2av1.NewError(target, e.Message)
+	if code, ok := e.Data["code"]; ok {
+		ae = ae.WithDetails(map[string]any{"code": code})
+	}
+	return ae
+}
+
+// SendMessage implements a2asrv.RequestHandler: message/send's answer.
+func (v *v1Handler) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (a2av1.SendMessageResult, error) {
+	if req.Message == nil {
+		return nil, v.err(ctx, invalidParams("params.message is missing"))
+	}
+	t, err := v.h.send(ctx, v.user(ctx), a2av0.FromV1SendMessageRequest(req))
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	return v.task(ctx, t)
+}
+
+// GetTask implements a2asrv.RequestHandler: tasks/get's answer.
+func (v *v1Handler) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av1.Task, error) {
+	t, err := v.h.get(ctx, v.user(ctx), a2a.TaskID(req.ID))
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	return v.task(ctx, t)
+}
+
+// CancelTask implements a2asrv.RequestHandler: tasks/cancel's answer.
+func (v *v1Handler) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) (*a2av1.Task, error) {
+	t, err := v.h.cancel(ctx, v.user(ctx), a2a.TaskID(req.ID))
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	return v.task(ctx, t)
+}
+
+func (v *v1Handler) task(ctx context.Context, t *a2a.Task) (*a2av1.Task, error) {
+	out, err := a2av0.ToV1Task(t)
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	return out, nil
+}
+
+// Page sizes of ListTasks, as A2A 1.0 says.
+const (
+	defaultListPageSize = 50
+	maxListPageSize     = 100
+)
+
+// ListTasks implements a2asrv.RequestHandler: the user's tasks, one per
+// thread (the latest the server keeps), the most recently updated
+// thread first; of one thread only with contextId.
+func (v *v1Handler) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
+	user := v.user(ctx)
+	size := req.PageSize
+	switch {
+	case size < 0 || size > maxListPageSize:
+		return nil, v.err(ctx, invalidParams("pageSize must be between 1 and %d", maxListPageSize))
+	case size == 0:
+		size = defaultListPageSize
+	}
+	resp := &a2av1.ListTasksResponse{Tasks: []*a2av1.Task{}, PageSize: size}
+	threads := []string{req.ContextID}
+	if req.ContextID == "" {
+		page, err := v.h.s.Threads(ctx, user, agentserver.ThreadsOptions{Limit: size, Cursor: req.PageToken})
+		if err != nil {
+			return nil, v.err(ctx, err)
+		}
+		threads, resp.NextPageToken = threads[:0], page.Next
+		for _, t := range page.Threads {
+			threads = append(threads, t.ID)
+		}
+	}
+	for _, thread := range threads {
+		info, err := v.h.s.Latest(ctx, user, thread)
+		if errors.Is(err, agentserver.ErrNotFound) {
+			continue // a thread of no task the server keeps
+		}
+		if err != nil {
+			return nil, v.err(ctx, err)
+		}
+		t, err := v.h.snapshot(ctx, user, info.ID, false)
+		if err != nil && rpcErrorOf(err).Code == codeTaskNotFound {
+			continue // over, and forgotten, meanwhile
+		}
+		if err != nil {
+			return nil, v.err(ctx, err)
+		}
+		vt, err := v.task(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if req.Status != "" && vt.Status.State != req.Status ||
+			req.StatusTimestampAfter != nil && (vt.Status.Timestamp == nil || !vt.Status.Timestamp.After(*req.StatusTimestampAfter)) {
+			continue
+		}
+		if !req.IncludeArtifacts {
+			vt.Artifacts = nil
+		}
+		resp.Tasks = append(resp.Tasks, vt)
+	}
+	resp.TotalSize = len(resp.Tasks)
+	return resp, nil
+}
+
+// SendStreamingMessage implements a2asrv.RequestHandler: message/stream's
+// events.
+func (v *v1Handler) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessageRequest) iter.Seq2[a2av1.Event, error] {
+	if req.Message == nil {
+		return v.events(ctx, nil, nil, invalidParams("params.message is missing"))
+	}
+	cur, enc, err := v.h.startStream(ctx, v.user(ctx), a2av0.FromV1Message(req.Message))
+	return v.events(ctx, cur, enc, err)
+}
+
+// SubscribeToTask implements a2asrv.RequestHandler: tasks/resubscribe's
+// events.
+func (v *v1Handler) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) iter.Seq2[a2av1.Event, error] {
+	cur, enc, err := v.h.startResubscribe(ctx, v.user(ctx), a2a.TaskID(req.ID))
+	return v.events(ctx, cur, enc, err)
+}
+
+// events yields the events of a stream: enc's opening, then those of the
+// records cur reads, to the run's end or the input it waits for; or err.
+func (v *v1Handler) events(ctx context.Context, cur agentserver.Cursor, enc *encoder, err error) iter.Seq2[a2av1.Event, error] {
+	return func(yield func(a2av1.Event, error) bool) {
+		if err != nil {
+			yield(nil, v.err(ctx, err))
+			return
+		}
+		defer cur.Close()
+		emit := func(ev a2a.Event) bool {
+			out, err := a2av0.ToV1Event(ev)
+			if err != nil {
+				yield(nil, v.err(ctx, err))
+				return false
+			}
+			return yield(out, nil)
+		}
+		for _, ev := range enc.opening {
+			if !emit(ev) {
+				return
+			}
+		}
+		for {
+			rec, ok, err := cur.Next(ctx, time.Minute)
+			if err != nil {
+				if ctx.Err() == nil {
+					msg := "the stream was cut: the task's log could not be read; GetTask says where the task stands"
+					yield(nil, a2av1.NewError(a2av1.ErrInternalError, msg))
+				}
+				return
+			}
+			if !ok {
+				continue
+			}
+			last := rec.Kind == agentserver.KindDone || rec.Kind == agentserver.KindPause && cur.Buffered() == 0
+			for _, ev := range enc.tr.events(&rec, last) {
+				if !emit(ev) {
+					return
+				}
+			}
+			if last {
+				return
+			}
+		}
+	}
+}
+
+// errPush is the answer to every push notification method.
+var errPush = a2av1.NewError(a2av1.ErrPushNotificationNotSupported, "push notifications are not supported: stream the task, or poll it with GetTask")
+
+// GetTaskPushConfig implements a2asrv.RequestHandler: not supported.
+func (v *v1Handler) GetTaskPushConfig(context.Context, *a2av1.GetTaskPushConfigRequest) (*a2av1.PushConfig, error) {
+	return nil, errPush
+}
+
+// ListTaskPushConfigs implements a2asrv.RequestHandler: not supported.
+func (v *v1Handler) ListTaskPushConfigs(context.Context, *a2av1.ListTaskPushConfigRequest) (*a2av1.ListTaskPushConfigResponse, error) {
+	return nil, errPush
+}
+
+// CreateTaskPushConfig implements a2asrv.RequestHandler: not supported.
+func (v *v1Handler) CreateTaskPushConfig(context.Context, *a2av1.PushConfig) (*a2av1.PushConfig, error) {
+	return nil, errPush
+}
+
+// DeleteTaskPushConfig implements a2asrv.RequestHandler: not supported.
+func (v *v1Handler) DeleteTaskPushConfig(context.Context, *a2av1.DeleteTaskPushConfigRequest) error {
+	return errPush
+}
+
+// GetExtendedAgentCard implements a2asrv.RequestHandler: there is none.
+func (v *v1Handler) GetExtendedAgentCard(context.Context, *a2av1.GetExtendedAgentCardRequest) (*a2av1.AgentCard, error) {
+	return nil, a2av1.NewError(a2av1.ErrExtendedCardNotConfigured, "this agent has no authenticated extended card")
+}
