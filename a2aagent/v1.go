@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -54,7 +55,9 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 		h.writeV1Error(w, r, rest, err)
 		return
 	}
-	if r.Method == http.MethodPost {
+	// A POST of no body and no type (HTTP+JSON's cancel and subscribe,
+	// as a2a-go's client sends them) has nothing to read.
+	if r.Method == http.MethodPost && !(r.ContentLength == 0 && r.Header.Get("Content-Type") == "") {
 		dr := r
 		// 1.0's media type is JSON too.
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/a2a+json" {
@@ -194,9 +197,10 @@ const (
 	maxListPageSize     = 100
 )
 
-// ListTasks implements a2asrv.RequestHandler: the user's tasks, one per
-// thread (the latest the server keeps), the most recently updated
-// thread first; of one thread only with contextId.
+// ListTasks implements a2asrv.RequestHandler: the user's tasks that the
+// server keeps (agentserver.Server.Runs), the latest started first, of
+// one context with contextId, in pages whose token is the last task's
+// start and id.
 func (v *v1Handler) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
 	user := v.user(ctx)
 	size := req.PageSize
@@ -206,25 +210,29 @@ func (v *v1Handler) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) 
 	case size == 0:
 		size = defaultListPageSize
 	}
-	resp := &a2av1.ListTasksResponse{Tasks: []*a2av1.Task{}, PageSize: size}
-	threads := []string{req.ContextID}
-	if req.ContextID == "" {
-		page, err := v.h.s.Threads(ctx, user, agentserver.ThreadsOptions{Limit: size, Cursor: req.PageToken})
+	var after *pageToken
+	if req.PageToken != "" {
+		t, err := parsePageToken(req.PageToken)
 		if err != nil {
 			return nil, v.err(ctx, err)
 		}
-		threads, resp.NextPageToken = threads[:0], page.Next
-		for _, t := range page.Threads {
-			threads = append(threads, t.ID)
-		}
+		after = &t
 	}
-	for _, thread := range threads {
-		info, err := v.h.s.Latest(ctx, user, thread)
-		if errors.Is(err, agentserver.ErrNotFound) {
-			continue // a thread of no task the server keeps
+	runs, err := v.h.s.Runs(ctx, user)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, v.err(ctx, newRPCError(codeUnsupported, "this server cannot list tasks: its runner does not list runs"))
+	}
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	resp := &a2av1.ListTasksResponse{Tasks: []*a2av1.Task{}, PageSize: size}
+	for _, info := range runs {
+		if after != nil && !after.before(info) || req.ContextID != "" && info.Thread != req.ContextID {
+			continue
 		}
-		if err != nil {
-			return nil, v.err(ctx, err)
+		if len(resp.Tasks) == size && req.Status == "" && req.StatusTimestampAfter == nil {
+			resp.TotalSize++ // counted, for totalSize, without reading its log
+			continue
 		}
 		t, err := v.h.snapshot(ctx, user, info.ID, false)
 		if err != nil && rpcErrorOf(err).Code == codeTaskNotFound {
@@ -241,13 +249,51 @@ func (v *v1Handler) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) 
 			req.StatusTimestampAfter != nil && (vt.Status.Timestamp == nil || !vt.Status.Timestamp.After(*req.StatusTimestampAfter)) {
 			continue
 		}
+		resp.TotalSize++
+		if len(resp.Tasks) == size {
+			continue // counted, for totalSize
+		}
 		if !req.IncludeArtifacts {
 			vt.Artifacts = nil
 		}
 		resp.Tasks = append(resp.Tasks, vt)
+		if len(resp.Tasks) == size {
+			resp.NextPageToken = pageToken{info.Started, info.ID}.String()
+		}
 	}
-	resp.TotalSize = len(resp.Tasks)
+	if resp.TotalSize == len(resp.Tasks) {
+		resp.NextPageToken = ""
+	}
 	return resp, nil
+}
+
+// A pageToken is where a page of ListTasks ended: its last task's start
+// and id.
+type pageToken struct {
+	started time.Time
+	id      string
+}
+
+func (p pageToken) String() string {
+	return strconv.FormatInt(p.started.UnixNano(), 10) + "." + p.id
+}
+
+func parsePageToken(s string) (pageToken, error) {
+	ns, id, ok := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || id == "" {
+		return pageToken{}, invalidParams("pageToken %q is not one this server gave", s)
+	}
+	return pageToken{time.Unix(0, n), id}, nil
+}
+
+// before reports whether run comes after the page that ended at p, in
+// Server.Runs's order: started earlier, or at once with a smaller id.
+func (p pageToken) before(run agentserver.RunInfo) bool {
+	if a, b := run.Started.UnixNano(), p.started.UnixNano(); a != b {
+		return a < b
+	}
+	return run.ID < p.id
 }
 
 // SendStreamingMessage implements a2asrv.RequestHandler: message/stream's
