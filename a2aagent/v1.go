@@ -18,6 +18,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 )
 
@@ -55,9 +56,10 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 		h.writeV1Error(w, r, rest, err)
 		return
 	}
-	// A POST of no body and no type (HTTP+JSON's cancel and subscribe,
-	// as a2a-go's client sends them) has nothing to read.
-	if r.Method == http.MethodPost && !(r.ContentLength == 0 && r.Header.Get("Content-Type") == "") {
+	// A POST of no body (HTTP+JSON's cancel and subscribe, as a2a-go's
+	// and @a2a-js/sdk's clients send them, of any type or none) has
+	// nothing to read: its binding answers it.
+	if r.Method == http.MethodPost && r.ContentLength != 0 {
 		dr := r
 		// 1.0's media type is JSON too.
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/a2a+json" {
@@ -71,7 +73,13 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 	}
-	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+	ctx := context.WithValue(r.Context(), userKey{}, user)
+	if rest {
+		f := &startFailure{}
+		w = &restWriter{ResponseWriter: w, f: f}
+		ctx = context.WithValue(ctx, startFailureKey{}, f)
+	}
+	next.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // writeV1Error answers a 1.0 request refused before its binding reads it
@@ -96,15 +104,76 @@ func (h *handler) writeV1Error(w http.ResponseWriter, r *http.Request, rest bool
 	if errors.As(err, &se) {
 		status, msg = se.Status, se.Message
 	}
-	grpc := map[int]string{
-		http.StatusUnauthorized: "UNAUTHENTICATED", http.StatusForbidden: "PERMISSION_DENIED",
-		http.StatusRequestTimeout: "DEADLINE_EXCEEDED", http.StatusTooManyRequests: "RESOURCE_EXHAUSTED",
-		http.StatusServiceUnavailable: "UNAVAILABLE", http.StatusInternalServerError: "INTERNAL",
-	}[status]
+	target := a2av1.ErrInvalidRequest
+	if status == http.StatusUnauthorized {
+		target = a2av1.ErrUnauthenticated
+	}
+	writeStatus(w, status, grpcStatuses[status], target, msg)
+}
+
+func (v *v1Handler) user(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}
+
+// v1Error is how A2A 1.0 says an error: a2a-go/v2's error, and the
+// HTTP and gRPC statuses of HTTP+JSON's google.rpc.Status (as a2a-go/v2
+// maps them).
+type v1Error struct {
+	err    error
+	status int
+	grpc   string
+}
+
+// v1Errors are the 1.0 errors of the JSON-RPC codes.
+var v1Errors = map[int]v1Error{
+	codeParseError:        {a2av1.ErrParseError, http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeInvalidRequest:    {a2av1.ErrInvalidRequest, http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeMethodNotFound:    {a2av1.ErrMethodNotFound, http.StatusNotImplemented, "UNIMPLEMENTED"},
+	codeInvalidParams:     {a2av1.ErrInvalidParams, http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeInternalError:     {a2av1.ErrInternalError, http.StatusInternalServerError, "INTERNAL"},
+	codeServerError:       {a2av1.ErrServerError, http.StatusInternalServerError, "INTERNAL"},
+	codeTaskNotFound:      {a2av1.ErrTaskNotFound, http.StatusNotFound, "NOT_FOUND"},
+	codeTaskNotCancelable: {a2av1.ErrTaskNotCancelable, http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codePushNotSupported:  {a2av1.ErrPushNotificationNotSupported, http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeUnsupported:       {a2av1.ErrUnsupportedOperation, http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeNoExtendedCard:    {a2av1.ErrExtendedCardNotConfigured, http.StatusBadRequest, "FAILED_PRECONDITION"},
+}
+
+// grpcStatuses name the HTTP statuses of the refusals agentserver makes.
+var grpcStatuses = map[int]string{
+	http.StatusUnauthorized: "UNAUTHENTICATED", http.StatusForbidden: "PERMISSION_DENIED",
+	http.StatusRequestTimeout: "DEADLINE_EXCEEDED", http.StatusTooManyRequests: "RESOURCE_EXHAUSTED",
+	http.StatusServiceUnavailable: "UNAVAILABLE", http.StatusInternalServerError: "INTERNAL",
+}
+
+// err returns the 1.0 error of err: of the same code and message as 0.3's
+// (data.code, when the 0.3 error has one, in the error's details), and
+// "internal error" for an error whose text is not for the client, which
+// is logged.
+func (v *v1Handler) err(ctx context.Context, err error) error {
+	e := rpcErrorOf(err)
+	if e.Code == codeInternalError {
+		if e.cause != nil {
+			v.h.logger.LogAttrs(ctx, slog.LevelError, "a2aagent: request failed", slog.Any("error", e.cause))
+		}
+		return a2av1.NewError(a2av1.ErrInternalError, "internal error")
+	}
+	ae := a2av1.NewError(v1Errors[e.Code].err, e.Message)
+	if code, ok := e.Data["code"]; ok {
+		ae = ae.WithDetails(map[string]any{"code": code})
+	}
+	return ae
+}
+
+// writeStatus answers an HTTP+JSON request with a google.rpc.Status, as
+// a2a-go/v2 writes them: its ErrorInfo names the reason of target.
+func writeStatus(w http.ResponseWriter, status int, grpc string, target error, msg string) {
 	if grpc == "" {
 		grpc = "INVALID_ARGUMENT"
 	}
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "status": grpc, "message": msg}})
+	info := errordetails.NewErrorInfo(a2av1.ErrorReason(target), a2av1.ProtocolDomain, nil)
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "status": grpc, "message": msg, "details": []any{info}}})
 	body = append(body, '\n')
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
@@ -114,44 +183,67 @@ func (h *handler) writeV1Error(w http.ResponseWriter, r *http.Request, rest bool
 	w.Write(body)
 }
 
-func (v *v1Handler) user(ctx context.Context) string {
-	u, _ := ctx.Value(userKey{}).(string)
-	return u
+// A startFailure holds the error an HTTP+JSON stream failed to start
+// with: a2a-go/v2 would send it as an event of a stream (200), which
+// @a2a-js/sdk's client does not read as an error; it is answered with its
+// status instead (404 for a task not found), as both clients read it.
+type startFailure struct{ err error }
+
+type startFailureKey struct{}
+
+// failStart records err, the error a stream failed to start with, for
+// the HTTP+JSON binding.
+func failStart(ctx context.Context, err error) {
+	if f, ok := ctx.Value(startFailureKey{}).(*startFailure); ok {
+		f.err = err
+	}
 }
 
-// v1Codes are the a2a-go/v2 errors of the JSON-RPC codes.
-var v1Codes = map[int]error{
-	codeParseError:        a2av1.ErrParseError,
-	codeInvalidRequest:    a2av1.ErrInvalidRequest,
-	codeMethodNotFound:    a2av1.ErrMethodNotFound,
-	codeInvalidParams:     a2av1.ErrInvalidParams,
-	codeServerError:       a2av1.ErrServerError,
-	codeTaskNotFound:      a2av1.ErrTaskNotFound,
-	codeTaskNotCancelable: a2av1.ErrTaskNotCancelable,
-	codePushNotSupported:  a2av1.ErrPushNotificationNotSupported,
-	codeUnsupported:       a2av1.ErrUnsupportedOperation,
-	codeNoExtendedCard:    a2av1.ErrExtendedCardNotConfigured,
+// restWriter answers an HTTP+JSON stream that failed to start with its
+// error and status, and drops what the binding writes then.
+type restWriter struct {
+	http.ResponseWriter
+	f      *startFailure
+	failed bool
 }
 
-// err returns the 1.0 error of err: of the same code and message as 0.3's
-// (data.code, when the 0.3 error has one, in the error's details), and
-// "internal error" for an error whose text is not for the client, which
-// is logged.
-func (v *v1Handler) err(ctx context.Context, err error) error {
-	e := rpcErrorOf(err)
-	target, ok := v1Codes[e.Code]
-	if !ok {
-		if e.cause != nil {
-			v.h.logger.LogAttrs(ctx, slog.LevelError, "a2aagent: request failed", slog.Any("error", e.cause))
+func (w *restWriter) WriteHeader(code int) {
+	switch {
+	case w.failed:
+	case w.f.err != nil:
+		w.failed = true
+		e := rpcErrorOf(w.f.err)
+		m := v1Errors[e.Code]
+		if e.Code == codeInternalError {
+			e.Message = "internal error" // (logged by v1Handler.err)
 		}
-		return a2av1.NewError(a2av1.ErrInternalError, "internal error")
+		if e.status != 0 {
+			m.status, m.grpc = e.status, grpcStatuses[e.status]
+		}
+		writeStatus(w.ResponseWriter, m.status, m.grpc, m.err, e.Message)
+	default:
+		w.ResponseWriter.WriteHeader(code)
 	}
-	ae := a2av1.NewError(target, e.Message)
-	if code, ok := e.Data["code"]; ok {
-		ae = ae.WithDetails(map[string]any{"code": code})
-	}
-	return ae
 }
+
+func (w *restWriter) Write(b []byte) (int, error) {
+	if w.f.err != nil {
+		w.WriteHeader(http.StatusOK)
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher, which the binding's streams need.
+func (w *restWriter) Flush() {
+	if w.failed {
+		return
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap returns the ResponseWriter w wraps, for http.ResponseController.
+func (w *restWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // SendMessage implements a2asrv.RequestHandler: message/send's answer.
 func (v *v1Handler) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (a2av1.SendMessageResult, error) {
@@ -300,27 +392,36 @@ func (p pageToken) before(run agentserver.RunInfo) bool {
 // events.
 func (v *v1Handler) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessageRequest) iter.Seq2[a2av1.Event, error] {
 	if req.Message == nil {
-		return v.events(ctx, nil, nil, invalidParams("params.message is missing"))
+		return v.startFailed(ctx, invalidParams("params.message is missing"))
 	}
 	cur, enc, err := v.h.startStream(ctx, v.user(ctx), a2av0.FromV1Message(req.Message))
-	return v.events(ctx, cur, enc, err)
+	if err != nil {
+		return v.startFailed(ctx, err)
+	}
+	return v.events(ctx, cur, enc)
 }
 
 // SubscribeToTask implements a2asrv.RequestHandler: tasks/resubscribe's
 // events.
 func (v *v1Handler) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) iter.Seq2[a2av1.Event, error] {
 	cur, enc, err := v.h.startResubscribe(ctx, v.user(ctx), a2a.TaskID(req.ID))
-	return v.events(ctx, cur, enc, err)
+	if err != nil {
+		return v.startFailed(ctx, err)
+	}
+	return v.events(ctx, cur, enc)
+}
+
+// startFailed returns the stream of a request that failed to start with
+// err: err, as the binding says it.
+func (v *v1Handler) startFailed(ctx context.Context, err error) iter.Seq2[a2av1.Event, error] {
+	failStart(ctx, err)
+	return func(yield func(a2av1.Event, error) bool) { yield(nil, v.err(ctx, err)) }
 }
 
 // events yields the events of a stream: enc's opening, then those of the
-// records cur reads, to the run's end or the input it waits for; or err.
-func (v *v1Handler) events(ctx context.Context, cur agentserver.Cursor, enc *encoder, err error) iter.Seq2[a2av1.Event, error] {
+// records cur reads, to the run's end or the input it waits for.
+func (v *v1Handler) events(ctx context.Context, cur agentserver.Cursor, enc *encoder) iter.Seq2[a2av1.Event, error] {
 	return func(yield func(a2av1.Event, error) bool) {
-		if err != nil {
-			yield(nil, v.err(ctx, err))
-			return
-		}
 		defer cur.Close()
 		emit := func(ev a2a.Event) bool {
 			out, err := a2av0.ToV1Event(ev)

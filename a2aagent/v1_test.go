@@ -450,6 +450,8 @@ func TestV1BadRequests(t *testing.T) {
 		{"jsonrpc: push", "POST", "/a2a/v1", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ListTaskPushNotificationConfigs","params":{"taskId":"x"}}`, true, 200, `"code":-32003`},
 		{"rest: no credentials", "GET", "/a2a/v1/rest/tasks/x", "", "", false, 401, `"status":"UNAUTHENTICATED"`},
 		{"rest: not found", "GET", "/a2a/v1/rest/tasks/x", "", "", true, 404, `not found`},
+		{"rest: a stream of no task", "POST", "/a2a/v1/rest/tasks/x:subscribe", "", "", true, 404, `"reason":"TASK_NOT_FOUND"`},
+		{"rest: a stream of no message", "POST", "/a2a/v1/rest/message:stream", "application/json", `{}`, true, 400, `"status":"INVALID_ARGUMENT"`},
 		{"rest: not json", "POST", "/a2a/v1/rest/message:send", "application/json", `{nope`, true, 400, `"status":"INVALID_ARGUMENT"`},
 		{"rest: another type", "POST", "/a2a/v1/rest/message:send", "text/plain", `{}`, true, 415, `"status":"INVALID_ARGUMENT"`},
 		{"rest: bad params", "POST", "/a2a/v1/rest/message:send", "application/json", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}`, true, 400, `no parts`},
