@@ -74,12 +74,12 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 	}
 	ctx := context.WithValue(r.Context(), userKey{}, user)
+	vw := &v1Writer{ResponseWriter: w, timeout: h.s.Config().WriteTimeout}
 	if rest {
-		f := &startFailure{}
-		w = &restWriter{ResponseWriter: w, f: f}
-		ctx = context.WithValue(ctx, startFailureKey{}, f)
+		vw.f = &startFailure{}
+		ctx = context.WithValue(ctx, startFailureKey{}, vw.f)
 	}
-	next.ServeHTTP(w, r.WithContext(ctx))
+	next.ServeHTTP(vw, r.WithContext(ctx))
 }
 
 // writeV1Error answers a 1.0 request refused before its binding reads it
@@ -199,18 +199,22 @@ func failStart(ctx context.Context, err error) {
 	}
 }
 
-// restWriter answers an HTTP+JSON stream that failed to start with its
-// error and status, and drops what the binding writes then.
-type restWriter struct {
+// v1Writer is the ResponseWriter of the 1.0 bindings: each write has the
+// server's write deadline (a client that reads nothing for
+// Config.WriteTimeout is dropped), and, for HTTP+JSON, a stream that
+// failed to start is answered with its error and status, what the
+// binding writes then dropped.
+type v1Writer struct {
 	http.ResponseWriter
-	f      *startFailure
-	failed bool
+	timeout time.Duration
+	f       *startFailure // nil for JSON-RPC
+	failed  bool
 }
 
-func (w *restWriter) WriteHeader(code int) {
+func (w *v1Writer) WriteHeader(code int) {
 	switch {
 	case w.failed:
-	case w.f.err != nil:
+	case w.f != nil && w.f.err != nil:
 		w.failed = true
 		e := rpcErrorOf(w.f.err)
 		m := v1Errors[e.Code]
@@ -226,24 +230,27 @@ func (w *restWriter) WriteHeader(code int) {
 	}
 }
 
-func (w *restWriter) Write(b []byte) (int, error) {
-	if w.f.err != nil {
+func (w *v1Writer) Write(b []byte) (int, error) {
+	if w.f != nil && w.f.err != nil {
 		w.WriteHeader(http.StatusOK)
 		return len(b), nil
 	}
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.timeout))
 	return w.ResponseWriter.Write(b)
 }
 
-// Flush implements http.Flusher, which the binding's streams need.
-func (w *restWriter) Flush() {
+// Flush implements http.Flusher, which the bindings' streams need.
+func (w *v1Writer) Flush() {
 	if w.failed {
 		return
 	}
-	http.NewResponseController(w.ResponseWriter).Flush()
+	rc := http.NewResponseController(w.ResponseWriter)
+	_ = rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	_ = rc.Flush()
 }
 
 // Unwrap returns the ResponseWriter w wraps, for http.ResponseController.
-func (w *restWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *v1Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // SendMessage implements a2asrv.RequestHandler: message/send's answer.
 func (v *v1Handler) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (a2av1.SendMessageResult, error) {
