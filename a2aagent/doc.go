@@ -1,7 +1,8 @@
 // Package a2aagent speaks the Agent2Agent protocol both ways: [Handler]
 // serves an [agentserver.Server] to other agents, in A2A 1.0 (JSON-RPC
 // and HTTP+JSON) and A2A 0.3 (JSON-RPC), and [RemoteTool] makes a remote
-// A2A agent a tool (in 0.3). Its wire types and clients are
+// A2A agent a tool, speaking 1.0 to an agent whose card lists 1.0 and 0.3
+// to one whose card does not. Its wire types and clients are
 // github.com/a2aproject/a2a-go's (v0.3.15) and, for 1.0,
 // github.com/a2aproject/a2a-go/v2's (v2.4.0).
 //
