@@ -160,7 +160,9 @@
 // found, 400 for bad params; an error before a stream's first event too,
 // rather than an event of the stream, so that @a2a-js/sdk reads it). A
 // refusal of 1.0 JSON-RPC before it is read (credentials, the body's
-// size, type or time below) has the HTTP status 0.3's has. A task the server's limits
+// size, type or time below), and one by the server's limits or quotas
+// (429, 503) in either binding, has the HTTP status 0.3's has, data.code
+// a detail (HTTP+JSON: RESOURCE_EXHAUSTED or UNAVAILABLE). A task the server's limits
 // or quotas refuse (agentserver's package doc: a context is a thread) is
 // a server error (-32000) with the HTTP status of the refusal (503, or
 // 429 for one user's runs or quotas) and data.code saying which:

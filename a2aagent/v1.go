@@ -74,11 +74,8 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 	}
 	ctx := context.WithValue(r.Context(), userKey{}, user)
-	vw := &v1Writer{ResponseWriter: w, timeout: h.s.Config().WriteTimeout}
-	if rest {
-		vw.f = &startFailure{}
-		ctx = context.WithValue(ctx, startFailureKey{}, vw.f)
-	}
+	vw := &v1Writer{ResponseWriter: w, timeout: h.s.Config().WriteTimeout, f: &refusal{}, rest: rest}
+	ctx = context.WithValue(ctx, refusalKey{}, vw.f)
 	next.ServeHTTP(vw, r.WithContext(ctx))
 }
 
@@ -108,7 +105,7 @@ func (h *handler) writeV1Error(w http.ResponseWriter, r *http.Request, rest bool
 	if status == http.StatusUnauthorized {
 		target = a2av1.ErrUnauthenticated
 	}
-	writeStatus(w, status, grpcStatuses[status], target, msg)
+	writeStatus(w, status, grpcStatuses[status], target, msg, nil)
 }
 
 func (v *v1Handler) user(ctx context.Context) string {
@@ -152,6 +149,7 @@ var grpcStatuses = map[int]string{
 // "internal error" for an error whose text is not for the client, which
 // is logged.
 func (v *v1Handler) err(ctx context.Context, err error) error {
+	refused(ctx, err, false)
 	e := rpcErrorOf(err)
 	if e.Code == codeInternalError {
 		if e.cause != nil {
@@ -167,13 +165,19 @@ func (v *v1Handler) err(ctx context.Context, err error) error {
 }
 
 // writeStatus answers an HTTP+JSON request with a google.rpc.Status, as
-// a2a-go/v2 writes them: its ErrorInfo names the reason of target.
-func writeStatus(w http.ResponseWriter, status int, grpc string, target error, msg string) {
+// a2a-go/v2 writes them: its details hold code (a refusal's, as
+// too_many_runs), when not empty, and an ErrorInfo naming the reason of
+// target.
+func writeStatus(w http.ResponseWriter, status int, grpc string, target error, msg string, code any) {
 	if grpc == "" {
 		grpc = "INVALID_ARGUMENT"
 	}
-	info := errordetails.NewErrorInfo(a2av1.ErrorReason(target), a2av1.ProtocolDomain, nil)
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "status": grpc, "message": msg, "details": []any{info}}})
+	var details []any
+	if code != nil {
+		details = append(details, errordetails.NewFromStruct(map[string]any{"code": code}))
+	}
+	details = append(details, errordetails.NewErrorInfo(a2av1.ErrorReason(target), a2av1.ProtocolDomain, nil))
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "status": grpc, "message": msg, "details": details}})
 	body = append(body, '\n')
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
@@ -183,39 +187,55 @@ func writeStatus(w http.ResponseWriter, status int, grpc string, target error, m
 	w.Write(body)
 }
 
-// A startFailure holds the error an HTTP+JSON stream failed to start
-// with: a2a-go/v2 would send it as an event of a stream (200), which
-// @a2a-js/sdk's client does not read as an error; it is answered with its
-// status instead (404 for a task not found), as both clients read it.
-type startFailure struct{ err error }
+// A refusal holds what a 1.0 request's answer needs that a2a-go/v2's
+// transports do not write: the HTTP status of a refusal that has one
+// (429 or 503, as 0.3 answers them), and, for HTTP+JSON, the error to
+// answer with, of that status, rather than a2a-go/v2's (a 500), or
+// rather than a stream of one event, the error, for a stream that failed
+// to start (an event @a2a-js/sdk does not read as an error; the status,
+// 404 for a task not found, both clients read).
+type refusal struct {
+	status int
+	err    error
+}
 
-type startFailureKey struct{}
+type refusalKey struct{}
 
-// failStart records err, the error a stream failed to start with, for
-// the HTTP+JSON binding.
-func failStart(ctx context.Context, err error) {
-	if f, ok := ctx.Value(startFailureKey{}).(*startFailure); ok {
+// refused records err, the error a 1.0 request failed with; start says
+// the request was a stream that failed to start.
+func refused(ctx context.Context, err error, start bool) {
+	f, ok := ctx.Value(refusalKey{}).(*refusal)
+	if !ok {
+		return
+	}
+	if e := rpcErrorOf(err); e.status != 0 {
+		f.status, f.err = e.status, err
+	}
+	if start {
 		f.err = err
 	}
 }
 
 // v1Writer is the ResponseWriter of the 1.0 bindings: each write has the
 // server's write deadline (a client that reads nothing for
-// Config.WriteTimeout is dropped), and, for HTTP+JSON, a stream that
-// failed to start is answered with its error and status, what the
-// binding writes then dropped.
+// Config.WriteTimeout is dropped), a refusal has its HTTP status, and,
+// for HTTP+JSON, a refusal of its own status, or a stream that failed to
+// start, is answered with its error and status, what the binding writes
+// then dropped.
 type v1Writer struct {
 	http.ResponseWriter
 	timeout time.Duration
-	f       *startFailure // nil for JSON-RPC
+	f       *refusal
+	rest    bool
+	wrote   bool // the status
 	failed  bool
 }
 
 func (w *v1Writer) WriteHeader(code int) {
 	switch {
-	case w.failed:
-	case w.f != nil && w.f.err != nil:
-		w.failed = true
+	case w.failed || w.wrote:
+	case w.rest && w.f.err != nil:
+		w.failed, w.wrote = true, true
 		e := rpcErrorOf(w.f.err)
 		m := v1Errors[e.Code]
 		if e.Code == codeInternalError {
@@ -224,15 +244,19 @@ func (w *v1Writer) WriteHeader(code int) {
 		if e.status != 0 {
 			m.status, m.grpc = e.status, grpcStatuses[e.status]
 		}
-		writeStatus(w.ResponseWriter, m.status, m.grpc, m.err, e.Message)
+		writeStatus(w.ResponseWriter, m.status, m.grpc, m.err, e.Message, e.Data["code"])
 	default:
+		w.wrote = true
+		if w.f.status != 0 {
+			code = w.f.status
+		}
 		w.ResponseWriter.WriteHeader(code)
 	}
 }
 
 func (w *v1Writer) Write(b []byte) (int, error) {
-	if w.f != nil && w.f.err != nil {
-		w.WriteHeader(http.StatusOK)
+	w.WriteHeader(http.StatusOK)
+	if w.failed {
 		return len(b), nil
 	}
 	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.timeout))
@@ -421,7 +445,7 @@ func (v *v1Handler) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToT
 // startFailed returns the stream of a request that failed to start with
 // err: err, as the binding says it.
 func (v *v1Handler) startFailed(ctx context.Context, err error) iter.Seq2[a2av1.Event, error] {
-	failStart(ctx, err)
+	refused(ctx, err, true)
 	return func(yield func(a2av1.Event, error) bool) { yield(nil, v.err(ctx, err)) }
 }
 
