@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 )
 
@@ -41,7 +44,7 @@ func deriveCard(s *agentserver.Server, opts *Options) *a2a.AgentCard {
 		Name:               name,
 		Description:        desc,
 		Version:            first(opts.Version, "1.0.0"),
-		ProtocolVersion:    ProtocolVersion,
+		ProtocolVersion:    LegacyProtocolVersion,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		Capabilities:       a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes:  []string{"text/plain"},
@@ -75,11 +78,12 @@ func first(s ...string) string {
 	return ""
 }
 
-// serveCard answers GET CardPath.
+// serveCard answers GET CardPath: one card that clients of both versions
+// read, 1.0's supportedInterfaces (1.0 JSON-RPC, 1.0 HTTP+JSON, 0.3
+// JSON-RPC, in this order) beside 0.3's url and preferredTransport (the
+// 0.3 endpoint), as a2a-go/v2's a2av0 writes such a union.
 func (h *handler) serveCard(w http.ResponseWriter, r *http.Request) {
-	card := *h.card
-	card.URL = h.cardURL(r)
-	body, err := json.Marshal(&card)
+	body, err := h.cardJSON(r)
 	if err != nil {
 		h.s.WriteError(w, r, err)
 		return
@@ -96,12 +100,35 @@ func (h *handler) serveCard(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-// cardURL is the card's url for a card served in answer to r.
-func (h *handler) cardURL(r *http.Request) string {
-	if h.url.IsAbs() {
-		return h.url.String()
+// cardJSON is the card served in answer to r.
+func (h *handler) cardJSON(r *http.Request) ([]byte, error) {
+	card := *h.card
+	card.URL = h.cardURL(r, h.url.Path)
+	legacy, err := json.Marshal(&card)
+	if err != nil {
+		return nil, err
 	}
+	v1, err := a2av0.NewAgentCardParser()(legacy)
+	if err != nil {
+		return nil, err
+	}
+	v1.SupportedInterfaces = []*a2av1.AgentInterface{
+		{URL: h.cardURL(r, h.v1Path), ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: ProtocolVersion},
+		{URL: h.cardURL(r, h.restPath), ProtocolBinding: a2av1.TransportProtocolHTTPJSON, ProtocolVersion: ProtocolVersion},
+		{URL: card.URL, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: LegacyProtocolVersion},
+	}
+	p := a2av0.NewStaticAgentCardProducer(v1).(a2asrv.AgentCardJSONProducer)
+	return p.CardJSON(r.Context())
+}
+
+// cardURL is the url of the endpoint at path for a card served in answer
+// to r.
+func (h *handler) cardURL(r *http.Request, path string) string {
 	u := *h.url
+	u.Path = path
+	if h.url.IsAbs() {
+		return u.String()
+	}
 	u.Scheme, u.Host = "http", r.Host
 	if r.TLS != nil {
 		u.Scheme = "https"

@@ -121,7 +121,7 @@ func TestA2AGoClientStream(t *testing.T) {
 	srv := startServer(t)
 	c, card := a2aClient(t, srv.URL, "alice")
 	if card.Name != "Weather Desk" || !card.Capabilities.Streaming || card.URL != srv.URL+a2aagent.DefaultPath ||
-		card.ProtocolVersion != "0.3.0" || card.PreferredTransport != a2a.TransportProtocolJSONRPC {
+		card.ProtocolVersion != a2aagent.LegacyProtocolVersion || card.PreferredTransport != a2a.TransportProtocolJSONRPC {
 		t.Errorf("card %s", jsonOf(card))
 	}
 	var skills []string

@@ -1,24 +1,52 @@
-// Package a2aagent speaks the Agent2Agent protocol (A2A 0.3.0, JSON-RPC
-// over HTTP) both ways: [Handler] serves an [agentserver.Server] to other
-// agents, and [RemoteTool] makes a remote A2A agent a tool. Its wire types
-// and its client are github.com/a2aproject/a2a-go's (v0.3.3).
+// Package a2aagent speaks the Agent2Agent protocol both ways: [Handler]
+// serves an [agentserver.Server] to other agents, in A2A 1.0 (JSON-RPC
+// and HTTP+JSON) and A2A 0.3 (JSON-RPC), and [RemoteTool] makes a remote
+// A2A agent a tool, speaking 1.0 to an agent whose card lists 1.0 and 0.3
+// to one whose card does not. Its wire types and clients are
+// github.com/a2aproject/a2a-go's (v0.3.15) and, for 1.0,
+// github.com/a2aproject/a2a-go/v2's (v2.4.0).
 //
 //	srv, _ := agentserver.New(agentserver.Config{Agent: a, Authenticate: auth})
 //	h := a2aagent.Handler(srv, nil)
-//	http.Handle(a2aagent.CardPath, h)    // GET: the agent card
-//	http.Handle(a2aagent.DefaultPath, h) // POST: JSON-RPC, at the card's url
+//	http.Handle(a2aagent.CardPath, h)        // GET: the agent card
+//	http.Handle(a2aagent.DefaultPath, h)     // POST: 0.3's JSON-RPC
+//	http.Handle(a2aagent.DefaultPath+"/", h) // 1.0's JSON-RPC and HTTP+JSON
+//
+// # Versions
+//
+// One agent is served in both versions, each at its own URL, under the
+// path of Options.URL (DefaultPath, "/a2a", by default):
+//
+//	/a2a          A2A 0.3, JSON-RPC: message/send, message/stream, tasks/get,
+//	              tasks/cancel, tasks/resubscribe
+//	/a2a/v1       A2A 1.0, JSON-RPC: SendMessage, SendStreamingMessage, GetTask,
+//	              ListTasks, CancelTask, SubscribeToTask
+//	/a2a/v1/rest  A2A 1.0, HTTP+JSON: POST /message:send, /message:stream,
+//	              GET /tasks, /tasks/{id}, POST /tasks/{id}:cancel, /tasks/{id}:subscribe
+//
+// Clients choose from the card: a 1.0 client takes an interface of
+// supportedInterfaces whose protocolVersion is 1.0, a 0.3 client reads the
+// card's url (the 0.3 endpoint). Both see the same tasks: the 1.0
+// bindings are a2a-go/v2's transports over the same code, which converts
+// requests to 0.3's types and tasks and events to 1.0's (no kind,
+// TASK_STATE_ enums, no final: a stream ends when it closes). What this
+// doc says of 0.3's methods holds of their 1.0 names. The A2A-Version
+// header is not read: the URL says the version.
 //
 // # The card
 //
 // GET CardPath serves the card, to anyone (it says how to speak to the
-// agent, not what it did): the agent's name (Config.Name), a
+// agent, not what it did), one that clients of both versions read, as
+// a2a-go/v2's a2av0 writes it: the agent's name (Config.Name), a
 // description and skills derived from the agent and its tools (one skill
-// for the agent, one per tool), version, protocolVersion 0.3.0,
-// preferredTransport JSONRPC, capabilities.streaming, and the url of the
-// JSON-RPC endpoint: Options.URL, completed from the request when it is a
-// path. Options override each of them, and Options.Card edits the result
-// (a provider, security schemes that say how Authenticate wants to be
-// spoken to).
+// for the agent, one per tool), version, capabilities.streaming;
+// supportedInterfaces, in this order, 1.0 JSON-RPC, 1.0 HTTP+JSON and
+// 0.3 JSON-RPC; and, for 0.3, protocolVersion 0.3, preferredTransport
+// JSONRPC and the url of the 0.3 endpoint. Each URL is completed from the
+// request when Options.URL is a path. Options override each of them, and
+// Options.Card edits the card (a provider, security schemes that say how
+// Authenticate wants to be spoken to) in 0.3's form, which the 1.0 fields
+// are derived from.
 //
 // # Tasks
 //
@@ -69,6 +97,18 @@
 // tools, and answers the task once it is canceled. Tasks carry no
 // history: the conversation is the thread's, on the server.
 //
+// ListTasks (1.0 only) lists the caller's tasks that the server keeps (in
+// progress, or over for less than agentserver.Config.KeepFinished: those
+// GetTask finds; agentserver.Server.Runs), the latest started first,
+// never another user's: all of them, or a context's (contextId), or
+// those of a state (status) or whose status changed after a time
+// (statusTimestampAfter). Pages hold 50 tasks unless pageSize says (1 to
+// 100); nextPageToken goes on, totalSize counts the matches. Tasks come
+// without their artifacts unless includeArtifacts is set. Each listing
+// reads the user's runs, and the log of each task it lists; a server
+// whose agentserver.Runner is not an agentserver.RunLister answers
+// unsupported operation.
+//
 // # Input required
 //
 // A call that needs approval (the agent's Config.NeedsApproval) ends the
@@ -111,16 +151,28 @@
 // task that cannot be canceled, -32003 for push notifications (not
 // supported), -32004 for a message the task or its context cannot take,
 // -32007 for the extended card (none). Each error's message says what is
-// wrong, and so does its data.error (where a2a-go's client reads it);
-// internal errors say nothing and are logged. A task the server's limits
+// wrong, and so does its data.error (where a2a-go's clients read it);
+// internal errors say nothing and are logged. 1.0 says the same errors
+// with the same codes and messages, as a2a-go/v2 writes them: JSON-RPC's
+// data is an array of details (google.rpc.ErrorInfo's reason, as
+// TASK_NOT_FOUND; data.code below is a detail), HTTP+JSON's errors are a
+// google.rpc.Status with the code's HTTP status (404 for a task not
+// found, 400 for bad params; an error before a stream's first event too,
+// rather than an event of the stream, so that @a2a-js/sdk reads it). A
+// refusal of 1.0 JSON-RPC before it is read (credentials, the body's
+// size, type or time below), and one by the server's limits or quotas
+// (429, 503) in either binding, has the HTTP status 0.3's has, data.code
+// a detail (HTTP+JSON: RESOURCE_EXHAUSTED or UNAVAILABLE). A task the server's limits
 // or quotas refuse (agentserver's package doc: a context is a thread) is
 // a server error (-32000) with the HTTP status of the refusal (503, or
 // 429 for one user's runs or quotas) and data.code saying which:
 // too_many_runs, thread_quota (a new context of a user who has as many
 // threads as the server keeps), storage_quota (a user whose threads hold
 // as much as it keeps). A body over the server's
-// MaxBodyBytes is refused with 413, one not sent as application/json with
-// 415 (a page of another site could post it without asking), one that
+// MaxBodyBytes is refused with 413, one not sent as application/json
+// (or, in 1.0, application/a2a+json) with 415 (a page of another site
+// could post it without asking; a 1.0 POST of no body, such as cancel
+// over HTTP+JSON, has none to check), one that
 // does not arrive within the server's BodyTimeout with 408 and its
 // connection closed (a server that mounts the handler sets the
 // http.Server's ReadHeaderTimeout and IdleTimeout: see agentserver's

@@ -133,10 +133,9 @@ func appendTime(b []byte, t time.Time) ([]byte, bool) {
 	return append(b, '"'), true
 }
 
+// appendParts appends parts, nil as [] (parts are a required array: as
+// a2a-go encodes them).
 func appendParts(b []byte, parts a2a.ContentParts) ([]byte, bool) {
-	if parts == nil {
-		return append(b, "null"...), true
-	}
 	b = append(b, '[')
 	ok := true
 	for i, p := range parts {

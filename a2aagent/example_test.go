@@ -37,6 +37,7 @@ func weatherAgent() (url string, stop func()) {
 	h := a2aagent.Handler(srv, nil)
 	mux.Handle(a2aagent.CardPath, h)
 	mux.Handle(a2aagent.DefaultPath, h)
+	mux.Handle(a2aagent.DefaultPath+"/", h)
 	hs := httptest.NewServer(mux)
 	return hs.URL, func() {
 		srv.Close(context.Background())

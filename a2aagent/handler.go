@@ -23,8 +23,12 @@ const CardPath = "/.well-known/agent-card.json"
 // DefaultPath is where JSON-RPC is served when Options.URL names no path.
 const DefaultPath = "/a2a"
 
-// ProtocolVersion is the version of A2A the handler speaks.
-const ProtocolVersion = "0.3.0"
+// The versions of A2A the handler speaks, each at its own URL: see the
+// package doc.
+const (
+	ProtocolVersion       = "1.0"
+	LegacyProtocolVersion = "0.3"
+)
 
 // Options configure a Handler. The zero value serves JSON-RPC at
 // DefaultPath with a card derived from the agent.
@@ -84,8 +88,10 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	if u.Path == "" {
 		u.Path = "/"
 	}
-	h := &handler{s: s, url: u, logger: s.Config().Logger}
+	base := strings.TrimSuffix(u.Path, "/")
+	h := &handler{s: s, url: u, logger: s.Config().Logger, v1Path: base + v1JSONRPCSuffix, restPath: base + v1RESTSuffix}
 	h.card = deriveCard(s, opts)
+	h.v1JSONRPC, h.v1REST = newV1(h)
 	return s.CORS(h)
 }
 
@@ -94,6 +100,10 @@ type handler struct {
 	url    *url.URL // the card's url: absolute, or a path
 	card   *a2a.AgentCard
 	logger *slog.Logger
+
+	// The 1.0 bindings: JSON-RPC at v1Path, HTTP+JSON under restPath.
+	v1Path, restPath  string
+	v1JSONRPC, v1REST http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -118,6 +128,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			cur, enc := h.serveRPC(w, r)
 			return cur, enc, nil
 		})
+	case p == h.v1Path:
+		h.serveV1(w, r, h.v1JSONRPC, false)
+	case strings.HasPrefix(p, h.restPath+"/"):
+		h.serveV1(w, r, h.v1REST, true)
 	default:
 		http.NotFound(w, r)
 	}

@@ -3,6 +3,7 @@ package a2aagent_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +19,7 @@ import (
 // An A2A context is a thread: the server's quotas refuse a new context
 // (thread_quota) and any task of a user whose threads are full
 // (storage_quota) with HTTP 429, a JSON-RPC server error whose data says
-// the code.
+// the code; so does 1.0, over both bindings.
 func TestQuotas(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -69,6 +70,22 @@ func TestQuotas(t *testing.T) {
 			data, _ := e["data"].(map[string]any)
 			if status != 429 || e["code"] != -32000.0 || data["code"] != tc.code {
 				t.Errorf("the second message: %d %s; want 429, a server error (-32000) of data.code %s", status, jsonOf(m), tc.code)
+			}
+			// 1.0, over JSON-RPC and HTTP+JSON: the same refusal, of the same status.
+			msg := `{"messageId":"m","role":"ROLE_USER","contextId":"` + tc.second + `","parts":[{"text":"hi"}]}`
+			for _, v1 := range []struct{ path, body, want string }{
+				{a2aagent.DefaultPath + "/v1", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":` + msg + `}}`, `"code":-32000`},
+				{a2aagent.DefaultPath + "/v1/rest/message:send", `{"message":` + msg + `}`, `"status":"RESOURCE_EXHAUSTED"`},
+			} {
+				resp, err := http.Post(hs.URL+v1.path, "application/json", strings.NewReader(v1.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 429 || !strings.Contains(string(b), v1.want) || !strings.Contains(string(b), tc.code) {
+					t.Errorf("1.0 at %s: %d %s; want 429, %s and %s", v1.path, resp.StatusCode, b, v1.want, tc.code)
+				}
 			}
 		})
 	}

@@ -2,19 +2,25 @@ package a2aagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
-	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	a2aclientv1 "github.com/a2aproject/a2a-go/v2/a2aclient"
+	agentcardv1 "github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -69,7 +75,7 @@ type RemoteOptions struct {
 type remoteAgent struct {
 	name     string // the tool's, for messages
 	card     *a2a.AgentCard
-	client   *a2aclient.Client
+	client   remoteClient
 	convs    *conversations
 	maxBytes int64
 }
@@ -77,8 +83,10 @@ type remoteAgent struct {
 // RemoteTool returns a tool that hands a request to the remote A2A agent
 // whose card is at cardURL: the agent's base URL (its card is then at
 // CardPath under it) or the card's own URL, ending in .json. The card is
-// fetched now; the tool speaks JSON-RPC to the card's url, streaming when
-// the card says the agent can. The card is the remote agent's to write:
+// fetched now, and says which version the tool speaks: A2A 1.0 when it
+// lists an interface of 1.0 (supportedInterfaces; over JSON-RPC or
+// HTTP+JSON, whichever it lists first), through a2a-go/v2's client; else
+// A2A 0.3, over JSON-RPC to the card's url. The card is the remote agent's to write:
 // the tool's declaration, which every model call sends, holds its name
 // cut to 100 bytes and a description of at most 4000.
 //
@@ -128,13 +136,24 @@ func RemoteTool(ctx context.Context, cardURL string, opts *RemoteOptions) (*tool
 		maxConvs = DefaultMaxConversations
 	}
 	hc := limitedClient(opts.HTTPClient, maxBytes)
-	card, err := resolveCard(ctx, hc, cardURL)
+	card, v1card, err := resolveCard(ctx, hc, cardURL)
 	if err != nil {
 		return nil, err
 	}
-	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithJSONRPCTransport(hc))
-	if err != nil {
-		return nil, fmt.Errorf("a2aagent: the agent at %s: %w", cardURL, err)
+	var client remoteClient
+	if v1card != nil {
+		c, err := a2aclientv1.NewFromCard(ctx, v1card, a2aclientv1.WithDefaultsDisabled(),
+			a2aclientv1.WithJSONRPCTransport(hc), a2aclientv1.WithRESTTransport(hc))
+		if err != nil {
+			return nil, fmt.Errorf("a2aagent: the agent at %s: %w", cardURL, err)
+		}
+		client = v1Remote{c}
+	} else {
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithJSONRPCTransport(hc))
+		if err != nil {
+			return nil, fmt.Errorf("a2aagent: the agent at %s: %w", cardURL, err)
+		}
+		client = c
 	}
 	name := opts.Name
 	if name == "" {
@@ -163,30 +182,125 @@ func RemoteTool(ctx context.Context, cardURL string, opts *RemoteOptions) (*tool
 	return t, nil
 }
 
-// resolveCard fetches and checks the card at cardURL.
-func resolveCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.AgentCard, error) {
+// resolveCard fetches and checks the card at cardURL. It returns the
+// card in 0.3's form, for its name, description and skills, and, when it
+// lists an interface of A2A 1.0 over JSON-RPC or HTTP+JSON, in 1.0's,
+// which the tool then speaks to; without one, the tool speaks 0.3 to the
+// card's url.
+func resolveCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.AgentCard, *a2av1.AgentCard, error) {
 	u, err := url.Parse(cardURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("a2aagent: %q is not an http:// or https:// URL", cardURL)
+		return nil, nil, fmt.Errorf("a2aagent: %q is not an http:// or https:// URL", cardURL)
 	}
-	var opts []agentcard.ResolveOption
+	var opts []agentcardv1.ResolveOption
 	base := cardURL
 	if strings.HasSuffix(u.Path, ".json") {
-		opts = append(opts, agentcard.WithPath(u.Path))
+		opts = append(opts, agentcardv1.WithPath(u.Path))
 		base = (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 	}
-	card, err := agentcard.NewResolver(hc).Resolve(ctx, base, opts...)
+	var raw []byte
+	parse := a2av0.NewAgentCardParser() // either version's card, in 1.0's form
+	resolver := &agentcardv1.Resolver{Client: hc, CardParser: func(b []byte) (*a2av1.AgentCard, error) {
+		raw = b
+		return parse(b)
+	}}
+	v1card, err := resolver.Resolve(ctx, base, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("a2aagent: the agent card at %s: %w", cardURL, err)
+		return nil, nil, fmt.Errorf("a2aagent: the agent card at %s: %w", cardURL, err)
+	}
+	if v1card.Name == "" {
+		return nil, nil, fmt.Errorf("a2aagent: the agent card at %s has no name", cardURL)
+	}
+	if slices.ContainsFunc(v1card.SupportedInterfaces, speaksV1) {
+		card := &a2a.AgentCard{Name: v1card.Name, Description: v1card.Description}
+		for _, sk := range v1card.Skills {
+			card.Skills = append(card.Skills, a2a.AgentSkill{ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags})
+		}
+		return card, v1card, nil
+	}
+	var card a2a.AgentCard
+	if err := json.Unmarshal(raw, &card); err != nil {
+		return nil, nil, fmt.Errorf("a2aagent: the agent card at %s: %w", cardURL, err)
 	}
 	cu, err := url.Parse(card.URL)
 	if err != nil || (cu.Scheme != "http" && cu.Scheme != "https") || cu.Host == "" {
-		return nil, fmt.Errorf("a2aagent: the agent card at %s has no http:// or https:// url (%q)", cardURL, card.URL)
+		return nil, nil, fmt.Errorf("a2aagent: the agent card at %s has no http:// or https:// url (%q)", cardURL, card.URL)
 	}
-	if card.Name == "" {
-		return nil, fmt.Errorf("a2aagent: the agent card at %s has no name", cardURL)
+	return &card, nil, nil
+}
+
+// speaksV1 reports whether the tool speaks to i in A2A 1.0.
+func speaksV1(i *a2av1.AgentInterface) bool {
+	return i.ProtocolVersion == ProtocolVersion && (i.ProtocolBinding == a2av1.TransportProtocolJSONRPC || i.ProtocolBinding == a2av1.TransportProtocolHTTPJSON)
+}
+
+// remoteClient is what a RemoteTool asks of its client: a2a-go's, for an
+// agent of A2A 0.3, or v1Remote.
+type remoteClient interface {
+	SendStreamingMessage(ctx context.Context, p *a2a.MessageSendParams) iter.Seq2[a2a.Event, error]
+	CancelTask(ctx context.Context, p *a2a.TaskIDParams) (*a2a.Task, error)
+}
+
+// v1Remote speaks A2A 1.0 through a2a-go/v2's client, in 0.3's types
+// (a2av0's converters): the rest of the tool is the same for both.
+type v1Remote struct{ c *a2aclientv1.Client }
+
+func (r v1Remote) SendStreamingMessage(ctx context.Context, p *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		m, err := a2av0.ToV1Message(p.Message)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for ev, err := range r.c.SendStreamingMessage(ctx, &a2av1.SendMessageRequest{Message: m}) {
+			if err != nil {
+				yield(nil, legacyError(err))
+				return
+			}
+			lev, err := a2av0.FromV1Event(ev)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(lev, nil) {
+				return
+			}
+		}
 	}
-	return card, nil
+}
+
+func (r v1Remote) CancelTask(ctx context.Context, p *a2a.TaskIDParams) (*a2a.Task, error) {
+	t, err := r.c.CancelTask(ctx, &a2av1.CancelTaskRequest{ID: a2av1.TaskID(p.ID)})
+	if err != nil {
+		return nil, legacyError(err)
+	}
+	return a2av0.FromV1Task(t), nil
+}
+
+// legacyErrors pair 1.0's errors with 0.3's.
+var legacyErrors = [][2]error{
+	{a2av1.ErrParseError, a2a.ErrParseError}, {a2av1.ErrInvalidRequest, a2a.ErrInvalidRequest},
+	{a2av1.ErrMethodNotFound, a2a.ErrMethodNotFound}, {a2av1.ErrInvalidParams, a2a.ErrInvalidParams},
+	{a2av1.ErrInternalError, a2a.ErrInternalError}, {a2av1.ErrServerError, a2a.ErrServerError},
+	{a2av1.ErrTaskNotFound, a2a.ErrTaskNotFound}, {a2av1.ErrTaskNotCancelable, a2a.ErrTaskNotCancelable},
+	{a2av1.ErrUnsupportedOperation, a2a.ErrUnsupportedOperation}, {a2av1.ErrUnsupportedContentType, a2a.ErrUnsupportedContentType},
+	{a2av1.ErrInvalidAgentResponse, a2a.ErrInvalidAgentResponse},
+}
+
+// legacyError returns err, an error of a2a-go/v2's client, as the 0.3
+// error of its kind, its message and details kept.
+func legacyError(err error) error {
+	for _, p := range legacyErrors {
+		if errors.Is(err, p[0]) {
+			le := a2a.NewError(p[1], err.Error())
+			var ae *a2av1.Error
+			if errors.As(err, &ae) {
+				le.Details = ae.Details
+			}
+			return le
+		}
+	}
+	return err
 }
 
 var notToolChars = regexp.MustCompile(`[^a-z0-9_.:-]+`)
@@ -396,13 +510,28 @@ func (ra *remoteAgent) failed(err error, info *callInfo) error {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
 		return fmt.Errorf("%s: the connection was cut before its answer ended: %w", ra.name, err)
 	case isA2AError(err):
-		return fmt.Errorf("%s refused the request: %w", ra.name, err)
+		return fmt.Errorf("%s refused the request: %w", ra.name, withDetail(err))
 	}
 	return fmt.Errorf("%s answered with a malformed response: %w", ra.name, err)
 }
 
 // isA2AError reports whether err is an error the remote agent answered
 // with, as opposed to one reading its answer.
+// withDetail returns err, an A2A error, with the text of its data.error
+// when that says more than its message: a2a-go's client keeps the
+// message ("invalid params", as some agents send it) and puts the data in
+// the error's details, where servers (a2a-go's v0.3 servers, and ours)
+// write what is wrong.
+func withDetail(err error) error {
+	var ae *a2a.Error
+	if errors.As(err, &ae) {
+		if d, ok := ae.Details["error"].(string); ok && d != "" && d != ae.Message {
+			return fmt.Errorf("%w: %s", err, d)
+		}
+	}
+	return err
+}
+
 func isA2AError(err error) bool {
 	for _, e := range []error{a2a.ErrParseError, a2a.ErrInvalidRequest, a2a.ErrMethodNotFound, a2a.ErrInvalidParams,
 		a2a.ErrInternalError, a2a.ErrServerError, a2a.ErrTaskNotFound, a2a.ErrTaskNotCancelable,

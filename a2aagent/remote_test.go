@@ -214,7 +214,7 @@ func TestRemoteToolFailures(t *testing.T) {
 		{"another task", task("a") + `data: {"jsonrpc":"2.0","id":"x","result":{"kind":"status-update","taskId":"b","contextId":"c","final":true,"status":{"state":"completed"}}}` + "\n\n",
 			"answered with a malformed response"},
 		{"error", `data: {"jsonrpc":"2.0","id":"x","error":{"code":-32602,"message":"invalid params","data":{"error":"no such skill"}}}` + "\n\n",
-			"refused the request: no such skill"},
+			"refused the request: invalid params: no such skill"},
 		{"no end", task("a"), "its answer ended before its task did"},
 		{"html", "<html>hello</html>", "its answer ended before its task did"},
 		{"rejected", task("a") + status("a", "rejected", "not today"), "rejected the request: not today"},

@@ -15,30 +15,40 @@ import (
 
 // stream returns the stream that answers message/stream: the task's
 // events as server-sent events, each a JSON-RPC response, from the
-// message on, to the run's end or the input it waits for. A task that
-// starts opens with the Task, submitted; one that goes on, with its
-// status, working. The stream reads the cursor Submit attached before the
-// message took effect, so that it misses nothing of a fast run.
+// message on, to the run's end or the input it waits for.
 func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams) (agentserver.Cursor, agentserver.Encoder) {
-	att, err := h.submit(r.Context(), user, p.Message)
+	cur, enc, err := h.startStream(r.Context(), user, p.Message)
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(err))
 		return nil, nil
 	}
+	enc.id = id
+	return cur, enc
+}
+
+// startStream applies m and returns the cursor and encoder of its
+// stream. A task that starts opens with the Task, submitted; one that
+// goes on, with its status, working. The stream reads the cursor Submit
+// attached before the message took effect, so that it misses nothing of
+// a fast run.
+func (h *handler) startStream(ctx context.Context, user string, m *a2a.Message) (agentserver.Cursor, *encoder, error) {
+	att, err := h.submit(ctx, user, m)
+	if err != nil {
+		return nil, nil, err
+	}
 	tr := newTranslator(att.Run)
 	if !att.Continued {
-		return att.Cursor, &encoder{id: id, tr: tr, opening: []a2a.Event{
-			&a2a.Task{ID: tr.task, ContextID: tr.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}}
+		return att.Cursor, &encoder{tr: tr, opening: []a2a.Event{
+			&a2a.Task{ID: tr.task, ContextID: tr.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}}, nil
 	}
 	// The records before the decisions (att.Run.Len of them) are what
 	// the task's streams sent already: which artifacts the next parts
 	// are appended to.
-	if err := h.fold(r.Context(), user, att.Run.ID, att.Run.Len, tr, nil); err != nil {
+	if err := h.fold(ctx, user, att.Run.ID, att.Run.Len, tr, nil); err != nil {
 		att.Cursor.Close()
-		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(a2a.TaskID(att.Run.ID), err)))
-		return nil, nil
+		return nil, nil, taskNotFound(a2a.TaskID(att.Run.ID), err)
 	}
-	return att.Cursor, &encoder{id: id, tr: tr, opening: []a2a.Event{tr.status(a2a.TaskStateWorking, time.Now(), nil, false)}}
+	return att.Cursor, &encoder{tr: tr, opening: []a2a.Event{tr.status(a2a.TaskStateWorking, time.Now(), nil, false)}}, nil
 }
 
 // fold reads run id's log from its start, up to the record at offset
@@ -63,19 +73,28 @@ func (h *handler) fold(ctx context.Context, user, id string, until int64, tr *tr
 // the input it waits for; for a run that is over, the task and its last
 // status.
 func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, task a2a.TaskID) (agentserver.Cursor, agentserver.Encoder) {
+	cur, enc, err := h.startResubscribe(r.Context(), user, task)
+	if err != nil {
+		h.writeStreamError(w, r, id, rpcErrorOf(err))
+		return nil, nil
+	}
+	enc.id = id
+	return cur, enc
+}
+
+// startResubscribe returns the cursor and encoder of a stream that
+// resubscribes to task.
+func (h *handler) startResubscribe(ctx context.Context, user string, task a2a.TaskID) (agentserver.Cursor, *encoder, error) {
 	if task == "" {
-		h.writeStreamError(w, r, id, invalidParams("params.id is missing"))
-		return nil, nil
+		return nil, nil, invalidParams("params.id is missing")
 	}
-	info, err := h.s.Run(r.Context(), user, string(task))
+	info, err := h.s.Run(ctx, user, string(task))
 	if err != nil {
-		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
-		return nil, nil
+		return nil, nil, taskNotFound(task, err)
 	}
-	cur, err := h.s.Attach(r.Context(), user, info.ID, 0)
+	cur, err := h.s.Attach(ctx, user, info.ID, 0)
 	if err != nil {
-		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
-		return nil, nil
+		return nil, nil, taskNotFound(task, err)
 	}
 	defer cur.Close()
 	// The task as it stands opens the stream, unless the log ends with the
@@ -89,7 +108,7 @@ func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.Ra
 		have bool
 	)
 	for {
-		rec, ok, err := cur.Next(r.Context(), 0)
+		rec, ok, err := cur.Next(ctx, 0)
 		if err != nil || !ok {
 			break
 		}
@@ -109,13 +128,12 @@ func (h *handler) resubscribe(w http.ResponseWriter, r *http.Request, id json.Ra
 	}
 	// Attached before cur is closed: the log the stream reads is the one
 	// folded.
-	rest, err := h.s.Attach(r.Context(), user, info.ID, from)
+	rest, err := h.s.Attach(ctx, user, info.ID, from)
 	if err != nil {
-		h.writeStreamError(w, r, id, rpcErrorOf(taskNotFound(task, err)))
-		return nil, nil
+		return nil, nil, taskNotFound(task, err)
 	}
 	t := snap.task
-	return rest, &encoder{id: id, tr: tr, opening: []a2a.Event{&t}}
+	return rest, &encoder{tr: tr, opening: []a2a.Event{&t}}, nil
 }
 
 // encoder writes a task's events as server-sent events, each one line of

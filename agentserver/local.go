@@ -206,6 +206,24 @@ func (l *localRunner) Lookup(ctx context.Context, runID string) (RunInfo, error)
 	return r.info(), nil
 }
 
+// Runs implements [RunLister].
+func (l *localRunner) Runs(ctx context.Context, user string) ([]RunInfo, error) {
+	l.mu.Lock()
+	l.forget(time.Now())
+	var runs []*run
+	for _, r := range l.runs {
+		if r.user == user {
+			runs = append(runs, r)
+		}
+	}
+	l.mu.Unlock()
+	out := make([]RunInfo, len(runs))
+	for i, r := range runs {
+		out[i] = r.info()
+	}
+	return out, nil
+}
+
 // Latest implements [Runner].
 func (l *localRunner) Latest(ctx context.Context, thread string) (RunInfo, error) {
 	l.mu.Lock()

@@ -66,6 +66,13 @@ type Runner interface {
 	Close(ctx context.Context) error
 }
 
+// A RunLister is a [Runner] that lists runs, for [Server.Runs]. The
+// in-process Runner is one.
+type RunLister interface {
+	// Runs describes user's runs that the Runner keeps, in any order.
+	Runs(ctx context.Context, user string) ([]RunInfo, error)
+}
+
 // Input is what a run starts from.
 type Input struct {
 	// Thread is the conversation's id in the store: the thread of one

@@ -1,6 +1,7 @@
 package agentserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -483,6 +484,25 @@ func (s *Server) Current(ctx context.Context, user, thread string) (RunInfo, err
 		return RunInfo{}, notFound("no run in progress on this thread")
 	}
 	return info, err
+}
+
+// Runs lists user's runs that the server keeps (in progress, or over for
+// less than Config.KeepFinished), the latest started first: those a
+// protocol can still look up. A Runner that is not a [RunLister] lists
+// none: Runs fails with an error matching errors.ErrUnsupported.
+func (s *Server) Runs(ctx context.Context, user string) ([]RunInfo, error) {
+	l, ok := s.runner.(RunLister)
+	if !ok {
+		return nil, fmt.Errorf("agentserver: the server's Runner does not list runs: %w", errors.ErrUnsupported)
+	}
+	runs, err := l.Runs(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(runs, func(a, b RunInfo) int {
+		return cmp.Or(cmp.Compare(b.Started.UnixNano(), a.Started.UnixNano()), strings.Compare(b.ID, a.ID))
+	})
+	return runs, nil
 }
 
 // Run describes user's run id: its state, the calls it waits for, how it

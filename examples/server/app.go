@@ -133,19 +133,20 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 	chat := aisdk.Handler(a.srv)
 	mux.Handle("/api/chat", chat)
 	mux.Handle("/api/chat/", chat) // GET (resume) and DELETE (stop) /api/chat/{id}/stream, GET /api/chat/{id}/messages
-	// A2A: the card, whose url is the JSON-RPC endpoint (on the host the
-	// card was asked of).
+	// A2A: the card, which lists the 1.0 endpoints (under /a2a/v1) and
+	// 0.3's (/a2a), on the host the card was asked of.
 	a2a := a2aagent.Handler(a.srv, &a2aagent.Options{Name: agentName,
 		Description: "A demo agent: the (made-up) weather in a city, the time in a time zone, and arithmetic."})
 	mux.Handle(a2aagent.CardPath, a2a)
 	mux.Handle(a2aagent.DefaultPath, a2a)
+	mux.Handle(a2aagent.DefaultPath+"/", a2a)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "toolnexus demo agent (%s)\n\nAG-UI:  POST /agui (RunAgentInput), POST /agui/connect, POST /agui/cancel (stop),\n"+
 			"        GET /agui/messages?threadId= (the thread's messages)\n"+
 			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume), DELETE /api/chat/{id}/stream (stop),\n"+
 			"        GET /api/chat/{id}/messages (the chat's messages)\n"+
-			"A2A:    GET %s (the agent card), POST %s (JSON-RPC)\n", model, a2aagent.CardPath, a2aagent.DefaultPath)
+			"A2A:    GET %s (the agent card), POST %s/v1 (1.0 JSON-RPC), %s/v1/rest/ (1.0 HTTP+JSON), POST %s (0.3 JSON-RPC)\n", model, a2aagent.CardPath, a2aagent.DefaultPath, a2aagent.DefaultPath, a2aagent.DefaultPath)
 	})
 	a.handler = mux
 	return a, nil

@@ -1,30 +1,54 @@
-// @a2a-js/sdk's client (A2A 1.0) in its legacy mode, which speaks A2A 0.3
-// to our a2aagent handler and translates every answer to 1.0 shapes,
-// checking them. A2A_URL is the base URL of the tests' server (package
-// a2aagent's, in another process): the desk agent, whose model calls
-// get_weather for "weather in <city>", send_email (which needs approval)
-// for "email <to>" and "email two", and hold (released by POST
-// /test/release?key=) for "hold <key>", and count (which reports its
-// progress) for "count to <n>". A request authenticates with
-// "Authorization: Bearer <user>".
+// @a2a-js/sdk's client against our a2aagent handler, in the mode A2A_MODE
+// says: "jsonrpc" and "rest", its default 1.0 mode over JSON-RPC or
+// HTTP+JSON; "legacy", its legacy mode, which speaks A2A 0.3 to the 0.3
+// endpoint and translates every answer to 1.0 shapes, checking them.
+// A2A_URL is the base URL of the tests' server (package a2aagent's, in
+// another process): the desk agent, whose model calls get_weather for
+// "weather in <city>", send_email (which needs approval) for "email <to>"
+// and "email two", and hold (released by POST /test/release?key=) for
+// "hold <key>", and count (which reports its progress) for "count to
+// <n>". A request authenticates with "Authorization: Bearer <user>".
+// A2A_KEY prefixes the hold keys (each mode holds its own).
 import assert from 'node:assert/strict';
 import { runScenarios } from './scenarios.mjs';
-import { ClientFactory, JsonRpcTransportFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
 
 const base = process.env.A2A_URL;
 if (!base) throw new Error('A2A_URL is not set');
+const mode = process.env.A2A_MODE ?? 'legacy';
+const key = process.env.A2A_KEY ?? 'js';
+// The endpoint each mode speaks to.
+const endpoint = { jsonrpc: '/a2a/v1', rest: '/a2a/v1/rest', legacy: '/a2a' }[mode];
+if (!endpoint) throw new Error(`A2A_MODE ${mode} is none of jsonrpc, rest, legacy`);
+// The paths the clients' requests went to.
+const paths = new Set();
 
-// client returns a client of user, speaking A2A 0.3.
+// client returns a client of user, in the mode's version and binding.
 async function client(user) {
-  const fetchImpl = (url, init = {}) => fetch(url, { ...init, headers: { ...init.headers, Authorization: `Bearer ${user}` } });
+  const fetchImpl = (url, init = {}) => {
+    paths.add(new URL(url).pathname);
+    return fetch(url, { ...init, headers: { ...init.headers, Authorization: `Bearer ${user}` } });
+  };
+  if (mode !== 'legacy') {
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+      preferredTransports: [mode === 'rest' ? 'HTTP+JSON' : 'JSONRPC'],
+    });
+    return factory.createFromUrl(base);
+  }
   const legacyCompat = { enabled: true };
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ legacyCompat, fetchImpl })],
-    cardResolver: new DefaultAgentCardResolver({ legacyCompat }),
-  });
-  return factory.createFromUrl(base);
+  const resolver = new DefaultAgentCardResolver({ legacyCompat });
+  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ legacyCompat, fetchImpl })], cardResolver: resolver });
+  // The card lists 1.0's interfaces first, and this client takes any
+  // interface of 1.0 when there is one: 0.3's alone, for 0.3.
+  const card = await resolver.resolve(base);
+  const legacy = card.supportedInterfaces.filter((i) => i.protocolVersion === '0.3');
+  assert.equal(legacy.length, 1);
+  return factory.createFromNormalizedAgentCard({ ...card, supportedInterfaces: legacy });
 }
+
+const listRequest = (extra = {}) => ({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', ...extra });
 
 let seq = 0;
 const text = (value, extra = {}) => ({ message: { messageId: `m${++seq}`, role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value } }], ...extra } });
@@ -121,7 +145,7 @@ const scenarios = {
   // tasks/cancel stops the run and its tool; the stream ends canceled.
   async cancel() {
     const c = await client('alice');
-    const stream = c.sendMessageStream(text('hold js1'));
+    const stream = c.sendMessageStream(text(`hold ${key}1`));
     const first = await collect(stream, (e) => dataParts([e], 'function_call').length > 0);
     const id = first[0].value.id;
     const canceled = await c.cancelTask({ id });
@@ -137,7 +161,7 @@ const scenarios = {
     const abort = new AbortController();
     let id;
     try {
-      for await (const ev of c.sendMessageStream(text('hold js2'), { signal: abort.signal })) {
+      for await (const ev of c.sendMessageStream(text(`hold ${key}2`), { signal: abort.signal })) {
         if (ev.payload.$case === 'task') id = ev.payload.value.id;
         if (dataParts([ev.payload], 'function_call').length > 0) abort.abort();
       }
@@ -149,21 +173,77 @@ const scenarios = {
     assert.equal(snapshot.$case, 'task');
     assert.equal(snapshot.value.status.state, TaskState.TASK_STATE_WORKING);
     assert.equal(snapshot.value.artifacts[0].parts[0].content.value.name, 'hold');
-    const released = await fetch(`${base}/test/release?key=js2`, { method: 'POST' });
+    const released = await fetch(`${base}/test/release?key=${key}2`, { method: 'POST' });
     assert.equal(released.status, 200);
     const rest = await collect(stream);
-    assert.deepEqual(dataParts(rest, 'function_response')[0].response, { result: 'released js2' });
+    assert.deepEqual(dataParts(rest, 'function_response')[0].response, { result: `released ${key}2` });
     assert.equal(last(rest).value.status.state, TaskState.TASK_STATE_COMPLETED);
   },
 
-  // Another user's task is not found.
+  // Another user's task is not found, whatever is asked of it.
   async otherUser() {
     const alice = await client('alice');
     const bob = await client('bob');
-    const task = await alice.sendMessage(text('weather in Rome'));
-    assert.equal(task.status.state, TaskState.TASK_STATE_COMPLETED);
+    const task = await alice.sendMessage(text('email dan'));
+    assert.equal(task.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     await assert.rejects(bob.getTask({ id: task.id }), (err) => err.name === 'TaskNotFoundError');
     await assert.rejects(bob.cancelTask({ id: task.id }), (err) => err.name === 'TaskNotFoundError');
+    await assert.rejects(collect(bob.resubscribeTask({ id: task.id })), (err) => err.name === 'TaskNotFoundError' || /not found/.test(err.message));
+    const confirmation = confirmations(task.status)[0];
+    await assert.rejects(bob.sendMessage(decision(task, confirmation.id, true)), (err) => err.name === 'TaskNotFoundError');
+    assert.equal((await alice.getTask({ id: task.id })).status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  },
+
+  // ListTasks (1.0 only): the user's tasks, the latest first, never
+  // another user's.
+  async listTasks() {
+    const user = `lister-${mode}`;
+    const c = await client(user);
+    if (mode === 'legacy') {
+      await assert.rejects(c.listTasks(listRequest()), /not found|no equivalent/i);
+      return;
+    }
+    const first = await c.sendMessage(text('hi'));
+    const second = await c.sendMessage(text('email eve'));
+    const list = await c.listTasks(listRequest());
+    assert.deepEqual(list.tasks.map((t) => t.id), [second.id, first.id]);
+    const waiting = await c.listTasks(listRequest({ status: TaskState.TASK_STATE_INPUT_REQUIRED }));
+    assert.deepEqual(waiting.tasks.map((t) => t.id), [second.id]);
+    const page = await c.listTasks(listRequest({ pageSize: 1 }));
+    assert.deepEqual(page.tasks.map((t) => t.id), [second.id]);
+    const next = await c.listTasks(listRequest({ pageSize: 1, pageToken: page.nextPageToken }));
+    assert.deepEqual(next.tasks.map((t) => t.id), [first.id]);
+    const other = await client(`other-${mode}`);
+    assert.deepEqual((await other.listTasks(listRequest())).tasks, []);
+  },
+
+  // Bad requests, as the binding answers them.
+  async badRequests() {
+    const c = await client('alice');
+    await assert.rejects(c.getTask({ id: 'no-such-task' }), (err) => err.name === 'TaskNotFoundError');
+    const post = async (path, body, type = 'application/json') => {
+      const res = await fetch(base + path, { method: 'POST', headers: { 'Content-Type': type, Authorization: 'Bearer alice' }, body });
+      return { status: res.status, body: await res.json() };
+    };
+    if (mode === 'rest') {
+      let r = await post(`${endpoint}/message:send`, '{nope');
+      assert.equal(r.status, 400);
+      assert.equal(r.body.error.status, 'INVALID_ARGUMENT');
+      r = await post(`${endpoint}/message:send`, '{}', 'text/plain');
+      assert.equal(r.status, 415);
+      return;
+    }
+    let r = await post(endpoint, '{nope');
+    assert.equal(r.body.error.code, -32700);
+    r = await post(endpoint, JSON.stringify({ jsonrpc: '2.0', id: 1, method: mode === 'legacy' ? 'GetTask' : 'tasks/get', params: { id: 'x' } }));
+    assert.equal(r.body.error.code, -32601);
+  },
+
+  // Every request went to the mode's endpoint.
+  async endpoints() {
+    const used = [...paths].filter((p) => !p.endsWith('/.well-known/agent-card.json'));
+    assert.ok(used.length > 0);
+    for (const p of used) assert.ok(mode === 'rest' ? p.startsWith(endpoint + '/') : p === endpoint, `${p} is not ${endpoint}`);
   },
 };
 
