@@ -280,8 +280,11 @@ func TestRemoteToolFailures(t *testing.T) {
 			dying.next("started d1")
 			dying.kill()
 		}()
+		// The agent may die before its stream's headers reach the
+		// caller (the task started, nothing flushed yet): then the
+		// request itself failed.
 		if _, e := c.ask(ctx, "d", map[string]any{"request": "hold d1"}); !strings.Contains(e, "the connection was cut") &&
-			!strings.Contains(e, "ended before its task did") {
+			!strings.Contains(e, "ended before its task did") && !strings.Contains(e, "could not be reached") {
 			t.Errorf("the agent died: %q", e)
 		}
 		<-killed
