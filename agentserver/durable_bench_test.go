@@ -29,42 +29,49 @@ import (
 type countingJournal struct {
 	session.Journaler
 	writes atomic.Int64
+	failed atomic.Int64 // writes that returned an error
 
 	mu    sync.Mutex
 	steps []time.Duration // BeginRun and AppendRun: the writes of a run's steps
 	ends  []time.Duration // EndRun and Append: the save at the run's end
 }
 
-func (c *countingJournal) timed(into *[]time.Duration, start time.Time) {
+func (c *countingJournal) timed(into *[]time.Duration, start time.Time, err *error) {
 	d := time.Since(start)
 	c.writes.Add(1)
+	if *err != nil {
+		c.failed.Add(1)
+	}
 	c.mu.Lock()
 	*into = append(*into, d)
 	c.mu.Unlock()
 }
 
-func (c *countingJournal) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
-	defer c.timed(&c.steps, time.Now())
+func (c *countingJournal) BeginRun(ctx context.Context, id, run string, entries [][]byte) (err error) {
+	defer c.timed(&c.steps, time.Now(), &err)
 	return c.Journaler.BeginRun(ctx, id, run, entries)
 }
 
-func (c *countingJournal) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
-	defer c.timed(&c.steps, time.Now())
+func (c *countingJournal) AppendRun(ctx context.Context, id, run string, entries [][]byte) (err error) {
+	defer c.timed(&c.steps, time.Now(), &err)
 	return c.Journaler.AppendRun(ctx, id, run, entries)
 }
 
-func (c *countingJournal) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
-	defer c.timed(&c.ends, time.Now())
+func (c *countingJournal) EndRun(ctx context.Context, id, run string, contents []*genai.Content) (err error) {
+	defer c.timed(&c.ends, time.Now(), &err)
 	return c.Journaler.EndRun(ctx, id, run, contents)
 }
 
-func (c *countingJournal) Append(ctx context.Context, id string, contents []*genai.Content) error {
-	defer c.timed(&c.ends, time.Now())
+func (c *countingJournal) Append(ctx context.Context, id string, contents []*genai.Content) (err error) {
+	defer c.timed(&c.ends, time.Now(), &err)
 	return c.Journaler.Append(ctx, id, contents)
 }
 
-// report reports the p50 and p99 of the writes' durations, in µs.
-func (c *countingJournal) report(b *testing.B) {
+// report reports the writes per run, those that failed, and the p50 and
+// p99 of the writes' durations, in µs.
+func (c *countingJournal) report(b *testing.B, runs int) {
+	b.ReportMetric(float64(c.writes.Load())/float64(runs), "writes/run")
+	b.ReportMetric(float64(c.failed.Load())/float64(runs), "failed/run")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range []struct {
@@ -184,8 +191,7 @@ func BenchmarkServedRun(b *testing.B) {
 				serveRun(b, srv, "t"+strconv.Itoa(n))
 			}
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/run")
-			b.ReportMetric(float64(counted.writes.Load())/float64(n), "writes/run")
-			counted.report(b)
+			counted.report(b, n)
 		})
 	}
 }
@@ -213,8 +219,7 @@ func BenchmarkServedRunConcurrent(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "runs/s")
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/run")
-			b.ReportMetric(float64(counted.writes.Load())/float64(n), "writes/run")
-			counted.report(b)
+			counted.report(b, n)
 		})
 	}
 }
