@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -22,30 +25,140 @@ import (
 	"google.golang.org/genai"
 )
 
-// countingJournal counts a Journaler's writes.
+// countingJournal counts a Journaler's writes and times each.
 type countingJournal struct {
 	session.Journaler
 	writes atomic.Int64
+	failed atomic.Int64 // writes that returned an error
+
+	mu    sync.Mutex
+	steps []time.Duration // BeginRun and AppendRun: the writes of a run's steps
+	ends  []time.Duration // EndRun and Append: the save at the run's end
 }
 
-func (c *countingJournal) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
+func (c *countingJournal) timed(into *[]time.Duration, start time.Time, err *error) {
+	d := time.Since(start)
 	c.writes.Add(1)
+	if *err != nil {
+		c.failed.Add(1)
+	}
+	c.mu.Lock()
+	*into = append(*into, d)
+	c.mu.Unlock()
+}
+
+func (c *countingJournal) BeginRun(ctx context.Context, id, run string, entries [][]byte) (err error) {
+	defer c.timed(&c.steps, time.Now(), &err)
 	return c.Journaler.BeginRun(ctx, id, run, entries)
 }
 
-func (c *countingJournal) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
-	c.writes.Add(1)
+func (c *countingJournal) AppendRun(ctx context.Context, id, run string, entries [][]byte) (err error) {
+	defer c.timed(&c.steps, time.Now(), &err)
 	return c.Journaler.AppendRun(ctx, id, run, entries)
 }
 
-func (c *countingJournal) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
-	c.writes.Add(1)
+func (c *countingJournal) EndRun(ctx context.Context, id, run string, contents []*genai.Content) (err error) {
+	defer c.timed(&c.ends, time.Now(), &err)
 	return c.Journaler.EndRun(ctx, id, run, contents)
 }
 
-func (c *countingJournal) Append(ctx context.Context, id string, contents []*genai.Content) error {
-	c.writes.Add(1)
+func (c *countingJournal) Append(ctx context.Context, id string, contents []*genai.Content) (err error) {
+	defer c.timed(&c.ends, time.Now(), &err)
 	return c.Journaler.Append(ctx, id, contents)
+}
+
+// report reports the writes per run, those that failed, and the p50 and
+// p99 of the writes' durations, in µs.
+func (c *countingJournal) report(b *testing.B, runs int) {
+	b.ReportMetric(float64(c.writes.Load())/float64(runs), "writes/run")
+	b.ReportMetric(float64(c.failed.Load())/float64(runs), "failed/run")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"step", c.steps}, {"end", c.ends}} {
+		if len(t.ds) == 0 {
+			continue
+		}
+		slices.Sort(t.ds)
+		at := func(q float64) float64 { return float64(t.ds[int(q*float64(len(t.ds)-1))]) / 1e3 }
+		b.ReportMetric(at(0.50), t.name+"-p50-µs")
+		b.ReportMetric(at(0.99), t.name+"-p99-µs")
+	}
+}
+
+// benchStore opens the store a benchmark's name starts with: sqlite (a
+// file), postgres (a database of its own: skipped without a server, see
+// internal/pgtest), or else session.Memory.
+func benchStore(b *testing.B, name string) session.Journaler {
+	switch {
+	case strings.HasPrefix(name, "sqlite"):
+		s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "threads.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	case strings.HasPrefix(name, "postgres"):
+		s, err := pgstore.Open(context.Background(), pgtest.Database(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	return session.NewMemory()
+}
+
+// servedRunModes are the stores and the two ways of saving a run.
+var servedRunModes = []struct {
+	name      string
+	journaled bool
+}{{"sqlite/journal", true}, {"sqlite/end-only", false}, {"memory/journal", true}, {"memory/end-only", false},
+	{"postgres/journal", true}, {"postgres/end-only", false}}
+
+// servedRunServer serves the scripted two-turn run (two calls, then an
+// answer in 40 pieces) on store, counted, journaled or saved at its end only.
+func servedRunServer(b *testing.B, db session.Journaler, journaled bool) (*agentserver.Server, *countingJournal) {
+	counted := &countingJournal{Journaler: db}
+	var store session.Store = counted
+	if !journaled {
+		store = appendOnly{counted}
+	}
+	weather := toolset.MustFunc("get_weather", "Weather", func(_ context.Context, in cityIn) (string, error) { return "sunny in " + in.City, nil })
+	a, err := agent.New(agent.Config{Models: scripted{}, Model: "m", Tools: toolset.MustNew(weather)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Logger: slog.New(slog.DiscardHandler),
+		MaxRuns: -1, MaxRunsPerUser: -1, MaxThreadsPerUser: -1, MaxBytesPerUser: -1}) // one user, a thread per run
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv, counted
+}
+
+// serveRun serves one run on a new thread and reads its log to its end.
+func serveRun(b *testing.B, srv *agentserver.Server, thread string) {
+	ctx := context.Background()
+	att, err := srv.Submit(ctx, "alice", agentserver.Request{Thread: thread,
+		Message: genai.NewContentFromText("Weather in Paris and Tokyo?", genai.RoleUser)})
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer att.Cursor.Close()
+	for {
+		rec, _, err := att.Cursor.Next(ctx, time.Minute)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		if rec.Kind == agentserver.KindDone {
+			return
+		}
+	}
 }
 
 // cpuTime returns the CPU time the process used so far, user and system.
@@ -61,74 +174,58 @@ type appendOnly struct{ session.Store }
 // A served run of two turns and two tool calls (the scripted model: the
 // calls, then an answer in 40 pieces) on SQLite, session.Memory and
 // PostgreSQL (skipped without a server: see internal/pgtest):
-// journaled step by step, or saved at its end only. writes/run counts the store's writes,
-// cpu-ns/run the process's CPU time (user and system) per run.
+// journaled step by step, or saved at its end only. writes/run counts the
+// store's writes, cpu-ns/run the process's CPU time (user and system) per
+// run, step-p50-µs and step-p99-µs the time each write of a step took
+// (BeginRun, AppendRun), end-p50-µs and end-p99-µs the save at the end
+// (EndRun, or Append).
 func BenchmarkServedRun(b *testing.B) {
-	for _, tc := range []struct {
-		name      string
-		journaled bool
-	}{{"sqlite/journal", true}, {"sqlite/end-only", false}, {"memory/journal", true}, {"memory/end-only", false},
-		{"postgres/journal", true}, {"postgres/end-only", false}} {
-		journaled := tc.journaled
+	for _, tc := range servedRunModes {
 		b.Run(tc.name, func(b *testing.B) {
-			var db session.Journaler = session.NewMemory()
-			switch {
-			case strings.HasPrefix(tc.name, "sqlite"):
-				s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "threads.db"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer s.Close()
-				db = s
-			case strings.HasPrefix(tc.name, "postgres"):
-				s, err := pgstore.Open(context.Background(), pgtest.Database(b))
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer s.Close()
-				db = s
-			}
-			counted := &countingJournal{Journaler: db}
-			var store session.Store = counted
-			if !journaled {
-				store = appendOnly{counted}
-			}
-			weather := toolset.MustFunc("get_weather", "Weather", func(_ context.Context, in cityIn) (string, error) { return "sunny in " + in.City, nil })
-			a, err := agent.New(agent.Config{Models: scripted{}, Model: "m", Tools: toolset.MustNew(weather)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Logger: slog.New(slog.DiscardHandler),
-				MaxThreadsPerUser: -1, MaxBytesPerUser: -1}) // one user, a thread per run
-			if err != nil {
-				b.Fatal(err)
-			}
+			srv, counted := servedRunServer(b, benchStore(b, tc.name), tc.journaled)
 			defer srv.Close(context.Background())
-			ctx := context.Background()
 			n := 0
 			cpu0 := cpuTime()
 			for b.Loop() {
 				n++
-				att, err := srv.Submit(ctx, "alice", agentserver.Request{Thread: "t" + strconv.Itoa(n),
-					Message: genai.NewContentFromText("Weather in Paris and Tokyo?", genai.RoleUser)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				for {
-					if _, _, err := att.Cursor.Next(ctx, time.Minute); err != nil {
-						break
-					}
-				}
-				att.Cursor.Close()
+				serveRun(b, srv, "t"+strconv.Itoa(n))
 			}
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/run")
-			b.ReportMetric(float64(counted.writes.Load())/float64(n), "writes/run")
+			counted.report(b, n)
 		})
 	}
 }
 
-// How long New takes to recover 1,000 runs that wait for an approval on
-// SQLite, until every one waits again (each a journal of three entries:
+// The same run, 100 at a time: each iteration starts 100 runs on 100
+// threads at once and reads each to its end. runs/s is the throughput,
+// cpu-ns/run the process's CPU time per run (PostgreSQL's own is not in it).
+func BenchmarkServedRunConcurrent(b *testing.B) {
+	const runs = 100
+	for _, tc := range servedRunModes {
+		b.Run(tc.name, func(b *testing.B) {
+			srv, counted := servedRunServer(b, benchStore(b, tc.name), tc.journaled)
+			defer srv.Close(context.Background())
+			n := 0
+			cpu0 := cpuTime()
+			start := time.Now()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range runs {
+					n++
+					thread := "t" + strconv.Itoa(n)
+					wg.Go(func() { serveRun(b, srv, thread) })
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "runs/s")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/run")
+			counted.report(b, n)
+		})
+	}
+}
+
+// How long New takes to recover 1,000 runs that wait for an approval, on
+// SQLite and PostgreSQL, until every one waits again (each a journal of three entries:
 // the run, the turn that made the call, the pause).
 func BenchmarkRecoverWaitingRuns(b *testing.B) {
 	const runs = 1000
@@ -171,39 +268,140 @@ func BenchmarkRecoverWaitingRuns(b *testing.B) {
 	}
 	srv.Close(ctx)
 
-	for b.Loop() {
-		b.StopTimer()
-		db, err := sqlitestore.Open(ctx, filepath.Join(b.TempDir(), "threads.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range runs {
-			if err := db.BeginRun(ctx, "agentserver/alice/t"+strconv.Itoa(i), "run_"+strconv.Itoa(i), journal.Entries); err != nil {
-				b.Fatal(err)
-			}
-		}
-		cfg.Store = db
-		b.StartTimer()
-		srv, err := agentserver.New(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range runs {
-			for {
-				info, err := srv.Current(ctx, "alice", "t"+strconv.Itoa(i))
+	for _, name := range []string{"sqlite", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				var db interface {
+					session.Journaler
+					Close() error
+				}
+				var err error
+				if name == "sqlite" {
+					db, err = sqlitestore.Open(ctx, filepath.Join(b.TempDir(), "threads.db"))
+				} else {
+					db, err = pgstore.Open(ctx, pgtest.Database(b))
+				}
 				if err != nil {
 					b.Fatal(err)
 				}
-				if info.State == agentserver.StateWaiting {
-					break
+				for i := range runs {
+					if err := db.BeginRun(ctx, "agentserver/alice/t"+strconv.Itoa(i), "run_"+strconv.Itoa(i), journal.Entries); err != nil {
+						b.Fatal(err)
+					}
 				}
-				time.Sleep(100 * time.Microsecond)
+				cfg.Store = db
+				b.StartTimer()
+				srv, err := agentserver.New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range runs {
+					for {
+						info, err := srv.Current(ctx, "alice", "t"+strconv.Itoa(i))
+						if err != nil {
+							b.Fatal(err)
+						}
+						if info.State == agentserver.StateWaiting {
+							break
+						}
+						time.Sleep(100 * time.Microsecond)
+					}
+				}
+				b.StopTimer()
+				srv.Close(ctx)
+				db.Close()
+				b.StartTimer()
 			}
-		}
-		b.StopTimer()
-		srv.Close(ctx)
-		db.Close()
-		b.StartTimer()
+			b.ReportMetric(runs, "runs")
+		})
 	}
-	b.ReportMetric(runs, "runs")
+}
+
+// What 1,000 runs that wait for a decision hold in the process (the
+// scripted model's two calls, both needing approval): the live heap and
+// the goroutine stacks they add (runtime.MemStats after a GC), and their
+// goroutines (runtime.NumGoroutine), per run. end-only is a store that is
+// not a Journaler (each waiting run lives in the process only); journal
+// the same runs journaled; sqlite/recovered the runs a second Server
+// recovered from the journals the first left at Close.
+func BenchmarkWaitingRunsHeld(b *testing.B) {
+	const runs = 1000
+	for _, name := range []string{"memory/end-only", "memory/journal", "sqlite/journal", "sqlite/recovered", "postgres/journal"} {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			weather := toolset.MustFunc("get_weather", "Weather", func(_ context.Context, in cityIn) (string, error) { return "sunny in " + in.City, nil })
+			a, err := agent.New(agent.Config{Models: scripted{}, Model: "m", Tools: toolset.MustNew(weather),
+				NeedsApproval: func(*genai.FunctionCall) bool { return true }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := agentserver.Config{Agent: a, Logger: slog.New(slog.DiscardHandler),
+				MaxRuns: -1, MaxRunsPerUser: -1, MaxThreadsPerUser: -1, MaxBytesPerUser: -1}
+			for b.Loop() {
+				cfg.Store = benchStore(b, name) // Close leaves the runs in their journals: a new store each time
+				if strings.HasSuffix(name, "end-only") {
+					cfg.Store = appendOnly{cfg.Store}
+				}
+				srv, err := agentserver.New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				heap0, stack0, g0 := held()
+				for i := range runs {
+					att, err := srv.Submit(ctx, "alice", agentserver.Request{Thread: "t" + strconv.Itoa(i),
+						Message: genai.NewContentFromText("Weather in Paris and Tokyo?", genai.RoleUser)})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for {
+						rec, _, err := att.Cursor.Next(ctx, time.Minute)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if rec.Kind == agentserver.KindPause {
+							break
+						}
+					}
+					att.Cursor.Close()
+				}
+				if name == "sqlite/recovered" {
+					srv.Close(ctx) // leaves the runs in their journals
+					heap0, stack0, g0 = held()
+					srv, err = agentserver.New(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for i := range runs {
+						for {
+							info, err := srv.Current(ctx, "alice", "t"+strconv.Itoa(i))
+							if err != nil {
+								b.Fatal(err)
+							}
+							if info.State == agentserver.StateWaiting {
+								break
+							}
+							time.Sleep(100 * time.Microsecond)
+						}
+					}
+				}
+				heap1, stack1, g1 := held()
+				b.ReportMetric(float64(heap1-heap0)/runs, "heap-B/run")
+				b.ReportMetric(float64(stack1-stack0)/runs, "stack-B/run")
+				b.ReportMetric(float64(heap1+stack1-heap0-stack0)/runs, "B/run")
+				b.ReportMetric(float64(g1-g0)/runs, "goroutines/run")
+				srv.Close(ctx)
+			}
+		})
+	}
+}
+
+// held returns the live heap, the goroutine stacks in use and the number
+// of goroutines, after a GC.
+func held() (heap, stack uint64, goroutines int) {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc, m.StackInuse, runtime.NumGoroutine()
 }
