@@ -47,6 +47,13 @@
 //     none), model, request config, tools with their declarations as
 //     Gemini receives them, and limits.
 //
+// JSON (requests, responses, arguments, results, declarations, stored
+// parts) is shown as a tree: an object's or array's opening bracket is a
+// button that folds and unfolds it (a click, or Enter or Space); one whose
+// JSON takes more than 400 characters on one line is folded at first, the
+// outermost excepted. Folded or not, the text of the tree is the whole
+// JSON, indented: copying it copies all of it.
+//
 // The page fits a window 420 pixels wide: the header keeps one row, and a
 // list stacks above its detail.
 //

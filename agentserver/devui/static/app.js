@@ -61,10 +61,65 @@ function pretty(v) {
   return JSON.stringify(v, null, 2);
 }
 
-// short writes a value on one line when it is short, else indented.
-function short(v) {
+// short shows a value in a <pre class="json cls">: on one line when it
+// is short, else as a tree (jsonView).
+function short(v, cls) {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s !== undefined && s.length <= 240 ? s : pretty(v);
+  return s !== undefined && s.length <= 240 ? el('pre', { class: 'json ' + cls }, s) : jsonView(v, { class: cls });
+}
+
+// foldOver is the size (of its JSON on one line, in characters) past
+// which an object or array is folded when first shown.
+const foldOver = 400;
+
+// jsonView is a <pre class="json"> (with attrs) showing v, or the JSON
+// in a string, as a tree: each object and array of it has a button, its
+// opening bracket, that folds and unfolds it (a mouse click, or Enter or
+// Space on the focused bracket); one larger than foldOver is folded at
+// first, but the outermost. Its text is pretty(v) whatever is folded, so
+// copying it copies the whole JSON.
+function jsonView(v, attrs) {
+  const pre = el('pre', Object.assign({}, attrs, { class: 'json' + (attrs && attrs.class ? ' ' + attrs.class : '') }));
+  return fillJSON(pre, v);
+}
+
+// fillJSON replaces pre's children with the tree of v (see jsonView).
+function fillJSON(pre, v) {
+  if (typeof v === 'string') {
+    try { v = JSON.parse(v); } catch { fill(pre, v); return pre; }
+  }
+  if (v === undefined) { fill(pre, ''); return pre; }
+  fill(pre, jsonTree(v, '', true));
+  return pre;
+}
+
+function jsonTree(v, indent, open) {
+  if (typeof v !== 'object' || v === null) return document.createTextNode(JSON.stringify(v));
+  const isArray = Array.isArray(v);
+  const keys = isArray ? v.map((_, i) => i) : Object.keys(v);
+  const [l, r] = isArray ? ['[', ']'] : ['{', '}'];
+  if (keys.length === 0) return document.createTextNode(l + r);
+  const size = JSON.stringify(v).length;
+  if (open === undefined) open = size <= foldOver;
+  const inner = indent + '  ';
+  const body = el('span', { class: 'jt-body', hidden: !open },
+    keys.flatMap((k, i) => [
+      '\n' + inner + (isArray ? '' : JSON.stringify(k) + ': '),
+      jsonTree(v[k], inner),
+      i < keys.length - 1 ? ',' : '',
+    ]), '\n' + indent);
+  const more = `${keys.length} ${isArray ? (keys.length === 1 ? 'item' : 'items') : (keys.length === 1 ? 'key' : 'keys')}, ${fmtNum(size)} chars`;
+  const tog = el('button', {
+    type: 'button', class: 'jt-tog', 'aria-expanded': String(open), 'data-more': ` … ${more} `,
+    title: (open ? 'fold ' : 'unfold ') + more,
+  }, l);
+  tog.addEventListener('click', () => {
+    const unfold = body.hidden;
+    body.hidden = !unfold;
+    tog.setAttribute('aria-expanded', String(unfold));
+    tog.title = (unfold ? 'fold ' : 'unfold ') + more;
+  });
+  return el('span', { class: 'jt' }, tog, body, r);
 }
 
 function fmtMs(ms) {
@@ -372,7 +427,7 @@ class AssistantMessage {
       }
       case 'data-output':
         this.body.append(el('div', { class: 'output' }, el('div', { class: 'label' }, 'Typed answer'),
-          el('pre', { class: 'json' }, pretty(c.data))));
+          jsonView(c.data)));
         break;
       case 'error':
         this.body.append(el('div', { class: 'error-line' }, 'Error: ' + c.errorText));
@@ -569,7 +624,7 @@ class ToolCard {
     this.ended();
     this.settled();
     this.set('done', 'done');
-    this.result.replaceChildren(el('div', { class: 'label' }, 'result'), el('pre', { class: 'json output' }, short(output)));
+    this.result.replaceChildren(el('div', { class: 'label' }, 'result'), short(output, 'output'));
   }
 
   failed(text) {
@@ -812,8 +867,8 @@ function spanDetail(panel, tl, s) {
     const resp = el('pre', { class: 'json', id: 'call-response' }, 'loading…');
     panel.append(el('h3', {}, 'Request'), req, el('h3', {}, 'Response'), resp);
     api(`api/runs/${encodeURIComponent(tl.id)}/calls/${s.id}`).then((c) => {
-      req.textContent = pretty(c.request);
-      resp.textContent = c.response ? pretty(c.response) : '(no response: the call failed or is in flight)';
+      fillJSON(req, c.request);
+      if (c.response) fillJSON(resp, c.response); else resp.textContent = '(no response: the call failed or is in flight)';
     }).catch((err) => { req.textContent = err.message; resp.textContent = ''; });
   } else if (s.kind === 'tool') {
     panel.append(el('h3', {}, `Tool call: ${s.name}`),
@@ -825,8 +880,8 @@ function spanDetail(panel, tl, s) {
         s.wait ? el('tr', {}, el('td', {}, 'waited'), el('td', {}, `${fmtMs((s.wait.to !== undefined ? s.wait.to : tl.now) - s.wait.from)} for ${s.wait.kind}` +
           (s.wait.to !== undefined ? (s.wait.expired ? ' (expired)' : s.wait.approved ? ' (approved)' : ' (denied)') : ''))) : null,
         el('tr', {}, el('td', {}, 'in parallel with'), el('td', {}, `${s.parallel} other call${s.parallel === 1 ? '' : 's'}`))),
-      el('h3', {}, 'Arguments'), el('pre', { class: 'json' }, pretty(s.args || {})),
-      el('h3', {}, s.error ? 'Error' : 'Result'), el('pre', { class: 'json' }, s.error || (s.output !== undefined ? pretty(s.output) : '…')));
+      el('h3', {}, 'Arguments'), jsonView(s.args || {}),
+      el('h3', {}, s.error ? 'Error' : 'Result'), s.error ? el('pre', { class: 'json' }, s.error) : s.output !== undefined ? jsonView(s.output) : el('pre', { class: 'json' }, '…'));
   } else {
     panel.append(el('h3', {}, `${s.kind === 'run' ? 'Run' : 'Agent run'}: ${s.name}`), el('p', {}, fmtMs(end - s.start)));
   }
@@ -894,7 +949,7 @@ function contentView(c, i) {
       delete rest.thought;
       let body;
       if (kind === 'text' || kind === 'thought') body = el('div', { class: 'text' }, p.text);
-      else body = el('pre', { class: 'json' }, pretty(rest));
+      else body = jsonView(rest);
       return el('div', { class: 'part', 'data-kind': kind },
         el('div', { class: 'head' }, el('span', { class: 'badge' }, kind),
           p.thoughtSignature ? el('span', { class: 'badge signature', title: 'the signature stays on the server' }, 'thought signature ' + p.thoughtSignature.replace(/^\(|, not shown\)$/g, '')) : null),
@@ -930,11 +985,11 @@ function showAgent() {
     el('h3', {}, `Tools (${a.tools.length}), as Gemini receives them`),
     ...a.tools.map((t) => el('details', { class: 'tool-decl', 'data-tool': t.name, open: true },
       el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description)),
-      el('pre', { class: 'json' }, pretty(t.declaration)))),
+      jsonView(t.declaration))),
     info.browserTools.length > 0 ? el('h3', {}, 'Browser tools (declared by this page)') : null,
     ...info.browserTools.map((t) => el('details', { 'data-tool': t.name },
       el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description || '')),
-      el('pre', { class: 'json' }, pretty(t)))),
+      jsonView(t))),
     el('h3', {}, 'Limits'),
     el('table', { class: 'kv', id: 'limits' },
       row('model turns per run', l.maxTurns),
@@ -952,7 +1007,7 @@ function showAgent() {
       row('stored per user', info.server.maxBytesPerUser ? fmtNum(info.server.maxBytesPerUser) + ' bytes' : 'no bound'),
       row('request body', fmtNum(info.server.maxBodyBytes) + ' bytes')),
     el('h3', {}, 'Request config'),
-    el('pre', { class: 'json' }, pretty(a.config)));
+    jsonView(a.config));
 }
 
 // ---- start ----
