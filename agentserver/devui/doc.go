@@ -40,7 +40,12 @@
 //     side by side and failed attempts and their waits are visible; the
 //     tokens of each model call (input, output, thoughts, cached); and, on
 //     a click, the exact request the call sent (model, contents, config with
-//     the tools' declarations) and the response it got, as JSON.
+//     the tools' declarations) and the response it got, as JSON. The list
+//     is filtered by text (a part of a run's id, conversation id, message
+//     or a called tool's name, in any case), by state and by a tool the
+//     run called; the filter is in the page's address
+//     (#runs/<run>?q=…&state=…&tool=…), so a reload or a shared link
+//     keeps it.
 //   - Conversations: the user's threads, each one's stored history with
 //     every content and part, any of them continued in the chat.
 //   - Agent: its name (agent.Config.Name; the page says so when it has
@@ -72,7 +77,7 @@
 //	GET  api/threads[?limit=N&cursor=C]  a page of the user's threads, {"threads":[…],"next":C}
 //	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer), its denied calls, its run in progress;
 //	                                  404 for a thread that does not exist, an empty one with ?missing=empty
-//	GET  api/runs[?thread=id]         the user's recorded runs, the latest first
+//	GET  api/runs[?thread=id]         the user's recorded runs, the latest first, each with the tools it called
 //	GET  api/runs/{id}                a run's timeline
 //	GET  api/runs/{id}/calls/{span}   a model call's request and response
 //	POST api/runs/{id}/cancel         stop a run (application/json only)

@@ -11,6 +11,8 @@ const state = {
   runPoll: 0,
   selectedRun: '',
   selectedSpan: -1,
+  runs: [], // the runs listed last
+  runFilter: { q: '', state: '', tool: '' }, // kept in the address: #runs/<run>?q=…&state=…&tool=…
 };
 
 // ---- small helpers ----
@@ -164,10 +166,13 @@ function fail(err) {
   toast(err && err.message ? err.message : String(err));
 }
 
-// ---- routing: #chat/<thread>, #runs/<run>, #threads/<thread>, #agent ----
+// ---- routing: #chat/<thread>, #runs/<run>[?q=…&state=…&tool=…], #threads/<thread>, #agent ----
 
 function route() {
-  const hash = decodeURIComponent(location.hash.slice(1));
+  const raw = location.hash.slice(1);
+  const qi = raw.indexOf('?');
+  const query = new URLSearchParams(qi >= 0 ? raw.slice(qi + 1) : '');
+  const hash = decodeURIComponent(qi >= 0 ? raw.slice(0, qi) : raw);
   const [view, ...rest] = hash.split('/');
   const arg = rest.join('/');
   const views = ['chat', 'runs', 'threads', 'agent'];
@@ -178,7 +183,7 @@ function route() {
   }
   if (v !== 'runs') stopPolling();
   if (v === 'chat') openChat(arg);
-  else if (v === 'runs') showRuns(arg);
+  else if (v === 'runs') showRuns(arg, query);
   else if (v === 'threads') showThreads(arg);
   else showAgent();
 }
@@ -724,23 +729,70 @@ function stopPolling() {
   state.runPoll = 0;
 }
 
-async function showRuns(run) {
+// runsHash is the address of the runs page with run selected and the
+// filter kept.
+function runsHash(run) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(state.runFilter)) if (v) q.set(k, v);
+  const qs = q.toString();
+  return 'runs/' + encodeURIComponent(run || '') + (qs ? '?' + qs : '');
+}
+
+// runMatches says whether run r passes the filter f: its text (a part of
+// the run's id, conversation, message or a tool's name, in any case), its
+// state and a tool it called.
+function runMatches(r, f) {
+  const q = f.q.trim().toLowerCase();
+  if (q && ![r.id, r.thread, r.message || '', ...(r.tools || [])].some((s) => s.toLowerCase().includes(q))) return false;
+  if (f.state && r.state !== f.state) return false;
+  return !f.tool || (r.tools || []).includes(f.tool);
+}
+
+async function showRuns(run, query) {
   stopPolling();
-  const list = $('run-list');
+  state.runFilter = { q: query.get('q') || '', state: query.get('state') || '', tool: query.get('tool') || '' };
+  $('run-q').value = state.runFilter.q;
+  $('run-state-filter').value = state.runFilter.state;
   try {
-    const runs = await api('api/runs');
-    list.replaceChildren(...runs.map((r) => el('li', {
-      class: r.id === run ? 'active' : '', 'data-run': r.id, onclick: () => go('runs/' + encodeURIComponent(r.id)),
-    }, el('div', {}, r.message || r.id), el('div', { class: 'sub' },
-      `${stateLabel(r.state, r.waitingFor)} · ${fmtMs(r.durationMs)} · ${r.modelCalls} model, ${r.toolCalls} tool calls · ${r.thread}`))));
-    if (runs.length === 0) {
-      list.replaceChildren(el('li', { class: 'muted' }, state.info && !state.info.recording
-        ? 'Runs are not recorded: give the server a devui.Recorder as Config.Observer.'
-        : 'No runs yet: send a message in the chat.'));
-    }
-    if (!run && runs.length > 0) run = runs[0].id;
+    state.runs = await api('api/runs');
   } catch (err) { fail(err); }
+  // The tools to pick from: the agent's, the page's, and any a run called.
+  const tools = new Set([...(state.info ? [...state.info.agent.tools, ...state.info.browserTools] : []).map((t) => t.name),
+    ...state.runs.flatMap((r) => r.tools || [])]);
+  if (state.runFilter.tool) tools.add(state.runFilter.tool);
+  fill($('run-tool'), el('option', { value: '' }, 'any tool'), [...tools].sort().map((t) => el('option', { value: t }, t)));
+  $('run-tool').value = state.runFilter.tool;
+  const shown = listRuns(run);
+  if (!run && shown.length > 0) run = shown[0].id;
   if (run) showTimeline(run);
+}
+
+// listRuns lists the runs that pass the filter, run marked as selected,
+// and returns them.
+function listRuns(run) {
+  const list = $('run-list');
+  const shown = state.runs.filter((r) => runMatches(r, state.runFilter));
+  list.replaceChildren(...shown.map((r) => el('li', {
+    class: r.id === run ? 'active' : '', 'data-run': r.id, onclick: () => go(runsHash(r.id)),
+  }, el('div', {}, r.message || r.id), el('div', { class: 'sub' },
+    `${stateLabel(r.state, r.waitingFor)} · ${fmtMs(r.durationMs)} · ${r.modelCalls} model, ${r.toolCalls} tool calls · ${r.thread}`))));
+  if (state.runs.length === 0) {
+    list.replaceChildren(el('li', { class: 'muted' }, state.info && !state.info.recording
+      ? 'Runs are not recorded: give the server a devui.Recorder as Config.Observer.'
+      : 'No runs yet: send a message in the chat.'));
+  } else if (shown.length === 0) {
+    list.replaceChildren(el('li', { class: 'muted', id: 'run-none' }, `None of the ${state.runs.length} runs passes the filter.`));
+  }
+  return shown;
+}
+
+// filterRuns applies the filter's controls: the list, and the address
+// (replaced, so that a reload keeps the filter and Back does not step
+// through each key typed).
+function filterRuns() {
+  state.runFilter = { q: $('run-q').value, state: $('run-state-filter').value, tool: $('run-tool').value };
+  history.replaceState(null, '', '#' + runsHash(state.selectedRun));
+  listRuns(state.selectedRun);
 }
 
 async function showTimeline(run) {
@@ -1036,6 +1088,9 @@ async function start() {
   $('new-chat').addEventListener('click', fresh);
   $('new-thread').addEventListener('click', fresh);
   window.addEventListener('hashchange', route);
+  $('run-q').addEventListener('input', filterRuns);
+  $('run-state-filter').addEventListener('change', filterRuns);
+  $('run-tool').addEventListener('change', filterRuns);
   try {
     state.info = await api('api/info');
     const title = state.info.title || ('dev UI · ' + (state.info.agent.name || state.info.agent.model));
