@@ -81,16 +81,30 @@
 //	GET  api/runs/{id}                a run's timeline
 //	GET  api/runs/{id}/calls/{span}   a model call's request and response
 //	POST api/runs/{id}/cancel         stop a run (application/json only)
+//	POST api/tools/{name}/run         run one of the agent's tools by hand: {"args":{…}} (application/json only),
+//	                                  {"tool","output","isError","invalid","durationMs"}
 //
 // The threads come a page at a time (100 unless limit says otherwise,
 // 1000 at most), the most recently updated first, from the store's
 // listing by owner (agentserver's Server.Threads); next, when there is
 // one, is the cursor of the next page.
 //
+// A tool run by hand (the Agent page's Run form) runs as the agent runs
+// a model's call (agent.Steps.RunCall): its arguments checked against the
+// tool's schema, under the agent's ToolTimeout, through its Intercept,
+// its output capped, with the request's context (which names no run:
+// agentserver.RunUser is empty in it). Arguments that fail the schema,
+// and a tool's failure, are answered 200 with isError set and output the
+// message the model would read (invalid set for the schema's). A tool
+// that needs approval (the agent's NeedsApproval) is refused, 403
+// needs_approval, unless Options.RunToolsNeedingApproval is set: whoever
+// runs it then approves it. Browser tools are the page's: not run here.
+// The body is bounded by the server's Config.MaxBodyBytes (413).
+//
 // Another user's thread or run is answered exactly as one that does not
 // exist: 404. Errors are the server's: {"error":{"code","message"}}. A
-// request's body, which the API does not read but net/http drains before
-// it answers, must arrive within the server's Config.BodyTimeout, as the
+// request's body (the API reads a tool run's; net/http drains the others
+// before it answers) must arrive within the server's Config.BodyTimeout, as the
 // chat's must: a client that stalls is cut off. A server that mounts the
 // UI sets the http.Server's ReadHeaderTimeout and IdleTimeout (see
 // agentserver's Hostile requests).
