@@ -50,7 +50,11 @@
 //     every content and part, any of them continued in the chat.
 //   - Agent: its name (agent.Config.Name; the page says so when it has
 //     none), model, request config, tools with their declarations as
-//     Gemini receives them, and limits.
+//     Gemini receives them, and limits. Each tool has a Run form: its
+//     arguments as JSON, at first each property its schema requires with
+//     an empty value; the server runs it (api/tools/{name}/run, below)
+//     and the page shows its result, or the error the model would read,
+//     and how long it took.
 //
 // JSON (requests, responses, arguments, results, declarations, stored
 // parts) is shown as a tree: an object's or array's opening bracket is a

@@ -1037,7 +1037,7 @@ function showAgent() {
     el('h3', {}, `Tools (${a.tools.length}), as Gemini receives them`),
     ...a.tools.map((t) => el('details', { class: 'tool-decl', 'data-tool': t.name, open: true },
       el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description)),
-      jsonView(t.declaration))),
+      jsonView(t.declaration), toolRunForm(t))),
     info.browserTools.length > 0 ? el('h3', {}, 'Browser tools (declared by this page)') : null,
     ...info.browserTools.map((t) => el('details', { 'data-tool': t.name },
       el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description || '')),
@@ -1060,6 +1060,59 @@ function showAgent() {
       row('request body', fmtNum(info.server.maxBodyBytes) + ' bytes')),
     el('h3', {}, 'Request config'),
     jsonView(a.config));
+}
+
+// argsSkeleton is the arguments a Run form starts with: each property the
+// tool's declaration requires, with an empty value of its type.
+function argsSkeleton(decl) {
+  const schema = decl && (decl.parameters || decl.parametersJsonSchema);
+  const out = {};
+  if (!schema || !schema.properties) return out;
+  const empty = { string: '', number: 0, integer: 0, boolean: false, array: [], object: {} };
+  for (const name of schema.required || []) {
+    const p = schema.properties[name] || {};
+    const type = String(Array.isArray(p.type) ? p.type[0] : p.type || '').toLowerCase();
+    out[name] = type in empty ? empty[type] : null;
+  }
+  return out;
+}
+
+// toolRunForm runs a tool by hand (api/tools/{name}/run): its arguments
+// as JSON, checked by the server against the tool's schema; the result,
+// or the error the model would read, and how long the call took.
+function toolRunForm(t) {
+  const args = el('textarea', { class: 'run-args', rows: 3, spellcheck: 'false', 'aria-label': `Arguments of ${t.name}, as JSON` },
+    JSON.stringify(argsSkeleton(t.declaration), null, 2));
+  const btn = el('button', { type: 'submit', class: 'primary' }, 'Run');
+  const out = el('div', { class: 'run-result', 'aria-live': 'polite' });
+  const show = (st, ...children) => { out.dataset.state = st; fill(out, ...children); };
+  const form = el('form', { class: 'run-tool' }, el('div', { class: 'label' }, 'Run by hand, with these arguments (JSON)'),
+    args, el('div', { class: 'actions' }, btn), out);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    let parsed;
+    try { parsed = JSON.parse(args.value.trim() || '{}'); } catch (err) {
+      show('refused', el('div', { class: 'error-line' }, 'The arguments are not JSON: ' + err.message));
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      show('refused', el('div', { class: 'error-line' }, 'The arguments must be a JSON object.'));
+      return;
+    }
+    btn.disabled = true;
+    show('running', el('span', { class: 'muted' }, 'running…'));
+    try {
+      const r = await api(`api/tools/${encodeURIComponent(t.name)}/run`,
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ args: parsed }) });
+      const head = r.invalid ? 'invalid arguments: the tool did not run; the model would read' : r.isError ? 'error, as the model would read it' : 'result';
+      show(r.invalid ? 'invalid' : r.isError ? 'error' : 'done',
+        el('div', { class: 'label' }, `${head} · ${fmtMs(r.durationMs)}`),
+        r.isError ? el('pre', { class: 'json error' }, String(r.output)) : jsonView(r.output, { class: 'output' }));
+    } catch (err) {
+      show('refused', el('div', { class: 'error-line' }, err.message));
+    } finally { btn.disabled = false; }
+  });
+  return form;
 }
 
 // ---- start ----
