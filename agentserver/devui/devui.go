@@ -42,6 +42,12 @@ type Options struct {
 	// sends: the model may call them, and the page answers each call with
 	// a form, where the person types the tool's result (or its error).
 	BrowserTools []agentserver.ToolDecl
+
+	// RunToolsNeedingApproval lets the Agent page run by hand the tools
+	// that need approval (the agent's Config.NeedsApproval): the person
+	// who runs one approves it. False refuses them (403 needs_approval),
+	// for a UI that people other than the tools' owners may open.
+	RunToolsNeedingApproval bool
 }
 
 //go:embed static
@@ -97,6 +103,7 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	mux.HandleFunc("/api/runs/{run}", h.api("GET", h.run))
 	mux.HandleFunc("/api/runs/{run}/calls/{span}", h.api("GET", h.modelCall))
 	mux.HandleFunc("/api/runs/{run}/cancel", h.api("POST", h.cancel))
+	mux.HandleFunc("/api/tools/{tool}/run", h.api("POST", h.runTool))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.WriteError(w, r, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such route", Err: agentserver.ErrNotFound})
 	})
@@ -121,8 +128,9 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The API reads no body, but net/http drains one before it answers:
-	// within the server's BodyTimeout, as the chat reads its own.
+	// A body (the API reads only a tool run's, net/http drains the
+	// others before it answers) must arrive within the server's
+	// BodyTimeout, as the chat's must.
 	bodytimeout.Limit(w, r, h.s.Config().BodyTimeout)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")

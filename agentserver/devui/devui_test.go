@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -469,7 +470,7 @@ func TestOtherUsersAreNotFound(t *testing.T) {
 		t.Errorf("bob's runs: %+v", runs)
 	}
 	e.get("/api/runs?thread=t1", "alice", &runs)
-	if len(runs) != 1 || runs[0].ID != id {
+	if len(runs) != 1 || runs[0].ID != id || !slices.Equal(runs[0].Tools, []string{"get_weather"}) {
 		t.Errorf("alice's runs of t1: %+v", runs)
 	}
 	bob, _ := e.do("POST", "/api/runs/"+id+"/cancel", "bob", "application/json", "{}")

@@ -40,12 +40,28 @@
 //     side by side and failed attempts and their waits are visible; the
 //     tokens of each model call (input, output, thoughts, cached); and, on
 //     a click, the exact request the call sent (model, contents, config with
-//     the tools' declarations) and the response it got, as JSON.
+//     the tools' declarations) and the response it got, as JSON. The list
+//     is filtered by text (a part of a run's id, conversation id, message
+//     or a called tool's name, in any case), by state and by a tool the
+//     run called; the filter is in the page's address
+//     (#runs/<run>?q=…&state=…&tool=…), so a reload or a shared link
+//     keeps it.
 //   - Conversations: the user's threads, each one's stored history with
 //     every content and part, any of them continued in the chat.
 //   - Agent: its name (agent.Config.Name; the page says so when it has
 //     none), model, request config, tools with their declarations as
-//     Gemini receives them, and limits.
+//     Gemini receives them, and limits. Each tool has a Run form: its
+//     arguments as JSON, at first each property its schema requires with
+//     an empty value; the server runs it (api/tools/{name}/run, below)
+//     and the page shows its result, or the error the model would read,
+//     and how long it took.
+//
+// JSON (requests, responses, arguments, results, declarations, stored
+// parts) is shown as a tree: an object's or array's opening bracket is a
+// button that folds and unfolds it (a click, or Enter or Space); one whose
+// JSON takes more than 400 characters on one line is folded at first, the
+// outermost excepted. Folded or not, the text of the tree is the whole
+// JSON, indented: copying it copies all of it.
 //
 // The page fits a window 420 pixels wide: the header keeps one row, and a
 // list stacks above its detail.
@@ -65,20 +81,34 @@
 //	GET  api/threads[?limit=N&cursor=C]  a page of the user's threads, {"threads":[…],"next":C}
 //	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer), its denied calls, its run in progress;
 //	                                  404 for a thread that does not exist, an empty one with ?missing=empty
-//	GET  api/runs[?thread=id]         the user's recorded runs, the latest first
+//	GET  api/runs[?thread=id]         the user's recorded runs, the latest first, each with the tools it called
 //	GET  api/runs/{id}                a run's timeline
 //	GET  api/runs/{id}/calls/{span}   a model call's request and response
 //	POST api/runs/{id}/cancel         stop a run (application/json only)
+//	POST api/tools/{name}/run         run one of the agent's tools by hand: {"args":{…}} (application/json only),
+//	                                  {"tool","output","isError","invalid","durationMs"}
 //
 // The threads come a page at a time (100 unless limit says otherwise,
 // 1000 at most), the most recently updated first, from the store's
 // listing by owner (agentserver's Server.Threads); next, when there is
 // one, is the cursor of the next page.
 //
+// A tool run by hand (the Agent page's Run form) runs as the agent runs
+// a model's call (agent.Steps.RunCall): its arguments checked against the
+// tool's schema, under the agent's ToolTimeout, through its Intercept,
+// its output capped, with the request's context (which names no run:
+// agentserver.RunUser is empty in it). Arguments that fail the schema,
+// and a tool's failure, are answered 200 with isError set and output the
+// message the model would read (invalid set for the schema's). A tool
+// that needs approval (the agent's NeedsApproval) is refused, 403
+// needs_approval, unless Options.RunToolsNeedingApproval is set: whoever
+// runs it then approves it. Browser tools are the page's: not run here.
+// The body is bounded by the server's Config.MaxBodyBytes (413).
+//
 // Another user's thread or run is answered exactly as one that does not
 // exist: 404. Errors are the server's: {"error":{"code","message"}}. A
-// request's body, which the API does not read but net/http drains before
-// it answers, must arrive within the server's Config.BodyTimeout, as the
+// request's body (the API reads a tool run's; net/http drains the others
+// before it answers) must arrive within the server's Config.BodyTimeout, as the
 // chat's must: a client that stalls is cut off. A server that mounts the
 // UI sets the http.Server's ReadHeaderTimeout and IdleTimeout (see
 // agentserver's Hostile requests).

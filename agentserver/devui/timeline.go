@@ -3,6 +3,7 @@ package devui
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -24,6 +25,9 @@ type runSummary struct {
 	ToolCalls  int                     `json:"toolCalls"`
 	Usage      usageJSON               `json:"usage"`
 	Message    string                  `json:"message,omitempty"` // the new message's text, cut
+	// Tools are the names of the tools the run called, each once, in the
+	// order of their first call.
+	Tools []string `json:"tools"`
 }
 
 // timeline is a recorded run as the page draws it: every span, its
@@ -118,7 +122,7 @@ func msPtr(t, base time.Time) *float64 {
 // summary describes the run. rec.mu is held.
 func (rec *runRec) summary(now time.Time) runSummary {
 	root := rec.spans[0]
-	s := runSummary{ID: rec.id, Thread: rec.thread, State: rec.state, WaitingFor: rec.waitingFor(), Started: root.start}
+	s := runSummary{ID: rec.id, Thread: rec.thread, State: rec.state, WaitingFor: rec.waitingFor(), Started: root.start, Tools: []string{}}
 	end := root.end
 	if end.IsZero() {
 		end = now
@@ -134,6 +138,9 @@ func (rec *runRec) summary(now time.Time) runSummary {
 			}
 		case "tool":
 			s.ToolCalls++
+			if !slices.Contains(s.Tools, sp.name) {
+				s.Tools = append(s.Tools, sp.name)
+			}
 		}
 	}
 	s.Usage = usageOf(usage)

@@ -11,6 +11,8 @@ const state = {
   runPoll: 0,
   selectedRun: '',
   selectedSpan: -1,
+  runs: [], // the runs listed last
+  runFilter: { q: '', state: '', tool: '' }, // kept in the address: #runs/<run>?q=…&state=…&tool=…
 };
 
 // ---- small helpers ----
@@ -61,10 +63,65 @@ function pretty(v) {
   return JSON.stringify(v, null, 2);
 }
 
-// short writes a value on one line when it is short, else indented.
-function short(v) {
+// short shows a value in a <pre class="json cls">: on one line when it
+// is short, else as a tree (jsonView).
+function short(v, cls) {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s !== undefined && s.length <= 240 ? s : pretty(v);
+  return s !== undefined && s.length <= 240 ? el('pre', { class: 'json ' + cls }, s) : jsonView(v, { class: cls });
+}
+
+// foldOver is the size (of its JSON on one line, in characters) past
+// which an object or array is folded when first shown.
+const foldOver = 400;
+
+// jsonView is a <pre class="json"> (with attrs) showing v, or the JSON
+// in a string, as a tree: each object and array of it has a button, its
+// opening bracket, that folds and unfolds it (a mouse click, or Enter or
+// Space on the focused bracket); one larger than foldOver is folded at
+// first, but the outermost. Its text is pretty(v) whatever is folded, so
+// copying it copies the whole JSON.
+function jsonView(v, attrs) {
+  const pre = el('pre', Object.assign({}, attrs, { class: 'json' + (attrs && attrs.class ? ' ' + attrs.class : '') }));
+  return fillJSON(pre, v);
+}
+
+// fillJSON replaces pre's children with the tree of v (see jsonView).
+function fillJSON(pre, v) {
+  if (typeof v === 'string') {
+    try { v = JSON.parse(v); } catch { fill(pre, v); return pre; }
+  }
+  if (v === undefined) { fill(pre, ''); return pre; }
+  fill(pre, jsonTree(v, '', true));
+  return pre;
+}
+
+function jsonTree(v, indent, open) {
+  if (typeof v !== 'object' || v === null) return document.createTextNode(JSON.stringify(v));
+  const isArray = Array.isArray(v);
+  const keys = isArray ? v.map((_, i) => i) : Object.keys(v);
+  const [l, r] = isArray ? ['[', ']'] : ['{', '}'];
+  if (keys.length === 0) return document.createTextNode(l + r);
+  const size = JSON.stringify(v).length;
+  if (open === undefined) open = size <= foldOver;
+  const inner = indent + '  ';
+  const body = el('span', { class: 'jt-body', hidden: !open },
+    keys.flatMap((k, i) => [
+      '\n' + inner + (isArray ? '' : JSON.stringify(k) + ': '),
+      jsonTree(v[k], inner),
+      i < keys.length - 1 ? ',' : '',
+    ]), '\n' + indent);
+  const more = `${keys.length} ${isArray ? (keys.length === 1 ? 'item' : 'items') : (keys.length === 1 ? 'key' : 'keys')}, ${fmtNum(size)} chars`;
+  const tog = el('button', {
+    type: 'button', class: 'jt-tog', 'aria-expanded': String(open), 'data-more': ` … ${more} `,
+    title: (open ? 'fold ' : 'unfold ') + more,
+  }, l);
+  tog.addEventListener('click', () => {
+    const unfold = body.hidden;
+    body.hidden = !unfold;
+    tog.setAttribute('aria-expanded', String(unfold));
+    tog.title = (unfold ? 'fold ' : 'unfold ') + more;
+  });
+  return el('span', { class: 'jt' }, tog, body, r);
 }
 
 function fmtMs(ms) {
@@ -109,10 +166,13 @@ function fail(err) {
   toast(err && err.message ? err.message : String(err));
 }
 
-// ---- routing: #chat/<thread>, #runs/<run>, #threads/<thread>, #agent ----
+// ---- routing: #chat/<thread>, #runs/<run>[?q=…&state=…&tool=…], #threads/<thread>, #agent ----
 
 function route() {
-  const hash = decodeURIComponent(location.hash.slice(1));
+  const raw = location.hash.slice(1);
+  const qi = raw.indexOf('?');
+  const query = new URLSearchParams(qi >= 0 ? raw.slice(qi + 1) : '');
+  const hash = decodeURIComponent(qi >= 0 ? raw.slice(0, qi) : raw);
   const [view, ...rest] = hash.split('/');
   const arg = rest.join('/');
   const views = ['chat', 'runs', 'threads', 'agent'];
@@ -123,7 +183,7 @@ function route() {
   }
   if (v !== 'runs') stopPolling();
   if (v === 'chat') openChat(arg);
-  else if (v === 'runs') showRuns(arg);
+  else if (v === 'runs') showRuns(arg, query);
   else if (v === 'threads') showThreads(arg);
   else showAgent();
 }
@@ -372,7 +432,7 @@ class AssistantMessage {
       }
       case 'data-output':
         this.body.append(el('div', { class: 'output' }, el('div', { class: 'label' }, 'Typed answer'),
-          el('pre', { class: 'json' }, pretty(c.data))));
+          jsonView(c.data)));
         break;
       case 'error':
         this.body.append(el('div', { class: 'error-line' }, 'Error: ' + c.errorText));
@@ -569,7 +629,7 @@ class ToolCard {
     this.ended();
     this.settled();
     this.set('done', 'done');
-    this.result.replaceChildren(el('div', { class: 'label' }, 'result'), el('pre', { class: 'json output' }, short(output)));
+    this.result.replaceChildren(el('div', { class: 'label' }, 'result'), short(output, 'output'));
   }
 
   failed(text) {
@@ -669,23 +729,70 @@ function stopPolling() {
   state.runPoll = 0;
 }
 
-async function showRuns(run) {
+// runsHash is the address of the runs page with run selected and the
+// filter kept.
+function runsHash(run) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(state.runFilter)) if (v) q.set(k, v);
+  const qs = q.toString();
+  return 'runs/' + encodeURIComponent(run || '') + (qs ? '?' + qs : '');
+}
+
+// runMatches says whether run r passes the filter f: its text (a part of
+// the run's id, conversation, message or a tool's name, in any case), its
+// state and a tool it called.
+function runMatches(r, f) {
+  const q = f.q.trim().toLowerCase();
+  if (q && ![r.id, r.thread, r.message || '', ...(r.tools || [])].some((s) => s.toLowerCase().includes(q))) return false;
+  if (f.state && r.state !== f.state) return false;
+  return !f.tool || (r.tools || []).includes(f.tool);
+}
+
+async function showRuns(run, query) {
   stopPolling();
-  const list = $('run-list');
+  state.runFilter = { q: query.get('q') || '', state: query.get('state') || '', tool: query.get('tool') || '' };
+  $('run-q').value = state.runFilter.q;
+  $('run-state-filter').value = state.runFilter.state;
   try {
-    const runs = await api('api/runs');
-    list.replaceChildren(...runs.map((r) => el('li', {
-      class: r.id === run ? 'active' : '', 'data-run': r.id, onclick: () => go('runs/' + encodeURIComponent(r.id)),
-    }, el('div', {}, r.message || r.id), el('div', { class: 'sub' },
-      `${stateLabel(r.state, r.waitingFor)} · ${fmtMs(r.durationMs)} · ${r.modelCalls} model, ${r.toolCalls} tool calls · ${r.thread}`))));
-    if (runs.length === 0) {
-      list.replaceChildren(el('li', { class: 'muted' }, state.info && !state.info.recording
-        ? 'Runs are not recorded: give the server a devui.Recorder as Config.Observer.'
-        : 'No runs yet: send a message in the chat.'));
-    }
-    if (!run && runs.length > 0) run = runs[0].id;
+    state.runs = await api('api/runs');
   } catch (err) { fail(err); }
+  // The tools to pick from: the agent's, the page's, and any a run called.
+  const tools = new Set([...(state.info ? [...state.info.agent.tools, ...state.info.browserTools] : []).map((t) => t.name),
+    ...state.runs.flatMap((r) => r.tools || [])]);
+  if (state.runFilter.tool) tools.add(state.runFilter.tool);
+  fill($('run-tool'), el('option', { value: '' }, 'any tool'), [...tools].sort().map((t) => el('option', { value: t }, t)));
+  $('run-tool').value = state.runFilter.tool;
+  const shown = listRuns(run);
+  if (!run && shown.length > 0) run = shown[0].id;
   if (run) showTimeline(run);
+}
+
+// listRuns lists the runs that pass the filter, run marked as selected,
+// and returns them.
+function listRuns(run) {
+  const list = $('run-list');
+  const shown = state.runs.filter((r) => runMatches(r, state.runFilter));
+  list.replaceChildren(...shown.map((r) => el('li', {
+    class: r.id === run ? 'active' : '', 'data-run': r.id, onclick: () => go(runsHash(r.id)),
+  }, el('div', {}, r.message || r.id), el('div', { class: 'sub' },
+    `${stateLabel(r.state, r.waitingFor)} · ${fmtMs(r.durationMs)} · ${r.modelCalls} model, ${r.toolCalls} tool calls · ${r.thread}`))));
+  if (state.runs.length === 0) {
+    list.replaceChildren(el('li', { class: 'muted' }, state.info && !state.info.recording
+      ? 'Runs are not recorded: give the server a devui.Recorder as Config.Observer.'
+      : 'No runs yet: send a message in the chat.'));
+  } else if (shown.length === 0) {
+    list.replaceChildren(el('li', { class: 'muted', id: 'run-none' }, `None of the ${state.runs.length} runs passes the filter.`));
+  }
+  return shown;
+}
+
+// filterRuns applies the filter's controls: the list, and the address
+// (replaced, so that a reload keeps the filter and Back does not step
+// through each key typed).
+function filterRuns() {
+  state.runFilter = { q: $('run-q').value, state: $('run-state-filter').value, tool: $('run-tool').value };
+  history.replaceState(null, '', '#' + runsHash(state.selectedRun));
+  listRuns(state.selectedRun);
 }
 
 async function showTimeline(run) {
@@ -812,8 +919,8 @@ function spanDetail(panel, tl, s) {
     const resp = el('pre', { class: 'json', id: 'call-response' }, 'loading…');
     panel.append(el('h3', {}, 'Request'), req, el('h3', {}, 'Response'), resp);
     api(`api/runs/${encodeURIComponent(tl.id)}/calls/${s.id}`).then((c) => {
-      req.textContent = pretty(c.request);
-      resp.textContent = c.response ? pretty(c.response) : '(no response: the call failed or is in flight)';
+      fillJSON(req, c.request);
+      if (c.response) fillJSON(resp, c.response); else resp.textContent = '(no response: the call failed or is in flight)';
     }).catch((err) => { req.textContent = err.message; resp.textContent = ''; });
   } else if (s.kind === 'tool') {
     panel.append(el('h3', {}, `Tool call: ${s.name}`),
@@ -825,8 +932,8 @@ function spanDetail(panel, tl, s) {
         s.wait ? el('tr', {}, el('td', {}, 'waited'), el('td', {}, `${fmtMs((s.wait.to !== undefined ? s.wait.to : tl.now) - s.wait.from)} for ${s.wait.kind}` +
           (s.wait.to !== undefined ? (s.wait.expired ? ' (expired)' : s.wait.approved ? ' (approved)' : ' (denied)') : ''))) : null,
         el('tr', {}, el('td', {}, 'in parallel with'), el('td', {}, `${s.parallel} other call${s.parallel === 1 ? '' : 's'}`))),
-      el('h3', {}, 'Arguments'), el('pre', { class: 'json' }, pretty(s.args || {})),
-      el('h3', {}, s.error ? 'Error' : 'Result'), el('pre', { class: 'json' }, s.error || (s.output !== undefined ? pretty(s.output) : '…')));
+      el('h3', {}, 'Arguments'), jsonView(s.args || {}),
+      el('h3', {}, s.error ? 'Error' : 'Result'), s.error ? el('pre', { class: 'json' }, s.error) : s.output !== undefined ? jsonView(s.output) : el('pre', { class: 'json' }, '…'));
   } else {
     panel.append(el('h3', {}, `${s.kind === 'run' ? 'Run' : 'Agent run'}: ${s.name}`), el('p', {}, fmtMs(end - s.start)));
   }
@@ -894,7 +1001,7 @@ function contentView(c, i) {
       delete rest.thought;
       let body;
       if (kind === 'text' || kind === 'thought') body = el('div', { class: 'text' }, p.text);
-      else body = el('pre', { class: 'json' }, pretty(rest));
+      else body = jsonView(rest);
       return el('div', { class: 'part', 'data-kind': kind },
         el('div', { class: 'head' }, el('span', { class: 'badge' }, kind),
           p.thoughtSignature ? el('span', { class: 'badge signature', title: 'the signature stays on the server' }, 'thought signature ' + p.thoughtSignature.replace(/^\(|, not shown\)$/g, '')) : null),
@@ -930,11 +1037,11 @@ function showAgent() {
     el('h3', {}, `Tools (${a.tools.length}), as Gemini receives them`),
     ...a.tools.map((t) => el('details', { class: 'tool-decl', 'data-tool': t.name, open: true },
       el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description)),
-      el('pre', { class: 'json' }, pretty(t.declaration)))),
+      jsonView(t.declaration), toolRunForm(t))),
     info.browserTools.length > 0 ? el('h3', {}, 'Browser tools (declared by this page)') : null,
     ...info.browserTools.map((t) => el('details', { 'data-tool': t.name },
       el('summary', {}, el('code', {}, t.name), ' ', el('span', { class: 'muted' }, t.description || '')),
-      el('pre', { class: 'json' }, pretty(t)))),
+      jsonView(t))),
     el('h3', {}, 'Limits'),
     el('table', { class: 'kv', id: 'limits' },
       row('model turns per run', l.maxTurns),
@@ -952,7 +1059,60 @@ function showAgent() {
       row('stored per user', info.server.maxBytesPerUser ? fmtNum(info.server.maxBytesPerUser) + ' bytes' : 'no bound'),
       row('request body', fmtNum(info.server.maxBodyBytes) + ' bytes')),
     el('h3', {}, 'Request config'),
-    el('pre', { class: 'json' }, pretty(a.config)));
+    jsonView(a.config));
+}
+
+// argsSkeleton is the arguments a Run form starts with: each property the
+// tool's declaration requires, with an empty value of its type.
+function argsSkeleton(decl) {
+  const schema = decl && (decl.parameters || decl.parametersJsonSchema);
+  const out = {};
+  if (!schema || !schema.properties) return out;
+  const empty = { string: '', number: 0, integer: 0, boolean: false, array: [], object: {} };
+  for (const name of schema.required || []) {
+    const p = schema.properties[name] || {};
+    const type = String(Array.isArray(p.type) ? p.type[0] : p.type || '').toLowerCase();
+    out[name] = type in empty ? empty[type] : null;
+  }
+  return out;
+}
+
+// toolRunForm runs a tool by hand (api/tools/{name}/run): its arguments
+// as JSON, checked by the server against the tool's schema; the result,
+// or the error the model would read, and how long the call took.
+function toolRunForm(t) {
+  const args = el('textarea', { class: 'run-args', rows: 3, spellcheck: 'false', 'aria-label': `Arguments of ${t.name}, as JSON` },
+    JSON.stringify(argsSkeleton(t.declaration), null, 2));
+  const btn = el('button', { type: 'submit', class: 'primary' }, 'Run');
+  const out = el('div', { class: 'run-result', 'aria-live': 'polite' });
+  const show = (st, ...children) => { out.dataset.state = st; fill(out, ...children); };
+  const form = el('form', { class: 'run-tool' }, el('div', { class: 'label' }, 'Run by hand, with these arguments (JSON)'),
+    args, el('div', { class: 'actions' }, btn), out);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    let parsed;
+    try { parsed = JSON.parse(args.value.trim() || '{}'); } catch (err) {
+      show('refused', el('div', { class: 'error-line' }, 'The arguments are not JSON: ' + err.message));
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      show('refused', el('div', { class: 'error-line' }, 'The arguments must be a JSON object.'));
+      return;
+    }
+    btn.disabled = true;
+    show('running', el('span', { class: 'muted' }, 'running…'));
+    try {
+      const r = await api(`api/tools/${encodeURIComponent(t.name)}/run`,
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ args: parsed }) });
+      const head = r.invalid ? 'invalid arguments: the tool did not run; the model would read' : r.isError ? 'error, as the model would read it' : 'result';
+      show(r.invalid ? 'invalid' : r.isError ? 'error' : 'done',
+        el('div', { class: 'label' }, `${head} · ${fmtMs(r.durationMs)}`),
+        r.isError ? el('pre', { class: 'json error' }, String(r.output)) : jsonView(r.output, { class: 'output' }));
+    } catch (err) {
+      show('refused', el('div', { class: 'error-line' }, err.message));
+    } finally { btn.disabled = false; }
+  });
+  return form;
 }
 
 // ---- start ----
@@ -981,6 +1141,9 @@ async function start() {
   $('new-chat').addEventListener('click', fresh);
   $('new-thread').addEventListener('click', fresh);
   window.addEventListener('hashchange', route);
+  $('run-q').addEventListener('input', filterRuns);
+  $('run-state-filter').addEventListener('change', filterRuns);
+  $('run-tool').addEventListener('change', filterRuns);
   try {
     state.info = await api('api/info');
     const title = state.info.title || ('dev UI · ' + (state.info.agent.name || state.info.agent.model));

@@ -1,0 +1,66 @@
+package devui
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
+)
+
+// maxToolNameBytes bounds a tool's name in a path.
+const maxToolNameBytes = 128
+
+// toolRunJSON is the answer of a tool run by hand.
+type toolRunJSON struct {
+	Tool string `json:"tool"`
+	// Output is the tool's output, or, when IsError is set, the message
+	// the model would read.
+	Output  any  `json:"output"`
+	IsError bool `json:"isError"`
+	// Invalid says that the arguments did not match the tool's schema
+	// (toolset.ErrInvalidArguments): the tool did not run.
+	Invalid    bool    `json:"invalid,omitempty"`
+	DurationMs float64 `json:"durationMs"`
+}
+
+// runTool runs one of the agent's tools with the request's arguments,
+// {"args": {…}}, as the agent runs a model's call (agent.Steps.RunCall):
+// the arguments checked against the tool's schema, under the agent's
+// ToolTimeout, through its Intercept, the output capped. A tool that needs
+// approval is refused unless Options.RunToolsNeedingApproval is set; a
+// browser tool is not the server's to run.
+func (h *handler) runTool(r *http.Request, user string) (any, error) {
+	name := r.PathValue("tool")
+	if len(name) > maxToolNameBytes {
+		return nil, badRequest("bad_tool", "the tool's name is longer than %d bytes", maxToolNameBytes)
+	}
+	var body struct {
+		Args map[string]any `json:"args"`
+	}
+	if err := h.s.DecodeJSON(r, &body); err != nil {
+		return nil, err
+	}
+	steps := h.s.Agent().Steps()
+	set := steps.Tools()
+	if set == nil {
+		return nil, notFound("tool %q not found: the agent has no tools", name)
+	}
+	if _, ok := set.Lookup(name); !ok {
+		return nil, notFound("tool %q not found", name)
+	}
+	if body.Args == nil {
+		body.Args = map[string]any{}
+	}
+	call := &genai.FunctionCall{Name: name, Args: body.Args}
+	_, approval := steps.PlanCall(r.Context(), 0, 1, call)
+	if approval && !h.opts.RunToolsNeedingApproval {
+		return nil, &agentserver.Error{Status: http.StatusForbidden, Code: "needs_approval",
+			Message: sprintf("tool %q needs approval: the dev UI runs it only with devui.Options.RunToolsNeedingApproval", name),
+			Err:     agentserver.ErrBadRequest}
+	}
+	res, _ := steps.RunCall(r.Context(), call, approval)
+	return &toolRunJSON{Tool: name, Output: res.Output, IsError: res.IsError,
+		Invalid: errors.Is(res.Err, toolset.ErrInvalidArguments), DurationMs: float64(res.Duration.Microseconds()) / 1000}, nil
+}
