@@ -17,7 +17,7 @@ import (
 // Trimming random histories under random settings always leaves a history
 // the fake accepts (calls with their responses, signatures of the current
 // turn where they were), keeps the current exchange and the first message,
-// never modifies its input, and brings the estimate under the target
+// never modifies its input, and brings the estimate under the limit
 // unless nothing more could go.
 func TestTrimRandomHistories(t *testing.T) {
 	srv := newServer(t)
@@ -133,23 +133,34 @@ func checkRandomTrim(t *testing.T, srv *fake.Server, client *genai.Client, seed 
 		t.Fatalf("seed %d: the first message was dropped", seed)
 	}
 	// Under the limit nothing changes; over it, the estimate comes under
-	// the target, unless all that could go went.
+	// the limit, unless all that could go went.
 	if len(out) == len(contents) && &out[0] == &contents[0] {
 		return
 	}
 	if h.PromptTokens == 0 && all <= tr.MaxTokens {
 		t.Fatalf("seed %d: trimmed a history under the limit (%d <= %d)", seed, all, tr.MaxTokens)
 	}
-	if h.PromptTokens == 0 && history.Estimate(out...) > tr.TargetTokens {
+	if h.PromptTokens == 0 && history.Estimate(out...) > tr.MaxTokens {
 		rest := len(contents) - current
 		if first >= 0 && first < current && !tr.DropFirstMessage {
 			rest++
 		}
 		if len(out) != rest {
-			t.Fatalf("seed %d: %d tokens left over a target of %d, with %d contents that could still go",
-				seed, history.Estimate(out...), tr.TargetTokens, len(out)-rest)
+			t.Fatalf("seed %d: %d tokens left over a limit of %d, with %d contents that could still go",
+				seed, history.Estimate(out...), tr.MaxTokens, len(out)-rest)
 		}
 	}
+}
+
+// cutPoint is what a trim of a prompt of total tokens brings it down to,
+// as the package documentation says: total less the fewest whole steps
+// (maxTokens - target) that bring it to maxTokens or under.
+func cutPoint(total, maxTokens, target int) int {
+	step := maxTokens - target
+	if step == 0 || total <= maxTokens {
+		return target
+	}
+	return total - (total-maxTokens+step-1)/step*step
 }
 
 // sameContent reports whether c is orig, or a copy of it whose function

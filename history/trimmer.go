@@ -152,7 +152,8 @@ func (s settings) trim(contents []*genai.Content, total int) trimmed {
 	// Sizes are estimates; total may be the API's count. Savings are
 	// scaled into the units of total, so that the two agree.
 	scale := float64(total) / float64(max(sum, 1))
-	over := func() bool { return float64(total) > float64(s.target) }
+	goal := s.cutPoint(total)
+	over := func() bool { return float64(total) > float64(goal) }
 	save := func(tokens int) { total -= int(float64(tokens) * scale) }
 
 	out := contents // copied on the first change
@@ -181,6 +182,11 @@ func (s settings) trim(contents []*genai.Content, total int) trimmed {
 
 	// 2. Drop the oldest exchanges, each whole: from a user message up to
 	// the next one, so that calls and their responses go together.
+	// The cut point is chosen anew from the prompt with every older
+	// output shortened, which only grows with the conversation, so that
+	// where exchanges are dropped does not depend on how many outputs the
+	// conversation has let age.
+	goal = s.cutPoint(total)
 	starts := exchangeStarts(out)
 	if len(starts) < 2 || !over() {
 		return trimmed{contents: out}
@@ -214,6 +220,24 @@ func (s settings) trim(contents []*genai.Content, total int) trimmed {
 		t.contents = append(t.contents, c)
 	}
 	return t
+}
+
+// cutPoint returns what a trim brings a prompt of total tokens down to:
+// total itself when it fits MaxTokens; else total less the fewest whole
+// steps of MaxTokens - TargetTokens that bring it to MaxTokens or under
+// (TargetTokens when the two are equal). As a conversation grows, its cut
+// point stays where it was until it has grown by another step: the runs
+// that trim it afresh then drop the same exchanges, and send the same
+// prefix.
+func (s settings) cutPoint(total int) int {
+	step := s.max - s.target
+	switch {
+	case total <= s.max:
+		return total
+	case step == 0:
+		return s.target
+	}
+	return total - (total-s.max+step-1)/step*step
 }
 
 // exchangeStarts returns where each exchange begins: at 0, and at each

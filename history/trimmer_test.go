@@ -104,7 +104,7 @@ func TestOldestExchangesAreDropped(t *testing.T) {
 			}
 		}
 		got := strings.Join(texts, " | ")
-		want := "Weather in city 8? | Weather in city 9? | And now?"
+		want := "Weather in city 7? | Weather in city 8? | Weather in city 9? | And now?"
 		if !dropFirst {
 			want = "You are planning a trip. | " + want
 		}
@@ -112,10 +112,13 @@ func TestOldestExchangesAreDropped(t *testing.T) {
 			t.Errorf("DropFirstMessage=%v: messages kept: %s\nwant: %s", dropFirst, got, want)
 		}
 		// The fewest exchanges went: with the last one dropped, the
-		// estimate would be over the target (450).
+		// estimate would be over the cut point (the whole history less
+		// the fewest steps of 150 tokens, MaxTokens - TargetTokens, that
+		// bring it to 600 or under).
 		est := history.Estimate(out...)
-		if dropped := history.Estimate(contents[37:42]...); est > 450 || est+dropped <= 450 {
-			t.Errorf("DropFirstMessage=%v: %d tokens left (%d with the last exchange dropped); want at most 450, and over it with that one", dropFirst, est, est+dropped)
+		goal := cutPoint(history.Estimate(contents...), 600, 450)
+		if dropped := history.Estimate(contents[37:42]...); est > goal || est+dropped <= goal || goal > 600 {
+			t.Errorf("DropFirstMessage=%v: %d tokens left (%d with the last exchange dropped); want at most %d, and over it with that one", dropFirst, est, est+dropped, goal)
 		}
 		for _, c := range out { // every kept content is the original
 			found := false
