@@ -31,8 +31,9 @@
 //
 // # What is kept
 //
-// A trim goes down to TargetTokens, in this order, and stops as soon as the
-// prompt fits:
+// A trim goes down to the cut point (see Cut points below: TargetTokens
+// when the prompt has just passed MaxTokens), in this order, and stops as
+// soon as the prompt is there:
 //
 //  1. Tool outputs larger than ToolOutputBytes, oldest first, become a
 //     note saying how large the output was and a preview of its start (the
@@ -59,10 +60,41 @@
 // said long ago may get an answer that does not know it.
 //
 // A trim changes the start of the prompt, which the API's implicit prompt
-// cache then misses, once. Trimming below the threshold, to TargetTokens,
-// makes trims rare: in a long run, one every (MaxTokens - TargetTokens)
-// tokens of growth. A Trimmer keeps no state, so a run that starts from a
-// stored conversation trims it afresh on its first call.
+// cache then misses, once. Cut points make trims rare, within a run and
+// across the runs of a stored conversation alike.
+//
+// # Cut points
+//
+// A Trimmer keeps no state, so a run that starts from a stored
+// conversation trims the whole of it afresh on its first call. Were each
+// trim to go just under TargetTokens, every run of a chat past the
+// threshold would drop one exchange more than the run before, and every
+// new user message would change the prompt's prefix and miss the implicit
+// cache. So a trim saves a whole number of steps, a step being MaxTokens -
+// TargetTokens: the fewest that bring the prompt to MaxTokens or under.
+// Where that lands depends only on the conversation's size, counted from
+// its start, so consecutive runs drop the same exchanges, and send the
+// same prefix byte for byte, until the conversation has grown by another
+// step. Outputs are shortened first, and exchanges dropped only when all
+// the older outputs are short; the cut point for dropping is chosen from
+// the size with every older output shortened, so that it does not depend
+// on how many outputs have aged since the last run. Each run shortens the
+// output that has newly aged, which changes the prompt from there on, not
+// before.
+//
+// The trade: between cuts, the prompt grows from about TargetTokens to
+// MaxTokens, where trimming each run just under TargetTokens would send
+// about TargetTokens every time; in exchange, the calls between cuts hit
+// the implicit cache for all they kept. In the package's test of a
+// 50-message chat on the fake (a 20,000-token system instruction,
+// MaxTokens 20,000, TargetTokens 15,000), cut points sent 1,553,214 prompt
+// tokens of which 1,407,346 were cached (90.6%; 145,868 billed at the full
+// price), against 1,487,597 of which 1,108,895 (74.5%; 378,702 at the full
+// price) cutting afresh each run: the system instruction alone hit then,
+// and 33 runs missed the rest of the prompt against 8. A larger step
+// (TargetTokens lower) makes cuts rarer and sends more between them;
+// TargetTokens equal to MaxTokens has no steps: each run cuts as little as
+// it can.
 //
 // On the Interactions API (package geminiinteractions), where the server
 // keeps the conversation and each call sends only what it lacks, a trim
@@ -70,8 +102,9 @@
 // trimmed, history can say: the call that trims sends it whole, and the
 // calls after it continue that interaction. A Trimmer keeps no state, so
 // once a stored conversation has outgrown MaxTokens, the first call of
-// every run trims it afresh and is sent whole (about TargetTokens), and
-// the run's later calls are not. BENCHMARKS.md measures it.
+// every run trims it afresh and is sent whole (between TargetTokens and
+// MaxTokens), and the run's later calls are not. BENCHMARKS.md measures
+// it.
 //
 // A single run can outgrow the budget by itself: its steps are the current
 // exchange, which is never dropped, so only its older tool outputs shrink.
@@ -94,11 +127,13 @@
 // of summaries and of failed calls. A conversation kept by package session
 // is whole in the store, so each run that resumes it past the threshold
 // trims it again; the Summarizer remembers the summaries it wrote last (by
-// the contents they summarize), so such a run asks only for a summary of
-// the earlier summary and of what it drops beyond, or reuses the earlier
-// one as it is. In a 60-run conversation of the package's tests that cut
-// what the summary calls read by 11.7× (63 KB of transcripts against
-// 735 KB), for the same 47 calls.
+// the contents they summarize), so such a run reuses the earlier summary
+// as it is while the cut point stays put (see Cut points), and past it
+// asks only for a summary of the earlier summary and of what it drops
+// beyond. In a 60-run conversation of the package's tests that made 8
+// summary calls, reading 33 KB of transcripts in all, and reused a
+// summary 33 times; cutting afresh each run, it took 47 calls and 63 KB
+// (and 735 KB, summarizing the whole past each time).
 //
 // What it risks: a summary of a summary loses detail each time it rolls
 // forward, and the model may leave out what later matters; the tool

@@ -22,8 +22,10 @@ const (
 
 // A Trimmer keeps the history each model call sends within a token budget:
 // past MaxTokens, it first shortens old tool outputs, then drops the oldest
-// exchanges, until the prompt is down to TargetTokens. Its Prepare method
-// is an [agent.HistoryFunc]:
+// exchanges, until the prompt is down to a cut point: MaxTokens or under,
+// by whole steps of MaxTokens - TargetTokens, so that the runs of a growing
+// conversation cut at the same place until the next step is due. Its
+// Prepare method is an [agent.HistoryFunc]:
 //
 //	a, err := agent.New(agent.Config{
 //		…,
@@ -41,10 +43,15 @@ type Trimmer struct {
 	// first call of a run (see the package documentation).
 	MaxTokens int
 
-	// TargetTokens is what a trim brings the prompt down to, below
-	// MaxTokens, so that the calls after it do not trim again at once (a
-	// trim changes the start of the prompt, which the API's implicit cache
-	// then misses). Zero means three quarters of MaxTokens.
+	// TargetTokens is what a trim brings the prompt down to when it has
+	// just passed MaxTokens, so that the calls after it do not trim again
+	// at once (a trim changes the start of the prompt, which the API's
+	// implicit cache then misses). MaxTokens - TargetTokens is the step of
+	// the cut points (see the package documentation): a trim saves a
+	// whole number of steps, and the prompt grows back from about
+	// TargetTokens to MaxTokens between cuts. Equal to MaxTokens, a trim
+	// saves just enough, and a stored conversation is cut a little further
+	// each run. Zero means three quarters of MaxTokens.
 	TargetTokens int
 
 	// KeepToolOutputs is how many of the most recent tool turns (the user
