@@ -93,8 +93,8 @@ func TestCutPointsStayPutBetweenCuts(t *testing.T) {
 // the fake, one run per user message (as session.Run drives a chat), with a
 // 20,000-token system instruction and the Trimmer, and returns the prompt
 // tokens and the cached tokens the fake reported in all, and how many of
-// the runs after the first trim missed the cache beyond the system
-// instruction.
+// the trimmed runs missed the cache beyond the system instruction and the
+// first message, which every prompt begins with.
 func chatTokens(t *testing.T, tr history.Trimmer) (prompt, cached, misses int) {
 	t.Helper()
 	const messages = 50
@@ -120,8 +120,8 @@ func chatTokens(t *testing.T, tr history.Trimmer) (prompt, cached, misses int) {
 		prompt += res.Usage.PromptTokens
 		cached += res.Usage.CachedTokens
 		if i == 0 {
-			// Nothing cached yet: the second run shares at least the
-			// system instruction with it.
+			// Nothing cached yet: the second run shares the system
+			// instruction and the first message with it.
 			continue
 		}
 		if i == 1 {
@@ -141,17 +141,17 @@ func chatTokens(t *testing.T, tr history.Trimmer) (prompt, cached, misses int) {
 // Through the real genai client against the fake, whose implicit cache
 // reports a prompt's prefix shared with an earlier one as cached: a long
 // chat trimmed at fixed cut points reports the contents it kept as cached
-// run after run, and misses beyond the system instruction only on the
-// runs that cut. Cutting afresh each run (TargetTokens equal to
+// run after run, and misses beyond the system instruction and the first
+// message only on the runs that cut. Cutting afresh each run (TargetTokens equal to
 // MaxTokens: each run cuts as little as it can, so one more exchange each
 // time) misses on every run past the limit.
 func TestLongChatHitsTheImplicitCache(t *testing.T) {
 	const maxTokens, target = 20_000, 15_000
 	prompt, cached, misses := chatTokens(t, history.Trimmer{MaxTokens: maxTokens, TargetTokens: target})
 	everyRun, everyCached, everyMisses := chatTokens(t, history.Trimmer{MaxTokens: maxTokens, TargetTokens: maxTokens})
-	t.Logf("cut points: %d prompt tokens, %d cached (%.1f%%), %d runs missed past the system instruction",
+	t.Logf("cut points: %d prompt tokens, %d cached (%.1f%%), %d runs missed past the system instruction and first message",
 		prompt, cached, 100*float64(cached)/float64(prompt), misses)
-	t.Logf("a cut every run: %d prompt tokens, %d cached (%.1f%%), %d runs missed past the system instruction",
+	t.Logf("a cut every run: %d prompt tokens, %d cached (%.1f%%), %d runs missed past the system instruction and first message",
 		everyRun, everyCached, 100*float64(everyCached)/float64(everyRun), everyMisses)
 	if misses > 10 || everyMisses < 25 {
 		t.Errorf("%d runs missed with cut points (want at most 10), %d cutting every run (want at least 25)", misses, everyMisses)

@@ -90,8 +90,8 @@
 // MaxTokens 20,000, TargetTokens 15,000), cut points sent 1,553,214 prompt
 // tokens of which 1,407,346 were cached (90.6%; 145,868 billed at the full
 // price), against 1,487,597 of which 1,108,895 (74.5%; 378,702 at the full
-// price) cutting afresh each run: the system instruction alone hit then,
-// and 33 runs missed the rest of the prompt against 8. A larger step
+// price) cutting afresh each run, where 33 runs hit on the system
+// instruction and the first message alone, against 8. A larger step
 // (TargetTokens lower) makes cuts rarer and sends more between them;
 // TargetTokens equal to MaxTokens has no steps: each run cuts as little as
 // it can.
