@@ -171,7 +171,9 @@ type Config struct {
 	// instruction, tool declarations and tool config every request
 	// repeats are cached once and named in each request (see the package
 	// documentation, "Context caching"). Nil means off. An agent with a
-	// Cache should be closed ([Agent.Close]) to delete its caches.
+	// Cache should be closed ([Agent.Close]) to delete its caches. New
+	// refuses it on a Models that takes no explicit caches
+	// ([ExplicitCacher]).
 	Cache *CachePolicy
 }
 
@@ -271,7 +273,7 @@ func New(cfg Config) (*Agent, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cache, err := newCacher(cfg.Cache, cfg.Model, logger)
+	cache, err := newCacher(cfg.Cache, cfg.Models, cfg.Model, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,22 @@ type Caches interface {
 	Delete(ctx context.Context, name string, config *genai.DeleteCachedContentConfig) (*genai.DeleteCachedContentResponse, error)
 }
 
+// ExplicitCacher is an optional interface of a [Models]: one whose API
+// takes no explicit context caches (no cachedContent named in a request)
+// implements it and returns false, and [New] refuses an agent whose
+// Config.Cache is set on it, with [ErrNoExplicitCaching]. A Models that
+// does not implement it is taken to take them, as genai's does.
+// geminiinteractions' Models returns false: the Interactions API caches
+// implicitly only.
+type ExplicitCacher interface {
+	ExplicitCaching() bool
+}
+
+// ErrNoExplicitCaching is the error of [New] for an agent whose
+// Config.Cache is set while its Config.Models says ([ExplicitCacher]) that
+// its API takes no explicit caches.
+var ErrNoExplicitCaching = errors.New("agent: Config.Cache is set, but Config.Models takes no explicit caches")
+
 // CacheAction says what an [EventCache] reports.
 type CacheAction string
 
@@ -139,9 +155,12 @@ type cacheEntry struct {
 }
 
 // newCacher checks p and returns the cacher it asks for, or nil when p is.
-func newCacher(p *CachePolicy, model string, logger *slog.Logger) (*cacher, error) {
+func newCacher(p *CachePolicy, models Models, model string, logger *slog.Logger) (*cacher, error) {
 	if p == nil {
 		return nil, nil
+	}
+	if ec, ok := models.(ExplicitCacher); ok && !ec.ExplicitCaching() {
+		return nil, fmt.Errorf("%w (%T: its API caches implicitly only; leave Config.Cache nil)", ErrNoExplicitCaching, models)
 	}
 	switch {
 	case p.Caches == nil:

@@ -492,6 +492,31 @@ func TestCachePolicyRefused(t *testing.T) {
 	}
 }
 
+// cachingModels is genai's Models saying whether it takes explicit caches.
+type cachingModels struct {
+	*genai.Models
+	explicit bool
+}
+
+func (m cachingModels) ExplicitCaching() bool { return m.explicit }
+
+// TestExplicitCacher: New refuses a cache policy on a Models that says it
+// takes no explicit caches, with ErrNoExplicitCaching, and takes it on one
+// that says it does.
+func TestExplicitCacher(t *testing.T) {
+	c := newServer(t).Client()
+	p := &agent.CachePolicy{Caches: c.Caches, TTL: time.Hour}
+	if _, err := agent.New(agent.Config{Models: cachingModels{c.Models, false}, Model: model, Cache: p}); !errors.Is(err, agent.ErrNoExplicitCaching) {
+		t.Errorf("New(Cache, a Models without explicit caching) = %v; want ErrNoExplicitCaching", err)
+	}
+	if _, err := agent.New(agent.Config{Models: cachingModels{c.Models, false}, Model: model}); err != nil {
+		t.Errorf("New(no Cache, a Models without explicit caching) = %v; want an agent", err)
+	}
+	if _, err := agent.New(agent.Config{Models: cachingModels{c.Models, true}, Model: model, Cache: p}); err != nil {
+		t.Errorf("New(Cache, a Models with explicit caching) = %v; want an agent", err)
+	}
+}
+
 // bogusCaches is the real Caches client, whose creates answer with the
 // name of a cache the server does not have: every request naming one is
 // refused as naming a cache that is gone.

@@ -145,6 +145,10 @@
 //   - [Agent.Close] deletes the caches the agent made; after it the agent
 //     still runs, uncached. Caches an agent never closed expire after
 //     their TTL; until then the API bills their storage by the hour.
+//   - A Models whose API takes no explicit caches says so
+//     ([ExplicitCacher]), and New refuses a Config.Cache on it
+//     ([ErrNoExplicitCaching]): geminiinteractions' Models does, as the
+//     Interactions API caches implicitly only.
 //
 // Usage.CachedTokens counts the prompt tokens read from a cache, explicit
 // or implicit; [Usage.UncachedTokens] those billed at the full price, and

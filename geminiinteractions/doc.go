@@ -92,6 +92,19 @@
 // budget_exceeded an [*InteractionError], which is not retried. A prompt
 // refused for its content (400 content_blocked) is a blocked prompt.
 //
+// # Caching
+//
+// The Interactions API caches implicitly only: a call whose prompt starts
+// as a recent one's did (same model, at least the model's minimum) reads
+// that prefix from the cache, billed at the cached price, and its usage
+// says how many tokens (CachedContentTokenCount, from
+// usage.total_cached_tokens), chained calls and stateless ones alike. It
+// takes no explicit cache: [Models.ExplicitCaching] says so, agent.New
+// refuses an agent on a Models whose Config.Cache is set, and a call whose
+// GenerateContentConfig.CachedContent is set fails before anything is
+// sent (the API's cached_content field is deprecated, to be removed, and
+// is never sent).
+//
 // # Errors and retries
 //
 // An error of the API becomes a genai.APIError, as generateContent's are:

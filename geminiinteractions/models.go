@@ -107,6 +107,11 @@ func New(client *genai.Client, cfg Config) *Models {
 // API returns [API]: the Models speaks the Interactions API.
 func (m *Models) API() string { return API }
 
+// ExplicitCaching returns false: the Interactions API takes no explicit
+// context caches (it caches implicitly only), so agent.New refuses an
+// agent on m whose Config.Cache is set (agent.ExplicitCacher).
+func (m *Models) ExplicitCaching() bool { return false }
+
 // ClientConfig returns the configuration of the genai client the calls go
 // through: its backend and base URL say where they go.
 func (m *Models) ClientConfig() genai.ClientConfig { return m.client.ClientConfig() }
@@ -412,8 +417,6 @@ func sdkBody(body *iw.Request, input []byte) (ixmodels.CreateModelInteraction, e
 	set(&c.PreviousInteractionID, body.PreviousInteractionID)
 	set(&c.SystemInstruction, body.SystemInstruction)
 	set(&c.ContinuationToken, body.ContinuationToken)
-	//lint:ignore SA1019 deprecated in the SDK's schema, still taken: a caller who names a cache gets it.
-	set(&c.CachedContent, body.CachedContent)
 	for _, t := range body.Tools {
 		b, err := iw.Marshal(t)
 		if err != nil {

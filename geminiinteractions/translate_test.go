@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/geminiinteractions"
@@ -154,6 +155,27 @@ func TestUnsupportedSettings(t *testing.T) {
 	_, err := a.Run(context.Background(), user("hi"))
 	if err == nil || !strings.Contains(err.Error(), "TopK") || len(srv.Requests()) != 0 {
 		t.Errorf("Run() = %v after %d requests; want an error naming TopK, and none", err, len(srv.Requests()))
+	}
+}
+
+// The Interactions API caches implicitly only: a named cache is refused
+// before anything is sent (its deprecated cached_content is never
+// forwarded), and agent.New refuses an explicit cache policy.
+func TestNoExplicitCaching(t *testing.T) {
+	srv := newServer(t)
+	models := geminiinteractions.New(srv.Client(), geminiinteractions.Config{})
+	a := newAgent(t, models, func(c *agent.Config) {
+		c.GenerateConfig = &genai.GenerateContentConfig{CachedContent: "cachedContents/abc"}
+	})
+	_, err := a.Run(context.Background(), user("hi"))
+	if err == nil || !strings.Contains(err.Error(), "CachedContent") || !strings.Contains(err.Error(), "implicitly") || len(srv.Requests()) != 0 {
+		t.Errorf("Run() = %v after %d requests; want an error naming CachedContent, and none", err, len(srv.Requests()))
+	}
+
+	_, err = agent.New(agent.Config{Models: models, Model: model,
+		Cache: &agent.CachePolicy{Caches: srv.Client().Caches, TTL: time.Hour}})
+	if !errors.Is(err, agent.ErrNoExplicitCaching) || !strings.Contains(err.Error(), "geminiinteractions") {
+		t.Errorf("New(Cache on geminiinteractions) = %v; want ErrNoExplicitCaching naming the Models", err)
 	}
 }
 

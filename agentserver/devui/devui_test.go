@@ -249,6 +249,60 @@ func (e *env) weatherRun(user, thread string) string {
 	return id
 }
 
+// TestTimelineBilledSplit: api/runs and api/runs/{id} carry each model
+// call's and the run's cached tokens and the input's billed split. The
+// second model call repeats the first's long prompt, which the fake
+// caches implicitly.
+func TestTimelineBilledSplit(t *testing.T) {
+	long := strings.Repeat("You answer questions about the weather. ", 4*fake.MinCacheTokens(model)/40+1)
+	e := newEnv(t, envOpts{agent: func(c *agent.Config) {
+		c.GenerateConfig = &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(long, genai.RoleUser)}
+	}})
+	id := e.weatherRun("alice", "t1")
+
+	type usage struct {
+		Input     int `json:"input"`
+		ToolUse   int `json:"toolUse"`
+		Cached    int `json:"cached"`
+		FullPrice int `json:"fullPrice"`
+	}
+	var tl struct {
+		Usage usage `json:"usage"`
+		Spans []struct {
+			Kind  string `json:"kind"`
+			Usage *usage `json:"usage"`
+		} `json:"spans"`
+	}
+	e.get("/api/runs/"+id, "alice", &tl)
+	var calls []usage
+	for _, s := range tl.Spans {
+		if s.Kind == "model" && s.Usage != nil {
+			calls = append(calls, *s.Usage)
+		}
+	}
+	if len(calls) != 2 {
+		t.Fatalf("%d model calls with usage; want 2: %+v", len(calls), tl)
+	}
+	if u := calls[0]; u.Cached != 0 || u.FullPrice != u.Input+u.ToolUse {
+		t.Errorf("first call's usage = %+v; want all of its input at full price", u)
+	}
+	if u := calls[1]; u.Cached < fake.MinCacheTokens(model) || u.FullPrice == 0 || u.FullPrice+u.Cached != u.Input+u.ToolUse {
+		t.Errorf("second call's usage = %+v; want the first's prompt (at least %d) cached, the rest at full price", u, fake.MinCacheTokens(model))
+	}
+	want := usage{Input: calls[0].Input + calls[1].Input, ToolUse: calls[0].ToolUse + calls[1].ToolUse,
+		Cached: calls[1].Cached, FullPrice: calls[0].FullPrice + calls[1].FullPrice}
+	if tl.Usage != want {
+		t.Errorf("the run's usage = %+v; want %+v", tl.Usage, want)
+	}
+	var runs []struct {
+		Usage usage `json:"usage"`
+	}
+	e.get("/api/runs?thread=t1", "alice", &runs)
+	if len(runs) != 1 || runs[0].Usage != want {
+		t.Errorf("api/runs' usage = %+v; want %+v", runs, want)
+	}
+}
+
 func TestTimeline(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	id := e.weatherRun("alice", "t1")

@@ -38,7 +38,11 @@
 //     bars on one time axis, each under the span it belongs to (the run,
 //     the call that runs an agent as a tool), so that parallel calls are
 //     side by side and failed attempts and their waits are visible; the
-//     tokens of each model call (input, output, thoughts, cached); and, on
+//     tokens of the run and of each model call (input, output, thoughts,
+//     cached) with the input's billed split (at the full price, and read
+//     from a cache at the cached price: agent.Usage's UncachedTokens and
+//     CachedTokens; api/runs and api/runs/{id} give them as usage.fullPrice
+//     and usage.cached); and, on
 //     a click, the exact request the call sent (model, contents, config with
 //     the tools' declarations) and the response it got, as JSON. The list
 //     is filtered by text (a part of a run's id, conversation id, message

@@ -42,18 +42,23 @@ type timeline struct {
 	Spans     []spanJSON        `json:"spans"`
 }
 
+// usageJSON is an agent.Usage as the page shows it. The input billed is
+// split in two: FullPrice at the full input price (agent.Usage's
+// UncachedTokens), Cached read from a cache at the cached price; the two
+// add up to Input plus ToolUse.
 type usageJSON struct {
-	Input    int `json:"input"`
-	Output   int `json:"output"`
-	Thoughts int `json:"thoughts"`
-	Cached   int `json:"cached"`
-	ToolUse  int `json:"toolUse,omitempty"`
-	Total    int `json:"total"`
+	Input     int `json:"input"`
+	Output    int `json:"output"`
+	Thoughts  int `json:"thoughts"`
+	Cached    int `json:"cached"`
+	FullPrice int `json:"fullPrice"`
+	ToolUse   int `json:"toolUse,omitempty"`
+	Total     int `json:"total"`
 }
 
 func usageOf(u agent.Usage) usageJSON {
 	return usageJSON{Input: u.PromptTokens, Output: u.CandidatesTokens, Thoughts: u.ThoughtsTokens,
-		Cached: u.CachedTokens, ToolUse: u.ToolUsePromptTokens, Total: u.TotalTokens}
+		Cached: u.CachedTokens, FullPrice: u.UncachedTokens(), ToolUse: u.ToolUsePromptTokens, Total: u.TotalTokens}
 }
 
 type spanJSON struct {

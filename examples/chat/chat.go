@@ -659,7 +659,9 @@ func (p *printer) endLine() {
 	}
 }
 
-// usageLine summarizes an answer for -v.
+// usageLine summarizes an answer for -v: the input tokens with their
+// billed split (at the full input price, and read from a cache at the
+// cached price), the output and thinking tokens.
 func usageLine(res *agent.Result) string {
 	var latency time.Duration
 	calls := 0
@@ -667,9 +669,10 @@ func usageLine(res *agent.Result) string {
 		latency += t.Latency + t.ToolTime
 		calls += len(t.Calls)
 	}
-	return fmt.Sprintf("[%d model turns · %d tool calls · %d tokens in, %d out, %d thinking · %s]",
-		len(res.Turns), calls, res.Usage.PromptTokens, res.Usage.CandidatesTokens, res.Usage.ThoughtsTokens,
-		latency.Round(time.Millisecond))
+	u := res.Usage
+	return fmt.Sprintf("[%d model turns · %d tool calls · %d tokens in (%d full price, %d cached), %d out, %d thinking · %s]",
+		len(res.Turns), calls, u.UncachedTokens()+u.CachedTokens, u.UncachedTokens(), u.CachedTokens,
+		u.CandidatesTokens, u.ThoughtsTokens, latency.Round(time.Millisecond))
 }
 
 // roundDuration rounds d for display: to the millisecond, or to the

@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"google.golang.org/genai"
 )
 
@@ -122,12 +124,49 @@ func TestVerboseUsageAndColor(t *testing.T) {
 	defer srv.Close()
 	srv.Enqueue(fake.Parts(&genai.Part{Text: "pondering", Thought: true}, &genai.Part{Text: "Answer."}))
 	out := chatOutput(t, options{models: srv.Client().Models, model: "gemini-2.5-flash", verbose: true, color: true}, "q\n")
-	if !regexp.MustCompile(`\x1b\[2m\[1 model turns · 0 tool calls · \d+ tokens in, \d+ out, \d+ thinking · .*\]\x1b\[0m`).MatchString(out) {
+	if !regexp.MustCompile(`\x1b\[2m\[1 model turns · 0 tool calls · \d+ tokens in \(\d+ full price, 0 cached\), \d+ out, \d+ thinking · .*\]\x1b\[0m`).MatchString(out) {
 		t.Errorf("no dimmed usage line in %q", out)
 	}
 	if !strings.Contains(out, "\x1b[2mpondering\x1b[0m\nAnswer.") {
 		t.Errorf("thought not dimmed before the answer: %q", out)
 	}
+}
+
+// TestVerboseUsageCached: -v's usage line splits the input into what is
+// billed at the full price and what was read from a cache. On the offline
+// model, a message long enough for the fake's implicit caching (the
+// model's MinCacheTokens) is read from the cache by the next turn, which
+// starts with the same prompt.
+func TestVerboseUsageCached(t *testing.T) {
+	long := "tell me a story about " + strings.Repeat("a very long road ", 4*fake.MinCacheTokens(offline.ModelName)/17+1)
+	out := chatOutput(t, options{verbose: true}, long+"\nand another one\n")
+	re := regexp.MustCompile(`\[1 model turns · 0 tool calls · (\d+) tokens in \((\d+) full price, (\d+) cached\), \d+ out, \d+ thinking · .*\]`)
+	lines := re.FindAllStringSubmatch(out, -1)
+	if len(lines) != 2 {
+		t.Fatalf("%d usage lines; want 2:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		in, full, cached := atoi(t, l[1]), atoi(t, l[2]), atoi(t, l[3])
+		if in != full+cached {
+			t.Errorf("turn %d: %d tokens in; want %d full price + %d cached", i+1, in, full, cached)
+		}
+		switch {
+		case i == 0 && cached != 0:
+			t.Errorf("first turn: %d cached; want 0 (nothing sent before)", cached)
+		case i == 1 && (cached < fake.MinCacheTokens(offline.ModelName) || full == 0):
+			t.Errorf("second turn: %d cached, %d full price; want the first message's prefix (at least %d) cached, the new message at full price",
+				cached, full, fake.MinCacheTokens(offline.ModelName))
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // syncBuffer is a bytes.Buffer safe to read while run writes it.

@@ -77,6 +77,12 @@
 //
 //	printf 'What is the weather in Paris and Tokyo?\ny\nn\n' | go run ./examples/chat -approve
 //
+// With -v it shows the model's thoughts, and after each answer a usage
+// line: the model turns, the tool calls, the input tokens with what of
+// them is billed at the full input price and what was read from a cache
+// (explicit or implicit, billed at the cached price), the output and
+// thinking tokens, and the time taken.
+//
 // With -search the model may also search the web with Google Search, a
 // tool Gemini runs itself (agent.Config.BuiltinTools): each search shows
 // as a line of its own, and the pages that ground the answer follow it.

@@ -12,7 +12,7 @@ import (
 
 // SetConfig sets the fields of req that say config: the system
 // instruction, the tools, the generation config, the response format, the
-// safety settings, the labels, the service tier and the cached content.
+// safety settings, the labels and the service tier.
 // A setting the API has no field for is an error that names it: a request
 // is never sent with part of what the caller asked for silently dropped.
 // The continuation token, the store flag and the HTTP options are the
@@ -64,7 +64,6 @@ func SetConfig(req *Request, config *genai.GenerateContentConfig) error {
 	if config.ServiceTier != "" && config.ServiceTier != genai.ServiceTierUnspecified {
 		req.ServiceTier = strings.ToLower(string(config.ServiceTier))
 	}
-	req.CachedContent = config.CachedContent
 	return nil
 }
 
@@ -77,6 +76,9 @@ func unsupported(c *genai.GenerateContentConfig) error {
 			names = append(names, name)
 		}
 	}
+	// The API's cached_content is deprecated ("will be removed"): the
+	// Interactions API caches implicitly only.
+	check("CachedContent (the Interactions API caches implicitly only)", c.CachedContent != "")
 	check("TopK", c.TopK != nil)
 	check("CandidateCount", c.CandidateCount > 1)
 	check("ResponseLogprobs", c.ResponseLogprobs)

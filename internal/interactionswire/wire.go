@@ -232,7 +232,6 @@ type Request struct {
 	SafetySettings        []SafetySetting   `json:"safety_settings,omitempty"`
 	Labels                map[string]string `json:"labels,omitempty"`
 	ServiceTier           string            `json:"service_tier,omitempty"`
-	CachedContent         string            `json:"cached_content,omitempty"`
 	ContinuationToken     string            `json:"continuation_token,omitempty"`
 	Store                 *bool             `json:"store,omitempty"`
 	Stream                bool              `json:"stream,omitempty"`

@@ -879,7 +879,8 @@ function drawTimeline(detail, tl) {
       el('tr', {}, el('td', {}, 'message'), el('td', {}, tl.message || '')),
       el('tr', {}, el('td', {}, 'state'), el('td', { id: 'run-state' }, stateLabel(tl.state, tl.waitingFor) + (tl.done && tl.done.error ? ': ' + tl.done.error.message : ''))),
       el('tr', {}, el('td', {}, 'duration'), el('td', {}, fmtMs(tl.durationMs))),
-      el('tr', {}, el('td', {}, 'tokens'), el('td', {}, `${fmtNum(u.input)} in · ${fmtNum(u.output)} out · ${fmtNum(u.thoughts)} thoughts · ${fmtNum(u.cached)} cached`))),
+      el('tr', {}, el('td', {}, 'tokens'), el('td', {}, `${fmtNum(u.input)} in · ${fmtNum(u.output)} out · ${fmtNum(u.thoughts)} thoughts · ${fmtNum(u.cached)} cached`)),
+      el('tr', {}, el('td', {}, 'input billed'), el('td', { id: 'run-billed' }, billed(u)))),
     tl.truncated ? el('p', { class: 'error-line' }, 'This run had more steps than the recorder keeps: the later ones are not shown.') : null,
     el('div', { class: 'legend' },
       ...[['model', 'model call'], ['tool', 'tool call'], ['agent', 'agent as a tool'], ['wait', 'waiting for a decision'], ['backoff', 'retry wait']]
@@ -889,6 +890,10 @@ function drawTimeline(detail, tl) {
   detail.replaceChildren(head, tlBox, panel);
   if (sel) spanDetail(panel, tl, sel);
 }
+
+// billed says how a usage's input is billed: at the full input price, and
+// read from a cache at the cached price.
+function billed(u) { return `${fmtNum(u.fullPrice)} at full price · ${fmtNum(u.cached)} at cached price`; }
 
 // waitLabel says what a call that waits waits for.
 function waitLabel(kind) { return stateLabel('waiting', kind); }
@@ -912,9 +917,11 @@ function spanDetail(panel, tl, s) {
         el('tr', {}, el('td', {}, 'finish reason'), el('td', {}, s.finishReason || (s.retried ? 'failed' : '…'))),
         s.retried ? el('tr', {}, el('td', {}, 'failure'), el('td', { class: 'error-line' }, [s.failed, s.reason].filter(Boolean).join(': ') || 'failed')) : null,
         el('tr', {}, el('td', {}, 'function calls'), el('td', {}, String(s.calls || 0)))),
-      el('table', { class: 'tokens' }, el('tr', {}, el('th', {}, 'input'), el('th', {}, 'output'), el('th', {}, 'thoughts'), el('th', {}, 'cached')),
+      el('table', { class: 'tokens' }, el('tr', {}, el('th', {}, 'input'), el('th', {}, 'output'), el('th', {}, 'thoughts'), el('th', {}, 'cached'),
+        el('th', { title: 'input billed at the full price' }, 'full price')),
         el('tr', {}, el('td', { class: 'tok-in' }, fmtNum(u.input)), el('td', { class: 'tok-out' }, fmtNum(u.output)),
-          el('td', { class: 'tok-thoughts' }, fmtNum(u.thoughts)), el('td', { class: 'tok-cached' }, fmtNum(u.cached)))));
+          el('td', { class: 'tok-thoughts' }, fmtNum(u.thoughts)), el('td', { class: 'tok-cached' }, fmtNum(u.cached)),
+          el('td', { class: 'tok-full' }, fmtNum(u.fullPrice)))));
     const req = el('pre', { class: 'json', id: 'call-request' }, 'loading…');
     const resp = el('pre', { class: 'json', id: 'call-response' }, 'loading…');
     panel.append(el('h3', {}, 'Request'), req, el('h3', {}, 'Response'), resp);
