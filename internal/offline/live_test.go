@@ -93,4 +93,3 @@ func TestServeLive(t *testing.T) {
 		})
 	}
 }
-
