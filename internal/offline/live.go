@@ -33,8 +33,9 @@ type live struct {
 // the responses of the calls the model is waiting for.
 type liveConversation struct {
 	contents  []*genai.Content
-	pending   []string // ids of the calls not answered yet
-	responses []*genai.FunctionResponse
+	asked     []string // ids of the last toolCall's calls, in order
+	pending   []string // those not answered yet
+	responses map[string]*genai.FunctionResponse
 	calls     int // the calls made, numbering their ids
 }
 
@@ -76,17 +77,17 @@ func (l *live) reply(m *fake.LiveMessage) *fake.LiveReply {
 		for _, r := range m.ToolResponse.FunctionResponses {
 			if i := slices.Index(conv.pending, r.ID); i >= 0 {
 				conv.pending = slices.Delete(conv.pending, i, i+1)
-				conv.responses = append(conv.responses, r)
+				conv.responses[r.ID] = r
 			}
 		}
 		if len(conv.pending) > 0 || len(conv.responses) == 0 {
 			return nil
 		}
 		user = &genai.Content{Role: genai.RoleUser}
-		for _, r := range conv.responses {
-			user.Parts = append(user.Parts, &genai.Part{FunctionResponse: r})
+		for _, id := range conv.asked { // in the order of the calls, as generateContent sends them
+			user.Parts = append(user.Parts, &genai.Part{FunctionResponse: conv.responses[id]})
 		}
-		conv.responses = nil
+		conv.asked, conv.responses = nil, nil
 	}
 	conv.contents = append(conv.contents, user)
 
@@ -98,10 +99,12 @@ func (l *live) reply(m *fake.LiveMessage) *fake.LiveReply {
 	calls, text := Answer(req)
 	if len(calls) > 0 {
 		model := &genai.Content{Role: genai.RoleModel}
+		conv.responses = map[string]*genai.FunctionResponse{}
 		for _, c := range calls {
 			conv.calls++
 			c.ID = fmt.Sprintf("offline-%d", conv.calls)
 			conv.pending = append(conv.pending, c.ID)
+			conv.asked = append(conv.asked, c.ID)
 			model.Parts = append(model.Parts, &genai.Part{FunctionCall: c})
 		}
 		conv.contents = append(conv.contents, model)

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,12 +48,14 @@ func TestServeLive(t *testing.T) {
 						t.Fatalf("%q: %v", question, err)
 					}
 					if m.ToolCall != nil {
-						for _, c := range m.ToolCall.FunctionCalls {
+						// Answered one by one, as geminilive answers, the last call first:
+						// the answer still follows the calls' order.
+						for _, c := range slices.Backward(m.ToolCall.FunctionCalls) {
 							if !strings.HasPrefix(c.ID, "offline-") {
 								t.Errorf("call id %q", c.ID)
 							}
 							city := c.Args["city"].(string)
-							cities = append(cities, city)
+							cities = append([]string{city}, cities...)
 							r := &genai.FunctionResponse{ID: c.ID, Name: c.Name, Response: map[string]any{"result": "sunny in " + city}}
 							if err := sess.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{r}}); err != nil {
 								t.Fatal(err)
