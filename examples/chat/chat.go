@@ -483,7 +483,8 @@ func (c *chat) banner() string {
 
 // readLine shows prompt and returns the next line of input: io.EOF when
 // the input ended, ctx's error when it is done first. A line being read
-// when ctx ends goes to the next call, whose prompt is then not shown.
+// when ctx ends goes to the next call, whose prompt is then shown here
+// (on a terminal the line editor keeps showing the prompt it read with).
 func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
 	if !c.reading {
 		select {
@@ -492,6 +493,8 @@ func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
+	} else if c.opts.term == nil && c.opts.interactive {
+		fmt.Fprint(c.out, prompt)
 	}
 	select {
 	case r := <-c.lines:

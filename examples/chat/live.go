@@ -98,6 +98,9 @@ func (c *chat) liveAnswer(ctx context.Context, p *printer) error {
 	l := c.live
 	index := map[string]int{} // each call's position in the answer, for its progress bar
 	for {
+		if err := ctx.Err(); err != nil { // stopped, though events wait
+			return err
+		}
 		var it liveItem
 		var ok bool
 		select {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // -live offline: the question gets both tool calls and their results over
@@ -57,5 +61,59 @@ func TestLiveRefusesWeb(t *testing.T) {
 		if err := run(t.Context(), opts, strings.NewReader(""), new(strings.Builder)); err == nil || !strings.Contains(err.Error(), "-live") {
 			t.Errorf("run(%+v) = %v, want a -live error", opts, err)
 		}
+	}
+}
+
+// Ctrl-C stops a live answer (here while a call waits for approval, which
+// is then denied) and returns to the prompt; what is left of the stopped
+// answer is dropped, and the next question gets its own answer.
+func TestLiveInterrupt(t *testing.T) {
+	sigs := make(chan os.Signal, 1)
+	in, inW := io.Pipe()
+	defer inW.Close()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), options{liveAPI: true, approve: true, interactive: true, interrupts: sigs, clock: fixedClock}, in, &out)
+	}()
+	waitFor := func(s string) {
+		t.Helper()
+		start := time.Now()
+		for !strings.Contains(out.String(), s) {
+			select {
+			case err := <-done:
+				t.Fatalf("run ended early: %v\n%s", err, out.String())
+			case <-time.After(time.Millisecond):
+			}
+			if time.Since(start) > time.Minute { // a hang guard
+				t.Fatalf("waiting for %q:\n%s", s, out.String())
+			}
+		}
+	}
+	if _, err := io.WriteString(inW, "What is the weather in Paris?\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("[y/N] ")
+	sigs <- os.Interrupt // stops the answer
+	waitFor("(answer stopped)\nyou> ")
+	if _, err := io.WriteString(inW, "what is 2+2\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(`calculate {"expression":"2+2"}? [y/N] `)
+	if _, err := io.WriteString(inW, "y\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("2+2 = 4\n")
+	sigs <- os.Interrupt // at the prompt: leave
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // a hang guard: it ends at once
+		t.Fatalf("run did not end after Ctrl-C at the prompt:\n%s", out.String())
+	}
+	if s := out.String(); strings.Contains(s, "get_weather failed") || strings.Contains(s, "✗") {
+		t.Errorf("the stopped answer's end shown:\n%s", s)
 	}
 }
