@@ -26,6 +26,10 @@
 //	res, err := agent.Run(ctx, agent.Config{Models: client.Models, Model: "gemini-3.5-flash", Tools: tools},
 //		genai.Text("What's the weather in Paris and Tokyo?"))
 //
+// It answers over Gemini's Live API too, by the same rules: a client from
+// [Server.LiveClient] dials it, with the model [LiveModel] (text in; text,
+// or silent audio with its transcription, out).
+//
 // [Client] serves from one server per process, started on first use and
 // never closed; tests that check for leaked goroutines start their own
 // with [NewServer] and close it.

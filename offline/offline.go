@@ -34,6 +34,24 @@ func (s *Server) Client() *genai.Client {
 	return s.srv.Client()
 }
 
+// LiveModel is the Live model name to use with [Server.LiveClient]: the
+// fake takes names with "live" in them as Live models.
+const LiveModel = model.LiveModelName
+
+// LiveClient returns a new genai client of this server's Live API
+// (client.Live; its other services fail): the offline model answers a
+// live session by the same rules, with calls that carry ids, then the
+// answer once every call is answered, in text when the session asks for
+// TEXT and otherwise in audio (silence) with the words as its output
+// transcription. It understands text only, not audio.
+func (s *Server) LiveClient() *genai.Client {
+	client, err := genai.NewClient(context.Background(), s.srv.LiveClientConfig())
+	if err != nil {
+		panic(err) // it does not fail with that configuration
+	}
+	return client
+}
+
 // URL returns the server's base URL, for genai.HTTPOptions.BaseURL.
 func (s *Server) URL() string {
 	return s.srv.URL

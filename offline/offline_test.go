@@ -132,3 +132,43 @@ func TestClientFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// The offline model answers a live session: the calls, then, once they
+// are answered, the text that sums them up.
+func TestServerAnswersLive(t *testing.T) {
+	srv := NewServer()
+	defer srv.Close()
+	weather := &genai.FunctionDeclaration{Name: "get_weather", Parameters: &genai.Schema{Type: genai.TypeObject,
+		Properties: map[string]*genai.Schema{"city": {Type: genai.TypeString}}}}
+	sess, err := srv.LiveClient().Live.Connect(t.Context(), LiveModel, &genai.LiveConnectConfig{
+		ResponseModalities: []genai.Modality{genai.ModalityText},
+		Tools:              []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{weather}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sess.SendRealtimeInput(genai.LiveRealtimeInput{Text: "What's the weather in Oslo?"}); err != nil {
+		t.Fatal(err)
+	}
+	var answer string
+	for answer == "" {
+		m, err := sess.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ToolCall != nil {
+			c := m.ToolCall.FunctionCalls[0]
+			if err := sess.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{
+				{ID: c.ID, Name: c.Name, Response: map[string]any{"result": "sunny in " + c.Args["city"].(string)}}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m.ServerContent != nil && m.ServerContent.ModelTurn != nil {
+			answer = m.ServerContent.ModelTurn.Parts[0].Text
+		}
+	}
+	if answer != "get_weather: sunny in Oslo" {
+		t.Errorf("answer %q", answer)
+	}
+}

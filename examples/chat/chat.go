@@ -76,6 +76,8 @@ type options struct {
 
 	// api is -api: "generatecontent" (or empty) or "interactions".
 	api string
+	// liveAPI is -live: the chat talks over Gemini's Live API.
+	liveAPI bool
 
 	// models, when set, replaces both the real API and the offline model
 	// (tests script the fake with it).
@@ -113,10 +115,16 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	}
 
 	models, model := opts.models, opts.model
-	if model == "" {
+	if model == "" || opts.liveAPI && model == defaultModel {
 		model = defaultModel
+		if opts.liveAPI {
+			model = defaultLiveModel
+		}
 	}
-	var client *genai.Client
+	if opts.liveAPI && (opts.web != "" || opts.session != "" || strings.ToLower(opts.api) == apiInteractions) {
+		return errors.New("-live goes with none of -web, -session and -api interactions")
+	}
+	var client, liveClient *genai.Client // liveClient: the Live API's, when not client
 	switch {
 	case models != nil:
 	case opts.vertex:
@@ -147,6 +155,14 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 			return err
 		}
 		models, model = client.Models, offline.ModelName
+		if opts.liveAPI {
+			// The fake's Live API is dialled as ws://; its client serves
+			// client.Live only.
+			if liveClient, err = genai.NewClient(ctx, srv.LiveClientConfig()); err != nil {
+				return err
+			}
+			model = offline.LiveModelName
+		}
 		if opts.web != "" {
 			fmt.Fprintln(out, "No GEMINI_API_KEY set: running on the built-in offline model.")
 		}
@@ -214,6 +230,18 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		opts.interactive = true
 	}
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
+	if opts.liveAPI {
+		if liveClient == nil {
+			liveClient = client
+		}
+		if liveClient == nil {
+			return errors.New("-live talks to Gemini or the offline model, not to the models given")
+		}
+		if c.live, err = startLive(ctx, liveClient, a); err != nil {
+			return err
+		}
+		defer c.live.close()
+	}
 	return c.loop(ctx, exit, in)
 }
 
@@ -240,7 +268,8 @@ type chat struct {
 	st      style
 	model   string
 	convs   *conversations
-	tracing *tracing // nil without -trace
+	tracing *tracing  // nil without -trace
+	live    *liveChat // -live: the live session the messages go to; nil otherwise
 
 	// The input, read a line at a time by a goroutine of the loop's: a
 	// prompt on asks reads a line, which comes on lines; reading tells
@@ -309,6 +338,8 @@ func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) 
 			if c.command(ctx, line) {
 				return nil
 			}
+		case c.live != nil:
+			c.askLive(ctx, line)
 		default:
 			c.ask(ctx, line)
 		}
@@ -441,15 +472,19 @@ func (c *chat) ask(ctx context.Context, message string) {
 // banner is the line the chat starts with on a terminal.
 func (c *chat) banner() string {
 	model := c.model
-	if model == offline.ModelName {
+	switch model {
+	case offline.ModelName:
 		model = "the offline demo model (no GEMINI_API_KEY)"
+	case offline.LiveModelName:
+		model = "the offline demo model over the Live API (no GEMINI_API_KEY)"
 	}
 	return fmt.Sprintf("Chatting with %s; /help for commands.", model)
 }
 
 // readLine shows prompt and returns the next line of input: io.EOF when
 // the input ended, ctx's error when it is done first. A line being read
-// when ctx ends goes to the next call, whose prompt is then not shown.
+// when ctx ends goes to the next call, whose prompt is then shown here
+// (on a terminal the line editor keeps showing the prompt it read with).
 func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
 	if !c.reading {
 		select {
@@ -458,6 +493,8 @@ func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
+	} else if c.opts.term == nil && c.opts.interactive {
+		fmt.Fprint(c.out, prompt)
 	}
 	select {
 	case r := <-c.lines:
@@ -468,11 +505,21 @@ func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
 	}
 }
 
-// decide asks whether a tool call may run, and reads the answer from the
-// next input line: y or yes runs it; anything else, the end of the input or
-// Ctrl-C refuses it.
+// decide asks whether a run's tool call may run (see approve), and
+// approves or denies it.
 func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
-	prompt := c.st.prompt(fmt.Sprintf("run %s %s? [y/N] ", ap.Call.Name, compactJSON(ap.Call.Args)))
+	if c.approve(ctx, ap.Call) {
+		ap.Approve()
+		return
+	}
+	ap.Deny("the user did not allow this call")
+}
+
+// approve asks whether call may run, and reads the answer from the next
+// input line: y or yes runs it; anything else, the end of the input or
+// Ctrl-C refuses it.
+func (c *chat) approve(ctx context.Context, call *genai.FunctionCall) bool {
+	prompt := c.st.prompt(fmt.Sprintf("run %s %s? [y/N] ", call.Name, compactJSON(call.Args)))
 	if !c.opts.interactive {
 		fmt.Fprint(c.out, prompt) // piped: the question and its answer show as on a terminal
 	}
@@ -481,11 +528,7 @@ func (c *chat) decide(ctx context.Context, ap *agent.Approval) {
 	if !c.opts.interactive {
 		fmt.Fprintln(c.out, answer)
 	}
-	if answer == "y" || answer == "yes" {
-		ap.Approve()
-		return
-	}
-	ap.Deny("the user did not allow this call")
+	return answer == "y" || answer == "yes"
 }
 
 // printHistory shows the conversation, one line per part, labelled with

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-v] [-approve] [-search] [-trace]
+//	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-live] [-v] [-approve] [-search] [-trace]
 //	                       [-session name] [-session-db file] [-web host:port] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
 //	                       [-a2a [name=]URL]...
 //
@@ -23,6 +23,18 @@
 // on the offline model too, which the fake serves on that API as well:
 //
 //	printf 'What is the weather in Paris and Tokyo?\n' | go run ./examples/chat -api interactions
+//
+// With -live it talks over Gemini's Live API instead (package geminilive):
+// one live session for the whole chat, on gemini-3.8-live unless -model
+// names another Live model. Live models answer in speech: the chat prints
+// the transcription of what the model says, plays nothing, and sends what
+// you type as text. Tool calls and -approve work as they do without -live.
+// Offline, the fake serves the Live API too, and the offline model answers
+// over it by the same rules. -live goes with none of -web, -session (the
+// live conversation is not kept) and -api interactions; /reset, /history
+// and the conversation commands do not apply to the live session:
+//
+//	printf 'What is the weather in Paris and Tokyo?\nAnd in Oslo?\n' | go run ./examples/chat -live
 //
 // /trip Lisbon plans a day in a city: a typed answer (agent.RunTyped) from
 // a planner agent that asks a weather researcher, another agent it calls as
@@ -140,6 +152,7 @@ func main() {
 	opts := options{}
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
 	flag.StringVar(&opts.api, "api", apiGenerateContent, "the Gemini `API` to talk to: generatecontent or interactions")
+	flag.BoolVar(&opts.liveAPI, "live", false, "talk over Gemini's Live API (default model "+defaultLiveModel+"), text in and out")
 	flag.BoolVar(&opts.verbose, "v", false, "show thoughts and a usage line after each answer")
 	flag.BoolVar(&opts.trace, "trace", false, "print each answer's span tree to stderr (with OTEL_EXPORTER_OTLP_ENDPOINT set: export over OTLP/HTTP instead)")
 	flag.BoolVar(&opts.approve, "approve", false, "ask before each tool call runs (piped: the answer is the next input line)")
@@ -151,7 +164,7 @@ func main() {
 	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.a2a), "a2a", "add the A2A agent at `URL` (its base URL or its card's) as a tool; \"name=URL\" names the tool (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]... [-a2a URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-live] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]... [-a2a URL]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()

@@ -34,9 +34,11 @@ const (
 // NewServer returns a fake Gemini server that answers as the offline
 // model. Each of extra is asked first, in order, and answers a request
 // when it returns a reply: an example's agents of its own (the chat's
-// trip planner) answer so.
+// trip planner) answer so. It answers Live sessions too (see [ServeLive]),
+// on [LiveModelName].
 func NewServer(extra ...func(*fake.Request) *fake.Reply) *fake.Server {
 	srv := fake.NewServer()
+	ServeLive(srv)
 	srv.SetReplyFunc(func(req *fake.Request) *fake.Reply {
 		for _, f := range extra {
 			if reply := f(req); reply != nil {
