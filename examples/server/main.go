@@ -33,7 +33,7 @@
 //
 //	printf 'Ask the demo agent: what is the weather in Paris?\n' | go run ./examples/chat -a2a http://localhost:8080
 //
-// README.md has curl lines for an approval and a resume.
+// docs/serving.md has curl lines for an approval and a resume.
 package main
 
 import (

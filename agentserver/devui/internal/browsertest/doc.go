@@ -8,5 +8,5 @@
 // without npm ci there, and fail instead when TOOLNEXUS_JS_REQUIRED=1.
 //
 //	go test ./...                       # the tests
-//	go test -run TestExample -readme    # also rewrites the README's screenshot
+//	go test -run TestExample -readme    # also rewrites docs/serving.md's screenshot
 package browsertest

@@ -15,9 +15,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-var readme = flag.Bool("readme", false, "rewrite agentserver/devui/testdata/screenshot.png, the README's picture of the page")
+var readme = flag.Bool("readme", false, "rewrite agentserver/devui/testdata/screenshot.png, the picture of the page in docs/serving.md")
 
-// The README's command, as a user runs it: go run ./examples/chat -web,
+// The serving guide's command, as a user runs it: go run ./examples/chat -web,
 // offline, with no key, then the weather question in the page.
 func TestExample(t *testing.T) {
 	ctx := browser(t)
