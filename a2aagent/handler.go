@@ -363,7 +363,7 @@ func (h *handler) send(ctx context.Context, user string, p *a2a.MessageSendParam
 	if err != nil {
 		return nil, err
 	}
-	h.messagePush(ctx, user, att.Run, pc)
+	h.messagePush(ctx, user, att, pc)
 	// The answer is the whole task, folded from the log's start: the
 	// cursor Submit attached (from the decisions, for a task that goes
 	// on) is closed once snapshot has its own.

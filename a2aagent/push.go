@@ -630,13 +630,17 @@ func (h *handler) setPushV0(ctx context.Context, user string, p *a2a.TaskPushCon
 }
 
 // messagePush sets c, the push config a message set (checked by
-// pusher.prepare before the message took effect), for run, the task the
-// message started or went on with.
-func (h *handler) messagePush(ctx context.Context, user string, run agentserver.RunInfo, c *pushConfig) {
+// pusher.prepare before the message took effect), for the task the
+// message started, or went on with (notified from the message on).
+func (h *handler) messagePush(ctx context.Context, user string, att agentserver.Attachment, c *pushConfig) {
 	if c == nil {
 		return
 	}
+	run := att.Run
 	c.task = run.ID
+	if att.Continued {
+		c.from = run.Len + 1 // from the decisions on
+	}
 	if c.id == "" {
 		c.id = run.ID
 	}

@@ -41,7 +41,7 @@ func (h *handler) startStream(ctx context.Context, user string, m *a2a.Message, 
 	if err != nil {
 		return nil, nil, err
 	}
-	h.messagePush(ctx, user, att.Run, pc)
+	h.messagePush(ctx, user, att, pc)
 	tr := newTranslator(att.Run)
 	if !att.Continued {
 		return att.Cursor, &encoder{tr: tr, opening: []a2a.Event{
