@@ -308,6 +308,29 @@ func TestPushRefused(t *testing.T) {
 		})
 	}
 
+	// 1.0's bindings say the same.
+	v1 := func(path, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, l.http.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer alice")
+		resp, err := l.http.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := v1("/a2a/v1/rest/tasks/"+id+"/pushNotificationConfigs", `{"url":"http://192.168.0.9/hook"}`); status != 400 ||
+		!strings.Contains(body, `"status":"INVALID_ARGUMENT"`) || !strings.Contains(body, "192.168.0.9 is a private") {
+		t.Errorf("HTTP+JSON: %d %s", status, body)
+	}
+	if status, body := v1("/a2a/v1", `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"`+id+
+		`","url":"https://example.com/hook","authentication":{"scheme":"Digest","credentials":"x"}}}`); status != 200 ||
+		!strings.Contains(body, `"code":-32602`) || !strings.Contains(body, `scheme \"Digest\": this agent speaks Bearer and Basic`) {
+		t.Errorf("JSON-RPC: %d %s", status, body)
+	}
+
 	// The caps: 2 a task, 3 a user.
 	capped := newLocal(t, &a2aagent.Options{Push: a2aagent.PushOptions{AllowPrivateNetworks: true, MaxPerTask: 2, MaxPerUser: 3}}, false)
 	rc := newReceiver(t)
