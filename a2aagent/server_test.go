@@ -80,6 +80,8 @@ func serve() int {
 		}),
 		toolset.MustFunc("hold", "Waits until it is released", func(ctx context.Context, in holdIn) (string, error) {
 			out.printf("started %s", in.Key)
+			// Clients see it started: a stream's first progress.
+			toolset.ReportProgress(ctx, 0, 0, "holding "+in.Key)
 			select {
 			case <-gate(in.Key):
 				return "released " + in.Key, nil

@@ -147,7 +147,8 @@ const scenarios = {
   async cancel() {
     const c = await client('alice');
     const stream = c.sendMessageStream(text(`hold ${key}1`));
-    const first = await collect(stream, (e) => dataParts([e], 'function_call').length > 0);
+    // The tool's progress says it started: cancel stops it.
+    const first = await collect(stream, (e) => e.$case === 'statusUpdate' && e.value.status.message?.parts[0]?.content.value === `hold: 0, holding ${key}1`);
     const id = first[0].value.id;
     const canceled = await c.cancelTask({ id });
     assert.equal(canceled.status.state, TaskState.TASK_STATE_CANCELED);
