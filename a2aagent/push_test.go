@@ -442,3 +442,28 @@ func TestPushRebinding(t *testing.T) {
 	default:
 	}
 }
+
+// A 0.3 message/stream sets a webhook for the task it starts: the config
+// takes the task's id, and every state of the task is notified, in order.
+func TestPushStreamConfig(t *testing.T) {
+	rc := newReceiver(t)
+	l := newLocal(t, &a2aagent.Options{Push: a2aagent.PushOptions{AllowPrivateNetworks: true}}, false)
+	l.model.Enqueue(fake.Calls(fake.Call("wait", nil)), fake.Text("Done."))
+	close(l.gate)
+	_, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"wait"}]},`+
+		`"configuration":{"pushNotificationConfig":{"url":"`+rc.URL+`","token":"tok-s"}}}}`, "application/json", true)
+	id, _ := path(m, "result", "id").(string)
+	if id == "" {
+		t.Fatalf("message/stream: %s", jsonOf(m))
+	}
+	for _, want := range []string{"working", "completed"} {
+		n := rc.next(t)
+		if path(n.body, "id") != id || path(n.body, "status", "state") != want || n.header.Get("X-A2A-Notification-Token") != "tok-s" {
+			t.Fatalf("notification %s %v, want the task %s", jsonOf(n.body), n.header, want)
+		}
+	}
+	_, _, m = l.rpc(`{"jsonrpc":"2.0","id":2,"method":"tasks/pushNotificationConfig/get","params":{"id":"`+id+`"}}`, "application/json", true)
+	if path(m, "result", "pushNotificationConfig", "id") != id || path(m, "result", "pushNotificationConfig", "url") != rc.URL {
+		t.Errorf("get: %s", jsonOf(m))
+	}
+}
