@@ -6,6 +6,7 @@ package a2aagent_test
 // bad configs and addresses the handler refuses, in this process.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,13 +34,14 @@ type notification struct {
 	body   map[string]any
 }
 
-// receiver is a webhook: it answers 503 to its first failures requests,
-// then takes each notification.
+// receiver is a webhook: it answers 503 (or status) to its first
+// failures requests, then takes each notification.
 type receiver struct {
 	*httptest.Server
 	got      chan notification
 	failures atomic.Int32
 	failed   atomic.Int32
+	status   atomic.Int32
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -47,7 +50,7 @@ func newReceiver(t *testing.T) *receiver {
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rc.failures.Add(-1) >= 0 {
 			rc.failed.Add(1)
-			http.Error(w, "not now", http.StatusServiceUnavailable)
+			http.Error(w, "not now", cmp.Or(int(rc.status.Load()), http.StatusServiceUnavailable))
 			return
 		}
 		b, _ := io.ReadAll(r.Body)
@@ -465,5 +468,47 @@ func TestPushStreamConfig(t *testing.T) {
 	_, _, m = l.rpc(`{"jsonrpc":"2.0","id":2,"method":"tasks/pushNotificationConfig/get","params":{"id":"`+id+`"}}`, "application/json", true)
 	if path(m, "result", "pushNotificationConfig", "id") != id || path(m, "result", "pushNotificationConfig", "url") != rc.URL {
 		t.Errorf("get: %s", jsonOf(m))
+	}
+}
+
+// A webhook that keeps failing is tried Retries more times per
+// notification after a 5xx, once after a 4xx; each notification that
+// was not delivered is logged, and the next one is still sent.
+func TestPushRetries(t *testing.T) {
+	for _, tc := range []struct {
+		status, attempts int
+	}{{500, 3}, {http.StatusTooManyRequests, 3}, {http.StatusForbidden, 1}} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			rc := newReceiver(t)
+			rc.failures.Store(1000)
+			rc.status.Store(int32(tc.status))
+			logs := make(logged, 100)
+			l := newLocal(t, &a2aagent.Options{Push: a2aagent.PushOptions{AllowPrivateNetworks: true, Retries: 2, RetryDelay: time.Millisecond}}, false,
+				func(c *agentserver.Config) { c.Logger = slog.New(logs) })
+			l.model.Enqueue(fake.Text("Hello."))
+			_, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]},`+
+				`"configuration":{"pushNotificationConfig":{"url":"`+rc.URL+`"}}}}`, "application/json", true)
+			if path(m, "result", "status", "state") != "completed" {
+				t.Fatalf("message/send: %s", jsonOf(m))
+			}
+			var states []string
+			for r := range logs {
+				if r.Message != "a2aagent: push notification not delivered" {
+					continue
+				}
+				r.Attrs(func(a slog.Attr) bool {
+					if a.Key == "state" {
+						states = append(states, a.Value.String())
+					}
+					return true
+				})
+				if len(states) == 2 {
+					break
+				}
+			}
+			if strings.Join(states, " ") != "working completed" || int(rc.failed.Load()) != 2*tc.attempts {
+				t.Errorf("not delivered: %v, after %d attempts; want working and completed, after %d each", states, rc.failed.Load(), tc.attempts)
+			}
+		})
 	}
 }
