@@ -2,6 +2,7 @@ package a2aagent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -116,11 +117,11 @@ var lookupHost = func(ctx context.Context, host string) ([]netip.Addr, error) {
 }
 
 func newPusher(s *agentserver.Server, opts PushOptions, logger *slog.Logger) *pusher {
-	opts.Timeout = or(opts.Timeout, DefaultPushTimeout)
-	opts.Retries = or(opts.Retries, DefaultPushRetries)
-	opts.RetryDelay = or(opts.RetryDelay, DefaultPushRetryDelay)
-	opts.MaxPerTask = or(opts.MaxPerTask, DefaultMaxPushConfigsPerTask)
-	opts.MaxPerUser = or(opts.MaxPerUser, DefaultMaxPushConfigsPerUser)
+	opts.Timeout = cmp.Or(opts.Timeout, DefaultPushTimeout)
+	opts.Retries = cmp.Or(opts.Retries, DefaultPushRetries)
+	opts.RetryDelay = cmp.Or(opts.RetryDelay, DefaultPushRetryDelay)
+	opts.MaxPerTask = cmp.Or(opts.MaxPerTask, DefaultMaxPushConfigsPerTask)
+	opts.MaxPerUser = cmp.Or(opts.MaxPerUser, DefaultMaxPushConfigsPerUser)
 	d := &net.Dialer{Timeout: opts.Timeout}
 	if !opts.AllowPrivateNetworks {
 		// The address dialed is checked, whatever the name resolved to
@@ -147,14 +148,6 @@ func newPusher(s *agentserver.Server, opts PushOptions, logger *slog.Logger) *pu
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &pusher{s: s, opts: opts, client: client, logger: logger, lookup: lookupHost, users: map[string][]*pushConfig{}}
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // blocked reports whether a webhook at a may not be notified unless
