@@ -46,7 +46,7 @@ func deriveCard(s *agentserver.Server, opts *Options) *a2a.AgentCard {
 		Version:            first(opts.Version, "1.0.0"),
 		ProtocolVersion:    LegacyProtocolVersion,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: !opts.Push.Disabled},
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: out,
 		Skills:             opts.Skills,

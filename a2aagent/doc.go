@@ -18,11 +18,16 @@
 // path of Options.URL (DefaultPath, "/a2a", by default):
 //
 //	/a2a          A2A 0.3, JSON-RPC: message/send, message/stream, tasks/get,
-//	              tasks/cancel, tasks/resubscribe
+//	              tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/
+//	              {set,get,list,delete}
 //	/a2a/v1       A2A 1.0, JSON-RPC: SendMessage, SendStreamingMessage, GetTask,
-//	              ListTasks, CancelTask, SubscribeToTask
+//	              ListTasks, CancelTask, SubscribeToTask,
+//	              {Create,Get,Delete}TaskPushNotificationConfig,
+//	              ListTaskPushNotificationConfigs
 //	/a2a/v1/rest  A2A 1.0, HTTP+JSON: POST /message:send, /message:stream,
-//	              GET /tasks, /tasks/{id}, POST /tasks/{id}:cancel, /tasks/{id}:subscribe
+//	              GET /tasks, /tasks/{id}, POST /tasks/{id}:cancel, /tasks/{id}:subscribe,
+//	              POST|GET /tasks/{id}/pushNotificationConfigs, GET|DELETE
+//	              /tasks/{id}/pushNotificationConfigs/{configId}
 //
 // Clients choose from the card: a 1.0 client takes an interface of
 // supportedInterfaces whose protocolVersion is 1.0, a 0.3 client reads the
@@ -109,6 +114,47 @@
 // whose agentserver.Runner is not an agentserver.RunLister answers
 // unsupported operation.
 //
+// # Push notifications
+//
+// A client that does not hold a stream open sets a webhook of its task
+// (capabilities.pushNotifications on the card): in the message that
+// starts it or goes on with it (configuration.pushNotificationConfig;
+// 1.0: configuration.taskPushNotificationConfig), or with the push
+// methods above, which set (replacing the config of the same id), read,
+// list and delete a task's configs. A 0.3 config without an id takes
+// the task's, as 0.3's SDKs do; a 1.0 one is given one. Each config is
+// notified with a POST of the task, as its version says it (0.3: the
+// Task; 1.0: a StreamResponse holding the Task, {"task":…}), folded as
+// tasks/get folds it, artifacts included: the task as it stood when the
+// config was set (from its start, for a config its message set), then
+// each time its state changes (working, input-required, working again
+// once decided, and its end), in order, one notification at a time; a
+// config's notifications end with the task's. The request carries the
+// config's token, as A2A-Notification-Token (1.0's SDKs) and
+// X-A2A-Notification-Token (0.3's), and its credentials as
+// "Authorization: <scheme> <credentials>", for the schemes Bearer and
+// Basic (others are refused). A 2xx answers it; a 5xx or 429 answer, or
+// none within PushOptions.Timeout, is tried again (PushOptions.Retries,
+// from RetryDelay, doubling); another answer, a redirect included, is
+// not. A notification not delivered is logged (Warn).
+//
+// Webhooks are hostile input: a config is refused (invalid params,
+// saying why) when its url is not an absolute http or https URL, holds
+// credentials, or is longer than 2048 bytes (a token 1024, credentials
+// 4096, an id 256, and neither token nor credentials may break a line),
+// and, unless PushOptions.AllowPrivateNetworks is set, when its host is,
+// or resolves to, a loopback, private, link-local, shared, unspecified
+// or multicast address. The address is checked again as each
+// notification is dialed (no proxy), so that a name resolving elsewhere
+// since (DNS rebinding) is not reached. A task holds
+// PushOptions.MaxPerTask configs, a user's tasks together MaxPerUser
+// (10 and 100); a config whose task ended is let go once the server's
+// KeepFinished has passed. Configs are the user's: another user's task is
+// not found (-32001) to every push method. They are kept in the
+// handler's memory: a config is notified by the process it was set on,
+// until the server closes (agentserver.Server.Done), which drops the
+// notifications still due; GetTask says where the task stands.
+//
 // # Input required
 //
 // A call that needs approval (the agent's Config.NeedsApproval) ends the
@@ -148,8 +194,8 @@
 // agentserver.Config.AllowFileURI does not allow the user: every uri when
 // it is nil, since the model would read the file with the server's
 // credentials; send the file's bytes), -32001 for a task not found, -32002 for a
-// task that cannot be canceled, -32003 for push notifications (not
-// supported), -32004 for a message the task or its context cannot take,
+// task that cannot be canceled, -32003 for push notifications when
+// PushOptions.Disabled is set, -32004 for a message the task or its context cannot take,
 // -32007 for the extended card (none). Each error's message says what is
 // wrong, and so does its data.error (where a2a-go's clients read it);
 // internal errors say nothing and are logged. 1.0 says the same errors

@@ -2,6 +2,7 @@ package a2aagent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,9 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	a2aclientv1 "github.com/a2aproject/a2a-go/v2/a2aclient"
+	agentcardv1 "github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/toolnexus/toolnexus-go/a2aagent"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -16,9 +20,9 @@ import (
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
 
-// weatherAgent serves an agent with one tool over A2A, on a model that
-// calls it, then answers.
-func weatherAgent() (url string, stop func()) {
+// weatherAgent serves an agent with one tool over A2A, as opts say, on a
+// model that calls it, then answers.
+func weatherAgent(opts *a2aagent.Options) (url string, stop func()) {
 	model := fake.NewServer() // in a program: a genai client's Models
 	model.SetReplyFunc(func(req *fake.Request) *fake.Reply {
 		if rs := req.LastFunctionResponses("get_weather"); len(rs) > 0 {
@@ -34,7 +38,7 @@ func weatherAgent() (url string, stop func()) {
 	a, _ := agent.New(agent.Config{Models: model.Client().Models, Model: "gemini-3-flash-preview", Name: "Weather Desk", Tools: toolset.MustNew(weather)})
 	srv, _ := agentserver.New(agentserver.Config{Agent: a})
 	mux := http.NewServeMux()
-	h := a2aagent.Handler(srv, nil)
+	h := a2aagent.Handler(srv, opts)
 	mux.Handle(a2aagent.CardPath, h)
 	mux.Handle(a2aagent.DefaultPath, h)
 	mux.Handle(a2aagent.DefaultPath+"/", h)
@@ -49,7 +53,7 @@ func weatherAgent() (url string, stop func()) {
 // An agent served over A2A, streamed to a2a-go's client: the task, its
 // status, the call and its result, the answer, the final status.
 func ExampleHandler() {
-	url, stop := weatherAgent()
+	url, stop := weatherAgent(nil)
 	defer stop()
 	ctx := context.Background()
 	card, _ := agentcard.DefaultResolver.Resolve(ctx, url)
@@ -88,7 +92,7 @@ func ExampleHandler() {
 // A remote A2A agent as a tool: its card names it, and a call hands it
 // the request.
 func ExampleRemoteTool() {
-	url, stop := weatherAgent()
+	url, stop := weatherAgent(nil)
 	defer stop()
 	ctx := agent.WithConversation(context.Background(), "trip-42") // follow-ups go on with the agent
 	desk, err := a2aagent.RemoteTool(ctx, url, nil)
@@ -102,4 +106,42 @@ func ExampleRemoteTool() {
 	// Output:
 	// weather_desk
 	// It is sunny in Paris. false
+}
+
+// Push notifications: a 1.0 client sets a webhook in the message that
+// starts a task, and the webhook gets the task (a StreamResponse) as its
+// state changes, with the config's credentials. The webhook here is on
+// loopback, which the handler refuses unless its program allows it.
+func ExamplePushOptions() {
+	states := make(chan string, 10)
+	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n struct{ Task *a2av1.Task }
+		json.NewDecoder(r.Body).Decode(&n)
+		got := fmt.Sprint(n.Task.Status.State, " (", r.Header.Get("Authorization"), ")")
+		if n.Task.Status.State == a2av1.TaskStateCompleted {
+			got += ": " + n.Task.Artifacts[len(n.Task.Artifacts)-1].Parts[0].Text()
+		}
+		states <- got
+	}))
+	defer webhook.Close()
+	url, stop := weatherAgent(&a2aagent.Options{Push: a2aagent.PushOptions{AllowPrivateNetworks: true}})
+	defer stop()
+
+	ctx := context.Background()
+	card, _ := agentcardv1.DefaultResolver.Resolve(ctx, url)
+	client, _ := a2aclientv1.NewFromCard(ctx, card)
+	_, err := client.SendMessage(ctx, &a2av1.SendMessageRequest{
+		Message: a2av1.NewMessage(a2av1.MessageRoleUser, a2av1.NewTextPart("Weather in Paris?")),
+		Config: &a2av1.SendMessageConfig{ReturnImmediately: true, PushConfig: &a2av1.PushConfig{
+			URL: webhook.URL, Auth: &a2av1.PushAuthInfo{Scheme: "Bearer", Credentials: "s3cret"}}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(<-states)
+	fmt.Println(<-states)
+	// Output:
+	// TASK_STATE_WORKING (Bearer s3cret)
+	// TASK_STATE_COMPLETED (Bearer s3cret): It is sunny in Paris.
 }

@@ -54,11 +54,16 @@ type Options struct {
 	// provider, security schemes (say how Authenticate wants to be
 	// spoken to), documentation, more skills.
 	Card func(*a2a.AgentCard)
+
+	// Push configures push notifications: on, to public addresses only,
+	// unless it says otherwise.
+	Push PushOptions
 }
 
 // Handler returns the A2A handler of s: GET CardPath serves the agent
 // card, POST to the path of Options.URL serves JSON-RPC (message/send,
-// message/stream, tasks/get, tasks/cancel, tasks/resubscribe). Mount it
+// message/stream, tasks/get, tasks/cancel, tasks/resubscribe, the push
+// notification methods), and the 1.0 bindings under it. Mount it
 // at both paths, or at "/":
 //
 //	h := a2aagent.Handler(srv, nil)
@@ -91,6 +96,7 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	base := strings.TrimSuffix(u.Path, "/")
 	h := &handler{s: s, url: u, logger: s.Config().Logger, v1Path: base + v1JSONRPCSuffix, restPath: base + v1RESTSuffix}
 	h.card = deriveCard(s, opts)
+	h.push = newPusher(s, opts.Push, h.logger)
 	h.v1JSONRPC, h.v1REST = newV1(h)
 	return s.CORS(h)
 }
@@ -104,6 +110,8 @@ type handler struct {
 	// The 1.0 bindings: JSON-RPC at v1Path, HTTP+JSON under restPath.
 	v1Path, restPath  string
 	v1JSONRPC, v1REST http.Handler
+
+	push *pusher
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +172,12 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) (agentserver.
 			h.writeStreamError(w, r, req.ID, rpcErrorOf(err))
 			return nil, nil
 		}
-		return h.stream(w, r, req.ID, user, &p)
+		pc, err := messagePushV0(&p)
+		if err != nil {
+			h.writeStreamError(w, r, req.ID, rpcErrorOf(err))
+			return nil, nil
+		}
+		return h.stream(w, r, req.ID, user, &p, pc)
 	case "tasks/resubscribe":
 		var p a2a.TaskIDParams
 		if err := decodeParams(req, &p); err != nil {
@@ -178,7 +191,10 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) (agentserver.
 	case "message/send":
 		var p a2a.MessageSendParams
 		if err = decodeParams(req, &p); err == nil {
-			result, err = h.send(ctx, user, &p)
+			var pc *pushConfig
+			if pc, err = messagePushV0(&p); err == nil {
+				result, err = h.send(ctx, user, &p, pc)
+			}
 		}
 	case "tasks/get":
 		var p a2a.TaskQueryParams
@@ -190,9 +206,37 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) (agentserver.
 		if err = decodeParams(req, &p); err == nil {
 			result, err = h.cancel(ctx, user, p.ID)
 		}
-	case "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
-		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete":
-		err = newRPCError(codePushNotSupported, "push notifications are not supported: stream the task, or poll it with tasks/get")
+	case "tasks/pushNotificationConfig/set":
+		var p a2a.TaskPushConfig
+		if err = decodeParams(req, &p); err == nil {
+			result, err = h.setPushV0(ctx, user, &p)
+		}
+	case "tasks/pushNotificationConfig/get":
+		var p a2a.GetTaskPushConfigParams
+		if err = decodeParams(req, &p); err == nil {
+			id := first(p.ConfigID, string(p.TaskID))
+			var c *pushConfig
+			if c, err = h.push.get(ctx, user, string(p.TaskID), id); err == nil {
+				result = c.v0()
+			}
+		}
+	case "tasks/pushNotificationConfig/list":
+		var p a2a.ListTaskPushConfigParams
+		if err = decodeParams(req, &p); err == nil {
+			var cs []*pushConfig
+			if cs, err = h.push.list(ctx, user, string(p.TaskID)); err == nil {
+				out := []*a2a.TaskPushConfig{}
+				for _, c := range cs {
+					out = append(out, c.v0())
+				}
+				result = out
+			}
+		}
+	case "tasks/pushNotificationConfig/delete":
+		var p a2a.DeleteTaskPushConfigParams
+		if err = decodeParams(req, &p); err == nil {
+			err = h.push.delete(ctx, user, string(p.TaskID), p.ConfigID)
+		}
 	case "agent/getAuthenticatedExtendedCard":
 		err = newRPCError(codeNoExtendedCard, "this agent has no authenticated extended card")
 	default:
@@ -307,12 +351,19 @@ func taskState(info agentserver.RunInfo) a2a.TaskState {
 }
 
 // send answers message/send: the task once its run ends or waits for
-// input, or at once when the configuration says not to block.
-func (h *handler) send(ctx context.Context, user string, p *a2a.MessageSendParams) (*a2a.Task, error) {
+// input, or at once when the configuration says not to block; pc, when
+// not nil, is the push config the message sets.
+func (h *handler) send(ctx context.Context, user string, p *a2a.MessageSendParams, pc *pushConfig) (*a2a.Task, error) {
+	if pc != nil {
+		if err := h.push.prepare(ctx, user, pc); err != nil {
+			return nil, err
+		}
+	}
 	att, err := h.submit(ctx, user, p.Message)
 	if err != nil {
 		return nil, err
 	}
+	h.messagePush(ctx, user, att, pc)
 	// The answer is the whole task, folded from the log's start: the
 	// cursor Submit attached (from the decisions, for a task that goes
 	// on) is closed once snapshot has its own.

@@ -14,7 +14,8 @@ import (
 // translated to 1.0 shapes and checked): the card and a streamed run with
 // tasks/get, progress, approvals through input-required (a decided and an
 // unknown call refused), cancel, resubscribe after the client drops,
-// another user's task, ListTasks (1.0; legacy's client has none), bad
+// another user's task, push notifications to a webhook of its own on
+// loopback, ListTasks (1.0; legacy's client has none), bad
 // requests of the binding, and every request at the mode's endpoint.
 func TestJSClient(t *testing.T) {
 	node := jstest.Node(t)
@@ -23,7 +24,7 @@ func TestJSClient(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			key := "js" + mode
 			out := node.Run(t, 2*time.Minute, "a2a.mjs", "A2A_URL="+srv.URL, "A2A_MODE="+mode, "A2A_KEY="+key)
-			for _, s := range []string{"stream", "progress", "approval", "cancel", "resubscribe", "otherUser", "listTasks", "badRequests", "endpoints"} {
+			for _, s := range []string{"stream", "progress", "approval", "cancel", "resubscribe", "otherUser", "push", "listTasks", "badRequests", "endpoints"} {
 				if !strings.Contains(out, "ok "+s+"\n") {
 					t.Errorf("scenario %s did not pass:\n%s", s, out)
 				}

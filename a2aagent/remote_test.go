@@ -108,7 +108,13 @@ func TestRemoteToolDelegates(t *testing.T) {
 // stream sees it as the remote tool's EventToolProgress, before its result.
 func TestRemoteToolProgress(t *testing.T) {
 	srv := startServer(t)
-	c := newCaller(t, srv.URL, &a2aagent.RemoteOptions{HTTPClient: httpClient("alice")}, 0)
+	for _, v := range remoteVersions(t, srv) {
+		t.Run(v.name, func(t *testing.T) { testRemoteToolProgress(t, v.card) })
+	}
+}
+
+func testRemoteToolProgress(t *testing.T, card string) {
+	c := newCaller(t, card, &a2aagent.RemoteOptions{HTTPClient: httpClient("alice")}, 0)
 	c.model.Enqueue(fake.Calls(fake.Call(c.tool.Name, map[string]any{"request": "count to 4"})), fake.Text("ok"))
 	var last *toolset.Progress
 	for e, err := range c.agent.Stream(context.Background(), genai.Text("go")) {
@@ -136,7 +142,13 @@ func TestRemoteToolProgress(t *testing.T) {
 // its next call decides.
 func TestRemoteToolApproval(t *testing.T) {
 	srv := startServer(t)
-	c := newCaller(t, srv.URL, &a2aagent.RemoteOptions{HTTPClient: httpClient("alice")}, 0)
+	for _, v := range remoteVersions(t, srv) {
+		t.Run(v.name, func(t *testing.T) { testRemoteToolApproval(t, v.card) })
+	}
+}
+
+func testRemoteToolApproval(t *testing.T, card string) {
+	c := newCaller(t, card, &a2aagent.RemoteOptions{HTTPClient: httpClient("alice")}, 0)
 	ctx := context.Background()
 	got, e := c.ask(ctx, "a1", map[string]any{"request": "email zed"})
 	res, _ := got.(map[string]any)
@@ -352,9 +364,15 @@ func TestRemoteToolHangs(t *testing.T) {
 // tool, in the other process.
 func TestRemoteToolCancelReachesRemoteRun(t *testing.T) {
 	srv := startServer(t)
+	for i, v := range remoteVersions(t, srv) {
+		t.Run(v.name, func(t *testing.T) { testRemoteToolCancel(t, srv, v.card, fmt.Sprint("x", i+1)) })
+	}
+}
+
+func testRemoteToolCancel(t *testing.T, srv *server, card, key string) {
 	read := &afterFirstEvent{base: bearer{"alice", http.DefaultTransport}, waiting: make(chan struct{})}
-	c := newCaller(t, srv.URL, &a2aagent.RemoteOptions{HTTPClient: &http.Client{Transport: read}}, 0)
-	c.model.Enqueue(fake.Calls(fake.Call(c.tool.Name, map[string]any{"request": "hold x1"})))
+	c := newCaller(t, card, &a2aagent.RemoteOptions{HTTPClient: &http.Client{Transport: read}}, 0)
+	c.model.Enqueue(fake.Calls(fake.Call(c.tool.Name, map[string]any{"request": "hold " + key})))
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
@@ -362,12 +380,12 @@ func TestRemoteToolCancelReachesRemoteRun(t *testing.T) {
 		done <- err
 	}()
 	<-read.waiting
-	srv.next("started x1")
+	srv.next("started " + key)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("the run: %v", err)
 	}
-	if line := srv.next("stopped x1"); !strings.Contains(line, "context canceled") {
+	if line := srv.next("stopped " + key); !strings.Contains(line, "context canceled") {
 		t.Errorf("the remote tool: %q", line)
 	}
 }
@@ -458,4 +476,29 @@ func TestRemoteToolBoundsTheCard(t *testing.T) {
 			t.Errorf("the declaration is not the card's, cut as UTF-8: %.200q", s)
 		}
 	}
+}
+
+// remoteVersions are the versions RemoteTool speaks, each with the URL of
+// a card of the tests' server that makes it choose that version: the
+// server's own (1.0 first), or the same without supportedInterfaces
+// (0.3, to its url).
+func remoteVersions(t *testing.T, srv *server) []struct{ name, card string } {
+	t.Helper()
+	resp, err := http.Get(srv.URL + a2aagent.CardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(card, "supportedInterfaces")
+	legacy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(card)
+	}))
+	t.Cleanup(legacy.Close)
+	return []struct{ name, card string }{{"1.0", srv.URL}, {"0.3", legacy.URL + "/card.json"}}
 }

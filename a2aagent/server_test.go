@@ -4,8 +4,8 @@ package a2aagent_test
 // started again with serverEnv set (see TestMain). It serves two agents of
 // the fake model over A2A: the desk at "/" (weather, an email that needs
 // approval, a tool held until the test releases it, one that reports
-// its progress) and a typed agent
-// under "/typed". Requests authenticate with "Authorization: Bearer
+// its progress), which sends push notifications to loopback, and a typed
+// agent under "/typed". Requests authenticate with "Authorization: Bearer
 // <user>". It prints "URL <base>" once it listens, "started <key>" and
 // "stopped <key>: <error>" as held tools start and see their context end,
 // and serves until its standard input closes.
@@ -80,6 +80,8 @@ func serve() int {
 		}),
 		toolset.MustFunc("hold", "Waits until it is released", func(ctx context.Context, in holdIn) (string, error) {
 			out.printf("started %s", in.Key)
+			// Clients see it started: a stream's first progress.
+			toolset.ReportProgress(ctx, 0, 0, "holding "+in.Key)
 			select {
 			case <-gate(in.Key):
 				return "released " + in.Key, nil
@@ -123,7 +125,9 @@ func serve() int {
 	typedSrv, _ := agentserver.New(agentserver.Config{Agent: typed, Authenticate: auth, Logger: logger})
 
 	mux := http.NewServeMux()
-	mux.Handle("/", a2aagent.Handler(deskSrv, nil))
+	// The desk sends push notifications to the tests' receivers, on
+	// loopback; the typed agent refuses them there, as by default.
+	mux.Handle("/", a2aagent.Handler(deskSrv, &a2aagent.Options{Push: a2aagent.PushOptions{AllowPrivateNetworks: true, RetryDelay: time.Millisecond}}))
 	mux.Handle("/typed/", a2aagent.Handler(typedSrv, &a2aagent.Options{URL: "/typed/a2a"}))
 	mux.HandleFunc("POST /test/release", func(w http.ResponseWriter, r *http.Request) {
 		close(gate(r.URL.Query().Get("key")))

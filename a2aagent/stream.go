@@ -16,8 +16,8 @@ import (
 // stream returns the stream that answers message/stream: the task's
 // events as server-sent events, each a JSON-RPC response, from the
 // message on, to the run's end or the input it waits for.
-func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams) (agentserver.Cursor, agentserver.Encoder) {
-	cur, enc, err := h.startStream(r.Context(), user, p.Message)
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMessage, user string, p *a2a.MessageSendParams, pc *pushConfig) (agentserver.Cursor, agentserver.Encoder) {
+	cur, enc, err := h.startStream(r.Context(), user, p.Message, pc)
 	if err != nil {
 		h.writeStreamError(w, r, id, rpcErrorOf(err))
 		return nil, nil
@@ -30,12 +30,18 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, id json.RawMess
 // stream. A task that starts opens with the Task, submitted; one that
 // goes on, with its status, working. The stream reads the cursor Submit
 // attached before the message took effect, so that it misses nothing of
-// a fast run.
-func (h *handler) startStream(ctx context.Context, user string, m *a2a.Message) (agentserver.Cursor, *encoder, error) {
+// a fast run. pc, when not nil, is the push config the message sets.
+func (h *handler) startStream(ctx context.Context, user string, m *a2a.Message, pc *pushConfig) (agentserver.Cursor, *encoder, error) {
+	if pc != nil {
+		if err := h.push.prepare(ctx, user, pc); err != nil {
+			return nil, nil, err
+		}
+	}
 	att, err := h.submit(ctx, user, m)
 	if err != nil {
 		return nil, nil, err
 	}
+	h.messagePush(ctx, user, att, pc)
 	tr := newTranslator(att.Run)
 	if !att.Continued {
 		return att.Cursor, &encoder{tr: tr, opening: []a2a.Event{

@@ -281,7 +281,11 @@ func (v *v1Handler) SendMessage(ctx context.Context, req *a2av1.SendMessageReque
 	if req.Message == nil {
 		return nil, v.err(ctx, invalidParams("params.message is missing"))
 	}
-	t, err := v.h.send(ctx, v.user(ctx), a2av0.FromV1SendMessageRequest(req))
+	pc, err := messagePushV1(req)
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	t, err := v.h.send(ctx, v.user(ctx), a2av0.FromV1SendMessageRequest(req), pc)
 	if err != nil {
 		return nil, v.err(ctx, err)
 	}
@@ -425,7 +429,11 @@ func (v *v1Handler) SendStreamingMessage(ctx context.Context, req *a2av1.SendMes
 	if req.Message == nil {
 		return v.startFailed(ctx, invalidParams("params.message is missing"))
 	}
-	cur, enc, err := v.h.startStream(ctx, v.user(ctx), a2av0.FromV1Message(req.Message))
+	pc, err := messagePushV1(req)
+	if err != nil {
+		return v.startFailed(ctx, err)
+	}
+	cur, enc, err := v.h.startStream(ctx, v.user(ctx), a2av0.FromV1Message(req.Message), pc)
 	if err != nil {
 		return v.startFailed(ctx, err)
 	}
@@ -492,27 +500,51 @@ func (v *v1Handler) events(ctx context.Context, cur agentserver.Cursor, enc *enc
 	}
 }
 
-// errPush is the answer to every push notification method.
-var errPush = a2av1.NewError(a2av1.ErrPushNotificationNotSupported, "push notifications are not supported: stream the task, or poll it with GetTask")
-
-// GetTaskPushConfig implements a2asrv.RequestHandler: not supported.
-func (v *v1Handler) GetTaskPushConfig(context.Context, *a2av1.GetTaskPushConfigRequest) (*a2av1.PushConfig, error) {
-	return nil, errPush
+// GetTaskPushConfig implements a2asrv.RequestHandler: the config of the
+// user's task.
+func (v *v1Handler) GetTaskPushConfig(ctx context.Context, req *a2av1.GetTaskPushConfigRequest) (*a2av1.PushConfig, error) {
+	c, err := v.h.push.get(ctx, v.user(ctx), string(req.TaskID), req.ID)
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	return c.v1c(), nil
 }
 
-// ListTaskPushConfigs implements a2asrv.RequestHandler: not supported.
-func (v *v1Handler) ListTaskPushConfigs(context.Context, *a2av1.ListTaskPushConfigRequest) (*a2av1.ListTaskPushConfigResponse, error) {
-	return nil, errPush
+// ListTaskPushConfigs implements a2asrv.RequestHandler: the configs of
+// the user's task, all in one page (a task holds PushOptions.MaxPerTask
+// at most).
+func (v *v1Handler) ListTaskPushConfigs(ctx context.Context, req *a2av1.ListTaskPushConfigRequest) (*a2av1.ListTaskPushConfigResponse, error) {
+	cs, err := v.h.push.list(ctx, v.user(ctx), string(req.TaskID))
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	out := &a2av1.ListTaskPushConfigResponse{Configs: []*a2av1.PushConfig{}}
+	for _, c := range cs {
+		out.Configs = append(out.Configs, c.v1c())
+	}
+	return out, nil
 }
 
-// CreateTaskPushConfig implements a2asrv.RequestHandler: not supported.
-func (v *v1Handler) CreateTaskPushConfig(context.Context, *a2av1.PushConfig) (*a2av1.PushConfig, error) {
-	return nil, errPush
+// CreateTaskPushConfig implements a2asrv.RequestHandler: it sets a config
+// of the user's task, replacing the config of the same id.
+func (v *v1Handler) CreateTaskPushConfig(ctx context.Context, req *a2av1.PushConfig) (*a2av1.PushConfig, error) {
+	c, err := pushFromV1(req)
+	if err == nil {
+		c, err = v.h.push.set(ctx, v.user(ctx), c)
+	}
+	if err != nil {
+		return nil, v.err(ctx, err)
+	}
+	return c.v1c(), nil
 }
 
-// DeleteTaskPushConfig implements a2asrv.RequestHandler: not supported.
-func (v *v1Handler) DeleteTaskPushConfig(context.Context, *a2av1.DeleteTaskPushConfigRequest) error {
-	return errPush
+// DeleteTaskPushConfig implements a2asrv.RequestHandler: it deletes a
+// config of the user's task.
+func (v *v1Handler) DeleteTaskPushConfig(ctx context.Context, req *a2av1.DeleteTaskPushConfigRequest) error {
+	if err := v.h.push.delete(ctx, v.user(ctx), string(req.TaskID), req.ID); err != nil {
+		return v.err(ctx, err)
+	}
+	return nil
 }
 
 // GetExtendedAgentCard implements a2asrv.RequestHandler: there is none.

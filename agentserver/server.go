@@ -299,6 +299,11 @@ func (s *Server) Close(ctx context.Context) error {
 	return err
 }
 
+// Done returns a channel that is closed once Close has ended the runs
+// and streams (or given up waiting for them): work a protocol does in the
+// background for a run (a2aagent's push notifications) stops then.
+func (s *Server) Done() <-chan struct{} { return s.stopStreams.Done() }
+
 // waitStreams waits until no stream is in flight, or ctx is done.
 func (s *Server) waitStreams(ctx context.Context) error {
 	for {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +24,14 @@ import (
 // as examples/server does: get_weather needs approval.
 func demoAgent(t *testing.T) string {
 	t.Helper()
+	url, _ := demoAgentPaths(t)
+	return url
+}
+
+// demoAgentPaths is demoAgent, and the paths of the requests it was sent
+// so far, but the card's.
+func demoAgentPaths(t *testing.T) (string, func() []string) {
+	t.Helper()
 	model := offline.NewServer()
 	client, err := genai.NewClient(context.Background(), model.ClientConfig())
 	if err != nil {
@@ -35,7 +46,17 @@ func demoAgent(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(a2aagent.Handler(srv, &a2aagent.Options{Name: "demo agent"}))
+	var mu sync.Mutex
+	var seen []string
+	h := a2aagent.Handler(srv, &a2aagent.Options{Name: "demo agent"})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.URL.Path != a2aagent.CardPath && !slices.Contains(seen, r.URL.Path) {
+			seen = append(seen, r.URL.Path)
+		}
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -43,14 +64,18 @@ func demoAgent(t *testing.T) string {
 		hs.Close()
 		model.Close()
 	})
-	return hs.URL
+	return hs.URL, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
 }
 
 // With -a2a, the remote agent is a tool: the offline model hands it the
 // question that names it, relays its request for approval, and hands it
-// the answer.
+// the answer, in A2A 1.0, which the agent's card lists first.
 func TestA2ARemoteAgent(t *testing.T) {
-	url := demoAgent(t)
+	url, paths := demoAgentPaths(t)
 	out := chatOutput(t, options{a2a: []string{url}}, "Ask the demo agent: what is the weather in Paris?\nyes\n/tools\n")
 	for _, want := range []string{
 		`A2A agent "` + url + `": tool demo_agent.`,
@@ -63,6 +88,9 @@ func TestA2ARemoteAgent(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if got := paths(); !slices.Equal(got, []string{"/a2a/v1"}) {
+		t.Errorf("the chat's requests went to %v, want 1.0's JSON-RPC, /a2a/v1", got)
 	}
 	// name= names the tool.
 	out = chatOutput(t, options{a2a: []string{"desk=" + url}}, "/tools\n")

@@ -6,8 +6,10 @@
 // AI SDK's UI message stream (useChat) at POST /api/chat, with its resume
 // route GET /api/chat/{id}/stream, DELETE on it to stop the run, and GET
 // /api/chat/{id}/messages; and to other agents over A2A:
-// its card at GET /.well-known/agent-card.json, JSON-RPC at POST /a2a (the
-// card's url).
+// its card at GET /.well-known/agent-card.json, which lists A2A 1.0's
+// JSON-RPC at POST /a2a/v1 and HTTP+JSON under /a2a/v1/rest/ first, then
+// 0.3's JSON-RPC at POST /a2a (the card's url, for 0.3 clients); push
+// notifications go to public addresses only.
 //
 // Usage:
 //
@@ -64,7 +66,8 @@ func main() {
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file|postgres://…] [-cors origin]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
-			"GET and DELETE /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json, POST /a2a), on Gemini when\n"+
+			"GET and DELETE /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json; 1.0: POST /a2a/v1, /a2a/v1/rest/;\n"+
+			"0.3: POST /a2a), on Gemini when "+
 			"GEMINI_API_KEY or GOOGLE_API_KEY is set, offline otherwise.\n\n")
 		flag.PrintDefaults()
 	}
@@ -107,7 +110,7 @@ func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logg
 	go func() { done <- hs.Serve(ln) }()
 	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,
 		"agui", "POST /agui, /agui/connect, /agui/cancel; GET /agui/messages", "aisdk", "POST /api/chat, GET and DELETE /api/chat/{id}/stream, GET /api/chat/{id}/messages",
-		"a2a", "GET /.well-known/agent-card.json, POST /a2a", "approve", opts.approve)
+		"a2a", "GET /.well-known/agent-card.json; 1.0: POST /a2a/v1, /a2a/v1/rest/; 0.3: POST /a2a", "approve", opts.approve)
 	var serveErr error
 	select {
 	case serveErr = <-done:

@@ -10,6 +10,7 @@
 // <n>". A request authenticates with "Authorization: Bearer <user>".
 // A2A_KEY prefixes the hold keys (each mode holds its own).
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { runScenarios } from './scenarios.mjs';
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
@@ -146,7 +147,8 @@ const scenarios = {
   async cancel() {
     const c = await client('alice');
     const stream = c.sendMessageStream(text(`hold ${key}1`));
-    const first = await collect(stream, (e) => dataParts([e], 'function_call').length > 0);
+    // The tool's progress says it started: cancel stops it.
+    const first = await collect(stream, (e) => e.$case === 'statusUpdate' && e.value.status.message?.parts[0]?.content.value === `hold: 0, holding ${key}1`);
     const id = first[0].value.id;
     const canceled = await c.cancelTask({ id });
     assert.equal(canceled.status.state, TaskState.TASK_STATE_CANCELED);
@@ -192,6 +194,70 @@ const scenarios = {
     const confirmation = confirmations(task.status)[0];
     await assert.rejects(bob.sendMessage(decision(task, confirmation.id, true)), (err) => err.name === 'TaskNotFoundError');
     assert.equal((await alice.getTask({ id: task.id })).status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  },
+
+  // Push notifications: a webhook of a working task, on loopback (the
+  // desk allows it), gets the task as it stands, then completed, with the
+  // config's token and credentials, in the mode's version (1.0: a
+  // StreamResponse; legacy: 0.3's Task); the config is read back and
+  // listed, another user's calls find no task, and it is deleted.
+  async push() {
+    const got = [];
+    let wake = () => {};
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => { body += d; });
+      req.on('end', () => {
+        got.push({ headers: req.headers, body: JSON.parse(body) });
+        res.end();
+        wake();
+      });
+    });
+    await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const next = async (n) => {
+      while (got.length < n) await new Promise((resolve) => { wake = resolve; });
+      return got[n - 1];
+    };
+    // The task and its state, as the mode's version says them.
+    const seen = (n) => (mode === 'legacy' ? { id: n.body.id, state: n.body.status.state } : { id: n.body.task.id, state: n.body.task.status.state });
+    try {
+      const c = await client('alice');
+      const stream = c.sendMessageStream(text(`hold ${key}3`));
+      const first = await collect(stream, (e) => dataParts([e], 'function_call').length > 0);
+      const taskId = first[0].value.id;
+      const config = {
+        tenant: '', id: 'hook', taskId, url: `http://127.0.0.1:${receiver.address().port}/hook`, token: 'tok-js',
+        authentication: { scheme: 'Bearer', credentials: 'secret-js' },
+      };
+      const set = await c.createTaskPushNotificationConfig(config);
+      assert.equal(set.url, config.url);
+      assert.equal(set.id, 'hook');
+      let n = await next(1);
+      assert.deepEqual(seen(n), { id: taskId, state: mode === 'legacy' ? 'working' : 'TASK_STATE_WORKING' });
+      assert.equal(n.headers['x-a2a-notification-token'], 'tok-js');
+      assert.equal(n.headers['a2a-notification-token'], 'tok-js');
+      assert.equal(n.headers.authorization, 'Bearer secret-js');
+      const read = await c.getTaskPushNotificationConfig({ tenant: '', taskId, id: 'hook' });
+      assert.equal(read.url, config.url);
+      assert.equal(read.token, 'tok-js');
+      const list = await c.listTaskPushNotificationConfig({ tenant: '', taskId, pageSize: 0, pageToken: '' });
+      assert.deepEqual(list.configs.map((x) => x.id), ['hook']);
+      const bob = await client('bob');
+      const notFound = (err) => err.name === 'TaskNotFoundError';
+      await assert.rejects(bob.getTaskPushNotificationConfig({ tenant: '', taskId, id: 'hook' }), notFound);
+      await assert.rejects(bob.listTaskPushNotificationConfig({ tenant: '', taskId, pageSize: 0, pageToken: '' }), notFound);
+      await assert.rejects(bob.createTaskPushNotificationConfig({ ...config, url: config.url + '/bob' }), notFound);
+      await assert.rejects(bob.deleteTaskPushNotificationConfig({ tenant: '', taskId, id: 'hook' }), notFound);
+      const released = await fetch(`${base}/test/release?key=${key}3`, { method: 'POST' });
+      assert.equal(released.status, 200);
+      n = await next(2);
+      assert.deepEqual(seen(n), { id: taskId, state: mode === 'legacy' ? 'completed' : 'TASK_STATE_COMPLETED' });
+      assert.equal(last(await collect(stream)).value.status.state, TaskState.TASK_STATE_COMPLETED);
+      await c.deleteTaskPushNotificationConfig({ tenant: '', taskId, id: 'hook' });
+      assert.deepEqual((await c.listTaskPushNotificationConfig({ tenant: '', taskId, pageSize: 0, pageToken: '' })).configs, []);
+    } finally {
+      receiver.close();
+    }
   },
 
   // ListTasks (1.0 only): the user's tasks, the latest first, never
