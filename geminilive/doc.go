@@ -96,6 +96,6 @@
 // responses of the calls of one toolCall are sent one by one, not
 // together. NON_BLOCKING calls answer once (no willContinue). Usage comes
 // as EventUsage; nothing sums it. Audio is passed through as it comes:
-// no resampling, no buffering. A browser route in agentserver, a voice
-// mode in the dev UI and the chat's -live are later work.
+// no resampling, no buffering. Package agentserver/live serves sessions
+// to browsers over a websocket.
 package geminilive
