@@ -35,10 +35,11 @@ async function startTalking() {
     audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
   });
   const ctx = new AudioContext({ sampleRate: 16000 });
+  await ctx.audioWorklet.addModule('static/voice-worklet.js');
   const src = ctx.createMediaStreamSource(stream);
-  const node = ctx.createScriptProcessor(2048, 1, 1);
-  node.onaudioprocess = (e) => {
-    const f = e.inputBuffer.getChannelData(0);
+  const node = new AudioWorkletNode(ctx, 'capture', { numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1] });
+  node.port.onmessage = (e) => {
+    const f = e.data;
     const pcm = new Int16Array(f.length);
     for (let i = 0; i < f.length; i++) pcm[i] = Math.max(-32768, Math.min(32767, Math.round(f[i] * 32768)));
     if (voice.ws && voice.ws.readyState === WebSocket.OPEN) voice.ws.send(pcm.buffer);
@@ -57,7 +58,7 @@ async function stopTalking() {
   const m = voice.mic;
   voice.mic = null;
   if (m) {
-    m.node.onaudioprocess = null;
+    m.node.port.onmessage = null;
     m.stream.getTracks().forEach((t) => t.stop());
     await m.ctx.close();
   }
@@ -65,31 +66,26 @@ async function stopTalking() {
   voiceStatus('answering');
 }
 
-function openVoice() {
-  const url = new URL('api/live?thread=' + encodeURIComponent(state.thread), location.href);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const ws = new WebSocket(url);
-  ws.binaryType = 'arraybuffer';
-  voice.ws = ws;
+async function openVoice() {
   if (!voice.out) {
     const ctx = new AudioContext({ sampleRate: 24000 });
+    await ctx.audioWorklet.addModule('static/voice-worklet.js');
     // The meter counts the samples that reach the output, and passes
     // them on.
-    const meter = ctx.createScriptProcessor(2048, 1, 1);
-    meter.onaudioprocess = (e) => {
-      const i = e.inputBuffer.getChannelData(0);
-      e.outputBuffer.getChannelData(0).set(i);
-      let n = 0;
-      for (let k = 0; k < i.length; k++) if (i[k] !== 0) n++;
-      if (n) {
-        voice.played += n;
-        $('mic').dataset.played = String(voice.played);
-      }
+    const meter = new AudioWorkletNode(ctx, 'meter', { numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1] });
+    meter.port.onmessage = (e) => {
+      voice.played += e.data;
+      $('mic').dataset.played = String(voice.played);
     };
     meter.connect(ctx.destination);
     voice.out = { ctx, meter, next: 0, sources: [] };
   }
   voice.out.ctx.resume();
+  const url = new URL('api/live?thread=' + encodeURIComponent(state.thread), location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(url);
+  ws.binaryType = 'arraybuffer';
+  voice.ws = ws;
   return new Promise((resolve, reject) => {
     ws.onopen = resolve;
     ws.onerror = () => reject(new Error('the voice session could not be opened'));
