@@ -421,3 +421,59 @@ func TestOriginStar(t *testing.T) {
 		t.Errorf("status %d, want 403", resp.StatusCode)
 	}
 }
+
+func TestBrowserReadsNothing(t *testing.T) {
+	noLeaks(t)
+	e := newEnv(t, setup{server: func(c *agentserver.Config) { c.WriteTimeout = 50 * time.Millisecond }})
+	msgs := make([]*genai.LiveServerMessage, 400)
+	for i := range msgs {
+		msgs[i] = geminitest.LiveModelAudio(make([]byte, 48000)) // 1 s each: 19 MB in all
+	}
+	e.model.EnqueueLive(geminitest.LiveTurn(msgs...))
+	u := "ws" + strings.TrimPrefix(e.http.URL, "http") + "/live?thread=t1&user=ann"
+	ws, _, err := websocket.DefaultDialer.Dial(u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"text","text":"Talk a lot"}`))
+	// The browser reads nothing: its session ends at a write deadline,
+	// and the thread takes another session.
+	waitReleased(t, e, "ann", "t1")
+}
+
+func TestGoAwayThroughTheRoute(t *testing.T) {
+	noLeaks(t)
+	e := newEnv(t, setup{})
+	e.model.EnqueueLive(
+		geminitest.LiveTurn(geminitest.LiveResumptionUpdate(), geminitest.LiveOutputTranscription("One.", true)),
+		geminitest.LiveMessages(geminitest.LiveGoAway(time.Second)),
+		geminitest.LiveTurn(geminitest.LiveOutputTranscription("Two.", true)),
+	)
+	b := e.open(t, "ann", "t1")
+	b.sendJSON(map[string]any{"type": "text", "text": "one"})
+	b.until("turn_complete")
+	b.sendJSON(map[string]any{"type": "text", "text": "go away"})
+	// The session resumes on a new connection; the browser's stays.
+	deadline := time.Now().Add(hang)
+	for conns(e) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no second connection")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.sendJSON(map[string]any{"type": "text", "text": "two"})
+	if m := b.until("output_transcript"); m.Text != "Two." {
+		t.Errorf("after the goAway: %+v", m)
+	}
+	b.until("turn_complete")
+}
+
+// conns returns the number of Live connections the fake has seen.
+func conns(e *env) int {
+	n := 0
+	for _, m := range e.model.LiveMessages() {
+		n = max(n, m.Conn)
+	}
+	return n
+}
