@@ -381,7 +381,7 @@ func (c *conn) serve() {
 		c.read()
 	}()
 	if err := c.send(Message{Type: "ready", Thread: c.thread, AudioIn: geminilive.AudioMIMEType, AudioOut: "audio/pcm;rate=24000"}); err != nil {
-		c.end(websocket.CloseGoingAway, "") // 1006 is never sent
+		c.end(websocket.CloseGoingAway, "") // the browser is gone (1006 is never sent)
 	}
 	for e, err := range ls.Events() {
 		if err != nil {
@@ -390,7 +390,7 @@ func (c *conn) serve() {
 			break
 		}
 		if err := c.forward(ctx, e); err != nil {
-			c.end(websocket.CloseGoingAway, "") // 1006 is never sent // the browser is gone
+			c.end(websocket.CloseGoingAway, "") // the browser is gone (1006 is never sent)
 		}
 	}
 	c.end(websocket.CloseNormalClosure, "")
