@@ -21,3 +21,11 @@ func RunUser(ctx context.Context) string {
 func withRun(ctx context.Context, id, user string) context.Context {
 	return context.WithValue(context.WithValue(ctx, runKey{}, id), userKey{}, user)
 }
+
+// WithUser returns ctx naming user for [RunUser]: for a route that runs
+// the agent's tools outside the server's runs (package live's voice
+// sessions), so that a tool that keeps something per user finds its user
+// there as in a run.
+func WithUser(ctx context.Context, user string) context.Context {
+	return context.WithValue(ctx, userKey{}, user)
+}

@@ -96,7 +96,7 @@
 // responses of the calls of one toolCall are sent one by one, not
 // together. NON_BLOCKING calls answer once (no willContinue). Usage comes
 // as EventUsage; nothing sums it. Audio is passed through as it comes:
-// no resampling, no buffering. A browser route in agentserver and a
-// voice mode in the dev UI are later work; the chat's -live (examples/chat)
-// uses a session in a terminal.
+// no resampling, no buffering. Package agentserver/live serves sessions
+// to browsers over a websocket (with a voice mode in the dev UI); the
+// chat's -live (examples/chat) uses a session in a terminal.
 package geminilive

@@ -48,6 +48,11 @@ type Options struct {
 	// who runs one approves it. False refuses them (403 needs_approval),
 	// for a UI that people other than the tools' owners may open.
 	RunToolsNeedingApproval bool
+	// Live is the route of voice sessions (package agentserver/live's
+	// Handler), mounted at api/live: the page's chat gets a microphone
+	// button, and talks to the agent there (see "Voice mode"). Nil: no
+	// voice mode.
+	Live http.Handler
 }
 
 //go:embed static
@@ -96,6 +101,9 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	chat := aisdk.Handler(s)
 	mux.Handle("/api/chat", chat)
 	mux.Handle("/api/chat/", chat)
+	if h.opts.Live != nil {
+		mux.Handle("/api/live", h.opts.Live)
+	}
 	mux.HandleFunc("/api/info", h.api("GET", h.info))
 	mux.HandleFunc("/api/threads", h.api("GET", h.threads))
 	mux.HandleFunc("/api/threads/{thread}", h.api("GET", h.thread))

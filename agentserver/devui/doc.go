@@ -129,6 +129,26 @@
 // another origin that should reach it must be same-origin to it (a
 // proxy), not allowed by CORS.
 //
+// # Voice mode
+//
+// With Options.Live (package agentserver/live's Handler, mounted at
+// api/live), the chat has a Voice button: it opens a live session on the
+// conversation shown, and turns the microphone on (the browser asks for
+// it); pressed again it turns it off, and the model answers what it
+// heard. The microphone is captured at 16 kHz (AudioContext, echo
+// cancellation and noise suppression off) and sent as raw 16-bit PCM;
+// the model's speech is played with Web Audio at 24 kHz, cut short when
+// the user speaks over it. The user's words and the model's come in as
+// transcripts, each tool call as a card (Approve and Deny for those that
+// need approval, decided in the session), as they happen; the transcript
+// is saved to the conversation when each turn completes, so a text
+// message after it continues the same conversation. The session stays
+// open for the next press of the button, until the page leaves or a
+// limit ends it (the page says why).
+//
+//	lh, _ := live.New(srv, live.Config{Client: client, Agent: voiceAgent})
+//	http.Handle("/", devui.Handler(srv, &devui.Options{Live: lh}))
+//
 // # Recording
 //
 // The timelines come from a [Recorder], an agent.Observer the server is

@@ -25,7 +25,9 @@ type infoJSON struct {
 	// Recording says whether runs are recorded (the timelines), and how
 	// many of a user's are kept.
 	Recording bool `json:"recording"`
-	KeepRuns  int  `json:"keepRuns,omitempty"`
+	// Live says whether the voice mode's route (Options.Live) is served.
+	Live     bool `json:"live"`
+	KeepRuns int  `json:"keepRuns,omitempty"`
 }
 
 type agentJSON struct {
@@ -89,7 +91,7 @@ func (h *handler) info(r *http.Request, user string) (any, error) {
 	steps := h.s.Agent().Steps()
 	cfg := h.s.Config()
 	out := &infoJSON{Title: h.opts.Title, User: user, Thread: h.opts.Thread, BrowserTools: h.opts.BrowserTools,
-		Recording: h.rec != nil}
+		Recording: h.rec != nil, Live: h.opts.Live != nil}
 	if out.BrowserTools == nil {
 		out.BrowserTools = []agentserver.ToolDecl{}
 	}

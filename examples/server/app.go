@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/agui"
 	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
+	"github.com/toolnexus/toolnexus-go/agentserver/live"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/examples/internal/stores"
 	"github.com/toolnexus/toolnexus-go/internal/offline"
@@ -24,6 +26,10 @@ import (
 // defaultModel is the model used with an API key, unless -model says
 // otherwise.
 const defaultModel = "gemini-3.5-flash"
+
+// defaultLiveModel is the Live model of the voice sessions (/live), unless
+// -live-model says otherwise.
+const defaultLiveModel = "gemini-3.8-live"
 
 // agentName is the agent's name (agent.Config.Name: in its events, its
 // traces and a dev UI) and on its A2A card: a remote-agent tool of it is
@@ -41,10 +47,16 @@ type options struct {
 	apiKey  string // empty: the offline model
 	db      string // the SQLite file or PostgreSQL URL of the threads; empty: memory
 	cors    originList
+	// liveModel is the model of the voice sessions at /live, served with
+	// an API key (or liveClient).
+	liveModel string
 
 	// models, when set, replaces both the API and the offline model
 	// (tests script the fake with it).
 	models agent.Models
+	// liveClient, when set, is the Live client of the voice sessions
+	// (tests give the fake's).
+	liveClient *genai.Client
 }
 
 // originList is the -cors flag: origins, repeated or comma-separated.
@@ -64,6 +76,7 @@ func (l *originList) Set(s string) error {
 // app is the served agent: its server and its routes.
 type app struct {
 	srv     *agentserver.Server
+	live    *live.Handler // nil: no voice sessions
 	handler http.Handler
 	model   string
 	closers []io.Closer
@@ -73,6 +86,7 @@ type app struct {
 func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error) {
 	a := &app{}
 	models, model := opts.models, opts.model
+	liveClient := opts.liveClient
 	switch {
 	case models != nil:
 	case opts.apiKey != "":
@@ -81,6 +95,9 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 			return nil, fmt.Errorf("connecting to Gemini: %w", err)
 		}
 		models = client.Models
+		if liveClient == nil {
+			liveClient = client
+		}
 	default:
 		fake := offline.NewServer()
 		a.stops = append(a.stops, fake.Close)
@@ -127,6 +144,21 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 		return nil, err
 	}
 	mux := http.NewServeMux()
+	if liveClient != nil {
+		// The voice sessions: the same tools and approvals, on a Live model.
+		lcfg := cfg
+		lcfg.Models, lcfg.Model = liveClient.Models, cmp.Or(opts.liveModel, defaultLiveModel)
+		voice, err := agent.New(lcfg)
+		if err == nil {
+			a.live, err = live.New(a.srv, live.Config{Client: liveClient, Agent: voice})
+		}
+		if err != nil {
+			a.srv.Close(ctx)
+			a.close()
+			return nil, err
+		}
+		mux.Handle("/live", a.live)
+	}
 	aguiHandler := agui.Handler(a.srv)
 	mux.Handle("/agui", aguiHandler)
 	mux.Handle("/agui/", aguiHandler) // POST /agui/connect, /agui/cancel; GET /agui/messages
@@ -147,6 +179,9 @@ func newApp(ctx context.Context, opts options, logger *slog.Logger) (*app, error
 			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume), DELETE /api/chat/{id}/stream (stop),\n"+
 			"        GET /api/chat/{id}/messages (the chat's messages)\n"+
 			"A2A:    GET %s (the agent card), POST %s/v1 (1.0 JSON-RPC), %s/v1/rest/ (1.0 HTTP+JSON), POST %s (0.3 JSON-RPC)\n", model, a2aagent.CardPath, a2aagent.DefaultPath, a2aagent.DefaultPath, a2aagent.DefaultPath)
+		if a.live != nil {
+			fmt.Fprintf(w, "Voice:  GET /live?thread= (a websocket: 16 kHz PCM in, 24 kHz PCM out; see package agentserver/live)\n")
+		}
 	})
 	a.handler = mux
 	return a, nil

@@ -23,6 +23,10 @@
 // request carries the decision. Threads are kept in memory, or with -db in
 // a SQLite file or a PostgreSQL database (-db postgres://user:pw@host/db). Every request is the one local user: the server is meant
 // for localhost (see agentserver.Config.Authenticate to serve users).
+// With an API key, GET /live?thread=ID is a websocket for voice sessions
+// (package agentserver/live): the same tools and approvals on a Live model
+// (-live-model, gemini-3.8-live by default), microphone audio in, the
+// model's speech, transcripts and tool calls out.
 // With -cors http://localhost:5173 (repeated, or origins separated by
 // commas) the pages of those origins, such as a Vite dev server's, may
 // call it (agentserver.Config.AllowedOrigins).
@@ -61,10 +65,11 @@ func main() {
 	flag.StringVar(&opts.addr, "addr", "localhost:8080", "listen on `host:port`")
 	flag.BoolVar(&opts.approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
+	flag.StringVar(&opts.liveModel, "live-model", defaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key")
 	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
 	flag.Var(&opts.cors, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-db file|postgres://…] [-cors origin]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-live-model name] [-db file|postgres://…] [-cors origin]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
 			"GET and DELETE /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json; 1.0: POST /a2a/v1, /a2a/v1/rest/;\n"+
 			"0.3: POST /a2a), on Gemini when "+
@@ -118,6 +123,9 @@ func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logg
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if app.live != nil {
+		app.live.Close(shutdown) // voice sessions end, their transcripts saved
+	}
 	err = app.srv.Close(shutdown) // runs end and are saved; streams end
 	if herr := hs.Shutdown(shutdown); herr != nil && err == nil {
 		err = herr

@@ -579,6 +579,7 @@ class ToolCard {
     const reason = el('input', { type: 'text', class: 'reason', placeholder: 'reason (optional)' });
     const answer = (approved) => {
       approve.disabled = deny.disabled = true;
+      if (this.onDecide) { this.onDecide(approved); return; } // a voice session's call (voice.js)
       const approval = { id: this.id, approved };
       if (!approved && reason.value) approval.reason = reason.value;
       decide(this.msg, { type: 'tool-' + this.name, toolCallId: this.id, state: 'approval-responded', approval });
@@ -1157,6 +1158,7 @@ async function start() {
     $('title').textContent = title;
     document.title = title;
     $('who').textContent = state.info.user;
+    if (state.info.live) setupVoice(); // voice.js
   } catch (err) { fail(err); }
   route();
 }

@@ -52,10 +52,11 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a headless Chromium with the flags this machine needs and
-// a fresh profile, and returns a context for a new tab of it. JavaScript
-// errors in the page's console, uncaught exceptions and errors the browser
-// logs (a failed load, a refused script or style) fail the test.
-func browser(t *testing.T) context.Context {
+// a fresh profile (and extra options), and returns a context for a new
+// tab of it. JavaScript errors in the page's console, uncaught exceptions
+// and errors the browser logs (a failed load, a refused script or style)
+// fail the test.
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	path := chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
@@ -66,6 +67,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 860),
 	)
+	opts = append(opts, extra...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(alloc)
 	var mu sync.Mutex
