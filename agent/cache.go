@@ -255,29 +255,61 @@ func (c *cacher) entry(config *genai.GenerateContentConfig) *cacheEntry {
 // when the request goes uncached. gone, when not empty, is a cache a
 // request named and the API no longer has: it is made again. report
 // receives what happened to the cache.
-func (c *cacher) request(ctx context.Context, config *genai.GenerateContentConfig, contents []*genai.Content, gone string, report func(*CacheReport)) (*genai.GenerateContentConfig, []*genai.Content) {
+func (c *cacher) request(ctx context.Context, config *genai.GenerateContentConfig, contents []*genai.Content, gone string, report func(*CacheReport)) (*genai.GenerateContentConfig, []*genai.Content, CacheRef) {
 	base := c.entry(config)
-	send := contents
+	send, fp := contents, base.fp
 	var name string
 	if c.step > 0 {
 		if e, chain := c.prefixEntry(base, contents); e != nil {
 			if name = c.use(ctx, e, config, contents[:e.prefix], gone, report); name != "" {
-				send = contents[e.prefix:]
+				send, fp = contents[e.prefix:], e.fp
 				c.supersede(ctx, e, chain, report)
 			}
 		}
 	}
 	if name == "" {
 		name = c.use(ctx, base, config, nil, gone, report)
-		send = contents
+		send, fp = contents, base.fp
 	}
 	if name == "" {
-		return config, contents
+		return config, contents, CacheRef{}
 	}
 	sent := *config
 	sent.SystemInstruction, sent.Tools, sent.ToolConfig = nil, nil, nil
 	sent.CachedContent = name
-	return &sent, send
+	return &sent, send, CacheRef{Name: name, Fingerprint: fp}
+}
+
+// CacheRef names a cache an agent's loop made: its resource name and the
+// fingerprint of what it holds. It is what a durable run keeps of the
+// cache between its steps ([Steps.CacheRequest]), so that a step on
+// another process, or after a restart, uses the cache instead of making
+// another.
+type CacheRef struct {
+	Name        string `json:",omitempty"`
+	Fingerprint string `json:",omitempty"`
+}
+
+// adopt takes ref as the cache of its fingerprint when c has none: c did
+// not make it (another process did), so it is refreshed before its first
+// use, which tells whether the API still has it; when it does not, it is
+// made anew.
+func (c *cacher) adopt(ref CacheRef) {
+	if ref.Name == "" || ref.Fingerprint == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[ref.Fingerprint]
+	if e == nil {
+		e = &cacheEntry{fp: ref.Fingerprint, sem: make(chan struct{}, 1)}
+		c.entries[ref.Fingerprint] = e
+	}
+	if e.name != "" || e.refused != nil || c.closed {
+		return
+	}
+	// Less than half the TTL left: the next use refreshes it.
+	e.name, e.expires = ref.Name, c.now().Add(c.ttl/2-time.Nanosecond)
 }
 
 // prefixStep is one place the conversation may be cut for a cache: before
@@ -640,7 +672,8 @@ func notCacheable(err error) bool {
 // config and contents: through the agent's cache when it has one (see
 // cacher.request). gone names a cache the API said it no longer has.
 func (r *run) cacheRequest(config *genai.GenerateContentConfig, contents []*genai.Content, turn int, gone string) (*genai.GenerateContentConfig, []*genai.Content) {
-	return r.a.cache.request(r.ctx, config, contents, gone, r.cacheReporter(turn))
+	sent, send, _ := r.a.cache.request(r.ctx, config, contents, gone, r.cacheReporter(turn))
+	return sent, send
 }
 
 // cacheLost handles a model call that sent sent, naming a cache, and that
@@ -654,10 +687,57 @@ func (r *run) cacheLost(turn int, base, sent *genai.GenerateContentConfig, conte
 		*recovered = true
 		return r.cacheRequest(base, contents, turn, sent.CachedContent) // base when it cannot be made: reported
 	}
-	err := fmt.Errorf("agent: the API refused cache %s twice in a row", sent.CachedContent)
-	r.a.cache.refuse(sent.CachedContent, err)
-	r.a.cache.say(r.ctx, r.cacheReporter(turn), &CacheReport{Action: CacheNotCacheable, Name: sent.CachedContent, Err: err})
+	r.a.cache.giveUp(r.ctx, sent.CachedContent, r.cacheReporter(turn))
 	return base, contents
+}
+
+// giveUp gives up the cache named name, which the API refused twice in a
+// row, and reports it.
+func (c *cacher) giveUp(ctx context.Context, name string, report func(*CacheReport)) {
+	err := fmt.Errorf("agent: the API refused cache %s twice in a row", name)
+	c.refuse(name, err)
+	c.say(ctx, report, &CacheReport{Action: CacheNotCacheable, Name: name, Err: err})
+}
+
+// CacheRequest returns what a model call of turn sends for config and
+// contents through the agent's cache (Config.Cache), as Run sends it, and
+// the cache it names; config, contents and the zero CacheRef when the call
+// goes uncached or the agent has no cache. known is the cache an earlier
+// step of the run named, which the agent takes as its own when it holds
+// none of that fingerprint (it was made by another process: it is
+// refreshed before use, and made anew if the API no longer has it). gone
+// is a cache the API just refused for this call ([Steps.CacheGone]): it
+// is made again, once; a second refusal is for [Steps.GiveUpCache]. The
+// cache's events go to the Observer under ctx.
+func (s Steps) CacheRequest(ctx context.Context, turn int, config *genai.GenerateContentConfig, contents []*genai.Content,
+	known CacheRef, gone string) (*genai.GenerateContentConfig, []*genai.Content, CacheRef) {
+	if s.a.cache == nil {
+		return config, contents, CacheRef{}
+	}
+	s.a.cache.adopt(known)
+	return s.a.cache.request(ctx, config, contents, gone, s.cacheReporter(ctx, turn))
+}
+
+// CacheGone reports whether err, the error of a model call that named a
+// cache, is the API's refusal of that cache (expired, deleted, another
+// model's): the call is sent again through [Steps.CacheRequest] with gone
+// set, as Run does.
+func (s Steps) CacheGone(err error) bool { return cacheGone(err) }
+
+// GiveUpCache gives up the cache named name, which the API refused twice
+// in a row for a call of turn: the agent's requests of its shape go
+// uncached from now on, as in Run.
+func (s Steps) GiveUpCache(ctx context.Context, turn int, name string) {
+	if s.a.cache != nil {
+		s.a.cache.giveUp(ctx, name, s.cacheReporter(ctx, turn))
+	}
+}
+
+// cacheReporter hands a cache report to the Observer, as an EventCache.
+func (s Steps) cacheReporter(ctx context.Context, turn int) func(*CacheReport) {
+	return func(rep *CacheReport) {
+		s.Observe(ctx, &Event{Kind: EventCache, Turn: turn, Cache: rep, Err: rep.Err})
+	}
 }
 
 // cacheReporter returns the function that hands a cache report to the

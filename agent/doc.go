@@ -160,8 +160,10 @@
 // [Usage.Cost] prices a run, or each agent of Result.Agents, at the prices
 // the program gives. The tokens of a cache are billed at the full price
 // when it is made, which Usage does not count. Stream, typed runs and
-// agents run as tools cache as Run does. [Steps], and so the temporalagent
-// workflow, does not: a cache name is state a replay would have to keep.
+// agents run as tools cache as Run does. [Steps] caches through
+// [Steps.CacheRequest], which the temporalagent workflow's model activity
+// calls: the cache is made and refreshed in activities, and the workflow
+// keeps its [CacheRef] as state, so that a replay makes no cache.
 //
 // # Built-in tools
 //

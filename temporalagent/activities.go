@@ -53,7 +53,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx, nil)
-	resp, err := s.Models().GenerateContent(callCtx, s.Model(), contents, config)
+	resp, cache, err := cachedCall(callCtx, s, in, config, contents)
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -76,7 +76,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	// genai records the HTTP headers of the reply: they are no part of the
 	// conversation and do not belong in the history.
 	resp.SDKHTTPResponse = nil
-	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model()}
+	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model(), Cache: cache}
 	if len(contents) != len(in.Contents) || (len(contents) > 0 && &contents[0] != &in.Contents[0]) {
 		out.Working = contents
 	}
@@ -106,6 +106,30 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		s.Retrying(callCtx, in.Turn, attempt, stopErr, 0)
 	}
 	return out, nil
+}
+
+// cachedCall makes the model call of in with config and contents through
+// the agent's cache (Config.Cache), as agent.Run does: the cache is made,
+// refreshed or adopted (in.Cache, the one the run named last, which
+// another worker may have made) here, in the activity, never in workflow
+// code. A call the API refuses for its cache is sent again at once through
+// a cache made anew, and, refused again, uncached (the agent gives that
+// cache up). It returns the cache the successful call named.
+func cachedCall(ctx context.Context, s agent.Steps, in modelInput, config *genai.GenerateContentConfig,
+	contents []*genai.Content) (*genai.GenerateContentResponse, agent.CacheRef, error) {
+	sent, send, ref := s.CacheRequest(ctx, in.Turn, config, contents, in.Cache, "")
+	for tries := 0; ; tries++ {
+		resp, err := s.Models().GenerateContent(ctx, s.Model(), send, sent)
+		if err == nil || ref.Name == "" || ctx.Err() != nil || !s.CacheGone(err) {
+			return resp, ref, err
+		}
+		if tries == 0 {
+			sent, send, ref = s.CacheRequest(ctx, in.Turn, config, contents, agent.CacheRef{}, ref.Name)
+			continue
+		}
+		s.GiveUpCache(ctx, in.Turn, ref.Name)
+		sent, send, ref = config, contents, agent.CacheRef{}
+	}
 }
 
 // plan decides about each function call of a model content, on the
