@@ -364,6 +364,9 @@ func (c *cacher) prefixEntry(base *cacheEntry, contents []*genai.Content) (*cach
 			e.refused = fmt.Errorf("%w (about %d tokens, minimum %d)", errCacheTooSmall, e.tokens, c.minTokens)
 		}
 		c.entries[s.fp] = e
+	} else if e.prefix == 0 {
+		// Adopted (adopt): the fingerprint says what it holds.
+		e.prefix, e.tokens = s.at, base.tokens+s.tokens
 	}
 	return e, steps[:k]
 }

@@ -199,3 +199,40 @@ func TestCacheConversationStepNegative(t *testing.T) {
 		t.Fatalf("New() = %v; want the negative step refused", err)
 	}
 }
+
+// TestCacheAdoptPrefix: Steps.CacheRequest on an agent that holds no
+// cache (another process's) adopts the CacheRef an earlier step returned,
+// a conversation prefix's included: it refreshes it instead of making
+// one, and sends only the contents the cache does not hold.
+func TestCacheAdoptPrefix(t *testing.T) {
+	ctx := context.Background()
+	f := newCacheFixture(t, (*fake.Server).Client)
+	var w weatherTool
+	policy := agent.CachePolicy{TTL: time.Hour, ConversationStep: 100}
+	long := strings.Repeat("A long message about the weather. ", 30)
+	contents := []*genai.Content{
+		genai.NewContentFromText(long, genai.RoleUser), genai.NewContentFromText(long, genai.RoleModel),
+		genai.NewContentFromText("And tomorrow?", genai.RoleUser),
+	}
+	first := f.agent(t, toolset.MustNew(w.tool()), policy).Steps()
+	config := first.RequestConfig(0)
+	_, send, ref := first.CacheRequest(ctx, 0, config, contents, agent.CacheRef{}, "")
+	if ref.Name == "" || len(send) != 1 {
+		t.Fatalf("first: cache %+v, %d contents sent; want a cache of the prefix and 1 sent", ref, len(send))
+	}
+	second := f.agent(t, toolset.MustNew(w.tool()), policy).Steps()
+	seq := f.next()
+	sent, send, ref2 := second.CacheRequest(ctx, 0, second.RequestConfig(0), contents, ref, "")
+	if ref2 != ref || sent.CachedContent != ref.Name || len(send) != 1 {
+		t.Fatalf("second: cache %+v naming %q, %d contents sent; want %+v adopted and 1 sent", ref2, sent.CachedContent, len(send), ref)
+	}
+	if c, u := f.count(fake.MethodCreateCachedContent, seq), f.count(fake.MethodUpdateCachedContent, seq); c != 0 || u != 1 {
+		t.Errorf("adopting made %d caches and refreshed %d; want 0 and 1", c, u)
+	}
+	// Adopted, then gone: made anew.
+	f.srv.ExpireCaches()
+	_, send, ref3 := second.CacheRequest(ctx, 1, second.RequestConfig(0), contents, ref, ref.Name)
+	if ref3.Name == "" || ref3.Name == ref.Name || len(send) != 1 {
+		t.Errorf("after expiry: %+v, %d sent; want a new cache of the prefix", ref3, len(send))
+	}
+}
