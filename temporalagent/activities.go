@@ -47,13 +47,18 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	runCtx, callCtx := ctx, ctx
 	if s.Observing() {
 		runCtx = s.Resume(ctx, in.Run)
+	}
+	// What the call sends: through the agent's cache, if it has one.
+	c := cachedCall{s: s, turn: in.Turn, config: config, contents: contents}
+	c.sent, c.send, c.ref = s.CacheRequest(runCtx, in.Turn, config, contents, in.Cache, "")
+	if s.Observing() {
 		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Hop: in.Hop, Model: s.Model(),
-			Contents: contents, Config: config}
+			Contents: c.send, Config: c.sent}
 		callCtx = s.StartContext(runCtx, e)
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx, nil)
-	resp, cache, err := cachedCall(callCtx, s, in, config, contents)
+	resp, err := c.call(callCtx)
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -76,7 +81,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	// genai records the HTTP headers of the reply: they are no part of the
 	// conversation and do not belong in the history.
 	resp.SDKHTTPResponse = nil
-	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model(), Cache: cache}
+	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model(), Cache: c.ref}
 	if len(contents) != len(in.Contents) || (len(contents) > 0 && &contents[0] != &in.Contents[0]) {
 		out.Working = contents
 	}
@@ -108,27 +113,37 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	return out, nil
 }
 
-// cachedCall makes the model call of in with config and contents through
-// the agent's cache (Config.Cache), as agent.Run does: the cache is made,
-// refreshed or adopted (in.Cache, the one the run named last, which
-// another worker may have made) here, in the activity, never in workflow
-// code. A call the API refuses for its cache is sent again at once through
-// a cache made anew, and, refused again, uncached (the agent gives that
-// cache up). It returns the cache the successful call named.
-func cachedCall(ctx context.Context, s agent.Steps, in modelInput, config *genai.GenerateContentConfig,
-	contents []*genai.Content) (*genai.GenerateContentResponse, agent.CacheRef, error) {
-	sent, send, ref := s.CacheRequest(ctx, in.Turn, config, contents, in.Cache, "")
+// cachedCall is a model call through the agent's cache (Config.Cache), as
+// agent.Run makes it: the cache is made, refreshed or adopted (the one the
+// run named last, which another worker may have made) in the activity,
+// never in workflow code. config and contents are the call's; sent and
+// send what it sends, naming ref (zero when uncached).
+type cachedCall struct {
+	s        agent.Steps
+	turn     int
+	config   *genai.GenerateContentConfig
+	contents []*genai.Content
+	sent     *genai.GenerateContentConfig
+	send     []*genai.Content
+	ref      agent.CacheRef
+}
+
+// call makes the call. One the API refuses for its cache is sent again at
+// once through a cache made anew, and, refused again, uncached (the agent
+// gives that cache up); c.ref is then the cache the successful call named.
+func (c *cachedCall) call(ctx context.Context) (*genai.GenerateContentResponse, error) {
+	s := c.s
 	for tries := 0; ; tries++ {
-		resp, err := s.Models().GenerateContent(ctx, s.Model(), send, sent)
-		if err == nil || ref.Name == "" || ctx.Err() != nil || !s.CacheGone(err) {
-			return resp, ref, err
+		resp, err := s.Models().GenerateContent(ctx, s.Model(), c.send, c.sent)
+		if err == nil || c.ref.Name == "" || ctx.Err() != nil || !s.CacheGone(err) {
+			return resp, err
 		}
 		if tries == 0 {
-			sent, send, ref = s.CacheRequest(ctx, in.Turn, config, contents, agent.CacheRef{}, ref.Name)
+			c.sent, c.send, c.ref = s.CacheRequest(ctx, c.turn, c.config, c.contents, agent.CacheRef{}, c.ref.Name)
 			continue
 		}
-		s.GiveUpCache(ctx, in.Turn, ref.Name)
-		sent, send, ref = config, contents, agent.CacheRef{}
+		s.GiveUpCache(ctx, c.turn, c.ref.Name)
+		c.sent, c.send, c.ref = c.config, c.contents, agent.CacheRef{}
 	}
 }
 
