@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,50 @@ func BenchmarkRunCached(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := a.Run(context.Background(), benchQuestion); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchChat is a stored chat of 40 messages (about 7,000 tokens) and the
+// question that continues it.
+var benchChat = func() []*genai.Content {
+	var out []*genai.Content
+	for i := range 20 {
+		out = append(out, genai.NewContentFromText(fmt.Sprintf("Question %d: %s", i, strings.Repeat("How is the weather? ", 10)), genai.RoleUser),
+			genai.NewContentFromText(strings.Repeat("The weather is fine, thank you for asking. ", 30), genai.RoleModel))
+	}
+	return append(out, benchQuestion...)
+}()
+
+// BenchmarkRunChat is agent.Run continuing benchChat with the long system
+// instruction, caching its system instruction and tools: the baseline of
+// BenchmarkRunChatCached.
+func BenchmarkRunChat(b *testing.B) {
+	a := benchLongAgent(b, &agent.CachePolicy{TTL: time.Hour})
+	if _, err := a.Run(context.Background(), benchChat); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := a.Run(context.Background(), benchChat); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunChatCached is the same with the chat's prefix in the cache
+// (ConversationStep): what finding the prefix's cache costs (the chat's
+// JSON hashed on every model call), against the prefix left out of the
+// requests.
+func BenchmarkRunChatCached(b *testing.B) {
+	a := benchLongAgent(b, &agent.CachePolicy{TTL: time.Hour, ConversationStep: 2000})
+	if _, err := a.Run(context.Background(), benchChat); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := a.Run(context.Background(), benchChat); err != nil {
 			b.Fatal(err)
 		}
 	}

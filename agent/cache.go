@@ -46,6 +46,24 @@ type CachePolicy struct {
 	// [Agent.With] that change what is cached. Zero means
 	// DefaultMaxCaches (4).
 	MaxCaches int
+
+	// ConversationStep, when above zero, puts a prefix of the
+	// conversation in the cache too, beside what every request repeats,
+	// so that a long conversation's old messages are billed at the cached
+	// price: the cache holds the contents before a user message (one that
+	// is not a function response) and the request sends the rest. The
+	// prefix grows in steps of about ConversationStep tokens (estimated at
+	// 4 bytes a token of their JSON): it ends at the first user message
+	// where the conversation reached the last multiple of ConversationStep
+	// it has reached before its newest user message, so it stays the
+	// same, and so does its cache, until the conversation has grown past
+	// the next multiple. Each
+	// step makes a cache anew (billed at the full input price once) and
+	// deletes the one it extends. The fingerprint covers the prefix, so a
+	// prefix that changed (a history trimmed or edited) gets a cache of
+	// its own, never a stale one. Each conversation in use holds a cache,
+	// bounded by MaxCaches. Zero caches no contents.
+	ConversationStep int
 }
 
 // DefaultMaxCaches is the number of caches an agent keeps at once when
@@ -130,6 +148,7 @@ type cacher struct {
 	ttl       time.Duration
 	minTokens int
 	max       int
+	step      int // CachePolicy.ConversationStep
 	logger    *slog.Logger
 	now       func() time.Time
 
@@ -144,6 +163,7 @@ type cacher struct {
 type cacheEntry struct {
 	fp     string
 	tokens int           // the estimate of its size
+	prefix int           // the contents it holds, a prefix of the conversation
 	sem    chan struct{} // held while a call to the API changes it
 
 	// Under cacher.mu.
@@ -167,8 +187,9 @@ func newCacher(p *CachePolicy, models Models, model string, logger *slog.Logger)
 		return nil, errors.New("agent: Config.Cache.Caches is nil (pass client.Caches)")
 	case p.TTL < time.Second:
 		return nil, fmt.Errorf("agent: Config.Cache.TTL is %v: a cache must live at least a second", p.TTL)
-	case p.MinTokens < 0, p.MaxCaches < 0:
-		return nil, fmt.Errorf("agent: negative limit in Config.Cache (MinTokens %d, MaxCaches %d)", p.MinTokens, p.MaxCaches)
+	case p.MinTokens < 0, p.MaxCaches < 0, p.ConversationStep < 0:
+		return nil, fmt.Errorf("agent: negative limit in Config.Cache (MinTokens %d, MaxCaches %d, ConversationStep %d)",
+			p.MinTokens, p.MaxCaches, p.ConversationStep)
 	}
 	c := &cacher{
 		caches:    p.Caches,
@@ -176,6 +197,7 @@ func newCacher(p *CachePolicy, models Models, model string, logger *slog.Logger)
 		ttl:       p.TTL,
 		minTokens: orDefault(p.MinTokens, modelname.MinCacheTokens(model)),
 		max:       orDefault(p.MaxCaches, DefaultMaxCaches),
+		step:      p.ConversationStep,
 		logger:    logger,
 		now:       time.Now,
 		entries:   map[string]*cacheEntry{},
@@ -227,26 +249,166 @@ func (c *cacher) entry(config *genai.GenerateContentConfig) *cacheEntry {
 	return e
 }
 
-// request returns what to send for config: a copy of it that names its
-// cache and leaves out what the cache holds, or config itself when the
-// request goes uncached. gone, when not empty, is a cache a request named
-// and the API no longer has: it is made again. report receives what
-// happened to the cache.
-func (c *cacher) request(ctx context.Context, config *genai.GenerateContentConfig, gone string, report func(*CacheReport)) *genai.GenerateContentConfig {
-	e := c.entry(config)
-	name := c.use(ctx, e, config, gone, report)
+// request returns what to send for config and contents: a copy of config
+// that names its cache and leaves out what the cache holds, with the
+// contents the cache does not hold, or config and contents themselves
+// when the request goes uncached. gone, when not empty, is a cache a
+// request named and the API no longer has: it is made again. report
+// receives what happened to the cache.
+func (c *cacher) request(ctx context.Context, config *genai.GenerateContentConfig, contents []*genai.Content, gone string, report func(*CacheReport)) (*genai.GenerateContentConfig, []*genai.Content, CacheRef) {
+	base := c.entry(config)
+	send, fp := contents, base.fp
+	var name string
+	if c.step > 0 {
+		if e, chain := c.prefixEntry(base, contents); e != nil {
+			if name = c.use(ctx, e, config, contents[:e.prefix], gone, report); name != "" {
+				send, fp = contents[e.prefix:], e.fp
+				c.supersede(ctx, e, chain, report)
+			}
+		}
+	}
 	if name == "" {
-		return config
+		name = c.use(ctx, base, config, nil, gone, report)
+		send, fp = contents, base.fp
+	}
+	if name == "" {
+		return config, contents, CacheRef{}
 	}
 	sent := *config
 	sent.SystemInstruction, sent.Tools, sent.ToolConfig = nil, nil, nil
 	sent.CachedContent = name
-	return &sent
+	return &sent, send, CacheRef{Name: name, Fingerprint: fp}
+}
+
+// CacheRef names a cache an agent's loop made: its resource name and the
+// fingerprint of what it holds. It is what a durable run keeps of the
+// cache between its steps ([Steps.CacheRequest]), so that a step on
+// another process, or after a restart, uses the cache instead of making
+// another.
+type CacheRef struct {
+	Name        string `json:",omitempty"`
+	Fingerprint string `json:",omitempty"`
+}
+
+// adopt takes ref as the cache of its fingerprint when c has none: c did
+// not make it (another process did), so it is refreshed before its first
+// use, which tells whether the API still has it; when it does not, it is
+// made anew.
+func (c *cacher) adopt(ref CacheRef) {
+	if ref.Name == "" || ref.Fingerprint == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[ref.Fingerprint]
+	if e == nil {
+		e = &cacheEntry{fp: ref.Fingerprint, sem: make(chan struct{}, 1)}
+		c.entries[ref.Fingerprint] = e
+	}
+	if e.name != "" || e.refused != nil || c.closed {
+		return
+	}
+	// Less than half the TTL left: the next use refreshes it.
+	e.name, e.expires = ref.Name, c.now().Add(c.ttl/2-time.Nanosecond)
+}
+
+// prefixStep is one place the conversation may be cut for a cache: before
+// contents[at], a user message that is not a function response.
+type prefixStep struct {
+	at     int
+	tokens int    // the estimate of contents[:at]
+	fp     string // the fingerprint of the cache holding base and contents[:at]
+}
+
+// prefixEntry returns the entry of the cache that holds base's parts and
+// the conversation's stable prefix (see CachePolicy.ConversationStep), or
+// nil when no prefix is due yet, with the places the conversation may be
+// cut before it, for supersede.
+func (c *cacher) prefixEntry(base *cacheEntry, contents []*genai.Content) (*cacheEntry, []prefixStep) {
+	var steps []prefixStep
+	h := sha256.New()
+	h.Write([]byte(base.fp))
+	size := 0
+	for i, m := range contents {
+		if i > 0 && userMessage(m) {
+			steps = append(steps, prefixStep{at: i, tokens: size, fp: hex.EncodeToString(h.Sum(nil))})
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			break // not cacheable past it; the request fails on its own
+		}
+		sum := sha256.Sum256(b)
+		h.Write(sum[:])
+		size += len(b) / 4
+	}
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	// The first place past the last multiple of the step: it moves only
+	// when the conversation grows past the next one.
+	target := steps[len(steps)-1].tokens / c.step * c.step
+	if target == 0 {
+		return nil, nil
+	}
+	k := 0
+	for steps[k].tokens < target {
+		k++
+	}
+	s := steps[k]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[s.fp]
+	if e == nil {
+		e = &cacheEntry{fp: s.fp, tokens: base.tokens + s.tokens, prefix: s.at, sem: make(chan struct{}, 1)}
+		if e.tokens < c.minTokens {
+			e.refused = fmt.Errorf("%w (about %d tokens, minimum %d)", errCacheTooSmall, e.tokens, c.minTokens)
+		}
+		c.entries[s.fp] = e
+	} else if e.prefix == 0 {
+		// Adopted (adopt): the fingerprint says what it holds.
+		e.prefix, e.tokens = s.at, base.tokens+s.tokens
+	}
+	return e, steps[:k]
+}
+
+// userMessage reports whether m is a user's message (no function
+// response), where a cached prefix of the conversation may end.
+func userMessage(m *genai.Content) bool {
+	if m == nil || m.Role != genai.RoleUser || len(m.Parts) == 0 {
+		return false
+	}
+	for _, p := range m.Parts {
+		if p == nil || p.FunctionResponse != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// supersede deletes the caches of the shorter prefixes of the
+// conversation that e's extends (before holds where they ended): e
+// replaces them. A run that still names one is refused, and makes its
+// cache again once (cacheLost).
+func (c *cacher) supersede(ctx context.Context, e *cacheEntry, before []prefixStep, report func(*CacheReport)) {
+	var victims []string
+	c.mu.Lock()
+	for _, s := range before {
+		old := c.entries[s.fp]
+		if old == nil || old == e || old.name == "" || len(old.sem) != 0 {
+			continue
+		}
+		victims = append(victims, old.name)
+		old.name = ""
+		delete(c.entries, s.fp)
+	}
+	c.mu.Unlock()
+	c.deleteAll(ctx, victims, "agent: deleting a cache a longer prefix replaced failed", report)
 }
 
 // use returns the name of e's live cache, made or refreshed as needed, or
-// "" when the request goes uncached.
-func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateContentConfig, gone string, report func(*CacheReport)) string {
+// "" when the request goes uncached. prefix is the conversation e's cache
+// holds (e.prefix contents).
+func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateContentConfig, prefix []*genai.Content, gone string, report func(*CacheReport)) string {
 	c.mu.Lock()
 	if c.closed || e.refused != nil {
 		c.mu.Unlock()
@@ -273,7 +435,7 @@ func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateC
 		// or put e back, so that Close finds what e will hold.
 		if cur != nil {
 			c.mu.Unlock()
-			return c.use(ctx, cur, config, gone, report)
+			return c.use(ctx, cur, config, prefix, gone, report)
 		}
 		c.entries[e.fp] = e
 	}
@@ -317,6 +479,7 @@ func (c *cacher) use(ctx context.Context, e *cacheEntry, config *genai.GenerateC
 		SystemInstruction: config.SystemInstruction,
 		Tools:             config.Tools,
 		ToolConfig:        config.ToolConfig,
+		Contents:          prefix,
 	})
 	if err == nil && (cc == nil || cc.Name == "") {
 		err = errors.New("agent: the API made a cache with no name")
@@ -385,15 +548,21 @@ func (c *cacher) evict(ctx context.Context, keep *cacheEntry, report func(*Cache
 		oldest.name = ""
 	}
 	for fp, e := range c.entries {
-		if e.name == "" && e.refused == nil && len(e.sem) == 0 && e != keep {
+		if e.name == "" && (e.refused == nil || e.prefix > 0) && len(e.sem) == 0 && e != keep {
 			delete(c.entries, fp)
 		}
 	}
 	clear(c.shapes)
 	c.mu.Unlock()
-	for _, name := range victims {
+	c.deleteAll(ctx, victims, "agent: deleting a replaced cache failed", report)
+}
+
+// deleteAll deletes the caches names, reporting each, and logs failures
+// with msg.
+func (c *cacher) deleteAll(ctx context.Context, names []string, msg string, report func(*CacheReport)) {
+	for _, name := range names {
 		if err := c.delete(ctx, name); err != nil {
-			c.logger.LogAttrs(ctx, slog.LevelWarn, "agent: deleting a replaced cache failed", slog.String("cache", name), slog.Any("error", err))
+			c.logger.LogAttrs(ctx, slog.LevelWarn, msg, slog.String("cache", name), slog.Any("error", err))
 			continue
 		}
 		c.say(ctx, report, &CacheReport{Action: CacheDeleted, Name: name})
@@ -502,11 +671,12 @@ func notCacheable(err error) bool {
 	return errors.As(err, &e) && (e.Code == http.StatusBadRequest || e.Code == http.StatusNotFound)
 }
 
-// cacheRequest returns the config a model call sends for config: through
-// the agent's cache when it has one (see cacher.request). gone names a
-// cache the API said it no longer has.
-func (r *run) cacheRequest(config *genai.GenerateContentConfig, turn int, gone string) *genai.GenerateContentConfig {
-	return r.a.cache.request(r.ctx, config, gone, r.cacheReporter(turn))
+// cacheRequest returns the config and contents a model call sends for
+// config and contents: through the agent's cache when it has one (see
+// cacher.request). gone names a cache the API said it no longer has.
+func (r *run) cacheRequest(config *genai.GenerateContentConfig, contents []*genai.Content, turn int, gone string) (*genai.GenerateContentConfig, []*genai.Content) {
+	sent, send, _ := r.a.cache.request(r.ctx, config, contents, gone, r.cacheReporter(turn))
+	return sent, send
 }
 
 // cacheLost handles a model call that sent sent, naming a cache, and that
@@ -514,16 +684,63 @@ func (r *run) cacheRequest(config *genai.GenerateContentConfig, turn int, gone s
 // the cache is made again and the request sent with it; after that, the
 // cache is given up (the agent's requests of this shape go uncached from
 // now on) and the request sent uncached, as it is when the cache cannot
-// be made again. It returns the config to send.
-func (r *run) cacheLost(turn int, base, sent *genai.GenerateContentConfig, recovered *bool) *genai.GenerateContentConfig {
+// be made again. It returns the config and contents to send.
+func (r *run) cacheLost(turn int, base, sent *genai.GenerateContentConfig, contents []*genai.Content, recovered *bool) (*genai.GenerateContentConfig, []*genai.Content) {
 	if !*recovered {
 		*recovered = true
-		return r.cacheRequest(base, turn, sent.CachedContent) // base when it cannot be made: reported
+		return r.cacheRequest(base, contents, turn, sent.CachedContent) // base when it cannot be made: reported
 	}
-	err := fmt.Errorf("agent: the API refused cache %s twice in a row", sent.CachedContent)
-	r.a.cache.refuse(sent.CachedContent, err)
-	r.a.cache.say(r.ctx, r.cacheReporter(turn), &CacheReport{Action: CacheNotCacheable, Name: sent.CachedContent, Err: err})
-	return base
+	r.a.cache.giveUp(r.ctx, sent.CachedContent, r.cacheReporter(turn))
+	return base, contents
+}
+
+// giveUp gives up the cache named name, which the API refused twice in a
+// row, and reports it.
+func (c *cacher) giveUp(ctx context.Context, name string, report func(*CacheReport)) {
+	err := fmt.Errorf("agent: the API refused cache %s twice in a row", name)
+	c.refuse(name, err)
+	c.say(ctx, report, &CacheReport{Action: CacheNotCacheable, Name: name, Err: err})
+}
+
+// CacheRequest returns what a model call of turn sends for config and
+// contents through the agent's cache (Config.Cache), as Run sends it, and
+// the cache it names; config, contents and the zero CacheRef when the call
+// goes uncached or the agent has no cache. known is the cache an earlier
+// step of the run named, which the agent takes as its own when it holds
+// none of that fingerprint (it was made by another process: it is
+// refreshed before use, and made anew if the API no longer has it). gone
+// is a cache the API just refused for this call ([Steps.CacheGone]): it
+// is made again, once; a second refusal is for [Steps.GiveUpCache]. The
+// cache's events go to the Observer under ctx.
+func (s Steps) CacheRequest(ctx context.Context, turn int, config *genai.GenerateContentConfig, contents []*genai.Content,
+	known CacheRef, gone string) (*genai.GenerateContentConfig, []*genai.Content, CacheRef) {
+	if s.a.cache == nil {
+		return config, contents, CacheRef{}
+	}
+	s.a.cache.adopt(known)
+	return s.a.cache.request(ctx, config, contents, gone, s.cacheReporter(ctx, turn))
+}
+
+// CacheGone reports whether err, the error of a model call that named a
+// cache, is the API's refusal of that cache (expired, deleted, another
+// model's): the call is sent again through [Steps.CacheRequest] with gone
+// set, as Run does.
+func (s Steps) CacheGone(err error) bool { return cacheGone(err) }
+
+// GiveUpCache gives up the cache named name, which the API refused twice
+// in a row for a call of turn: the agent's requests of its shape go
+// uncached from now on, as in Run.
+func (s Steps) GiveUpCache(ctx context.Context, turn int, name string) {
+	if s.a.cache != nil {
+		s.a.cache.giveUp(ctx, name, s.cacheReporter(ctx, turn))
+	}
+}
+
+// cacheReporter hands a cache report to the Observer, as an EventCache.
+func (s Steps) cacheReporter(ctx context.Context, turn int) func(*CacheReport) {
+	return func(rep *CacheReport) {
+		s.Observe(ctx, &Event{Kind: EventCache, Turn: turn, Cache: rep, Err: rep.Err})
+	}
 }
 
 // cacheReporter returns the function that hands a cache report to the

@@ -109,12 +109,17 @@
 // tool config, goes into a cache made with the policy's Caches client
 // (client.Caches) for the agent's model, and each model call names the
 // cache (GenerateConfig.CachedContent) and leaves those three out, since
-// the API refuses a request that names a cache and sets any of them; the
-// conversation's contents are never cached. The rest of the config
-// (sampling, thinking, the response schema, safety) stays on the request.
+// the API refuses a request that names a cache and sets any of them. The
+// rest of the config (sampling, thinking, the response schema, safety)
+// stays on the request. With CachePolicy.ConversationStep, the cache
+// holds a prefix of the conversation too, and each request sends only the
+// contents after it: the prefix ends before a user message and grows in
+// steps of about that many tokens, so a chat makes a cache every few
+// runs, not every run (each new one deletes the one it extends). Without
+// it, the conversation's contents are never cached.
 //
 //   - One cache per fingerprint: a SHA-256 of the model and the cached
-//     parts. An agent derived with [Agent.With] shares its agent's caches;
+//     parts, the conversation prefix included. An agent derived with [Agent.With] shares its agent's caches;
 //     one whose tools or system instruction differ, a typed run's final-
 //     answer tool, a first turn forcing a call (mode ANY, cached apart
 //     from the later turns' AUTO) each get their own, never a stale one.
@@ -155,8 +160,10 @@
 // [Usage.Cost] prices a run, or each agent of Result.Agents, at the prices
 // the program gives. The tokens of a cache are billed at the full price
 // when it is made, which Usage does not count. Stream, typed runs and
-// agents run as tools cache as Run does. [Steps], and so the temporalagent
-// workflow, does not: a cache name is state a replay would have to keep.
+// agents run as tools cache as Run does. [Steps] caches through
+// [Steps.CacheRequest], which the temporalagent workflow's model activity
+// calls: the cache is made and refreshed in activities, and the workflow
+// keeps its [CacheRef] as state, so that a replay makes no cache.
 //
 // # Built-in tools
 //

@@ -30,10 +30,11 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 	if r.typed.o != nil {
 		config = r.typedConfig(turn, config)
 	}
-	// sent is what the calls send: config, or through the agent's cache.
-	sent, recached := config, false
+	// sent and send are what the calls send: config and contents, or
+	// through the agent's cache, without what it holds.
+	sent, send, recached := config, contents, false
 	if r.a.cache != nil {
-		sent = r.cacheRequest(config, turn, "")
+		sent, send = r.cacheRequest(config, contents, turn, "")
 	}
 	start := time.Now()
 	rt := retrier{policy: &r.a.retry, start: start, flex: r.a.x.flex}
@@ -43,7 +44,7 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 		tries++
 		ctx := r.ctx
 		if r.emitting {
-			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: t.Attempts, Model: r.a.model, Contents: contents, Config: sent, Stream: r.yield != nil}
+			req := &Event{Kind: EventModelRequest, Turn: turn, Attempt: t.Attempts, Model: r.a.model, Contents: send, Config: sent, Stream: r.yield != nil}
 			ctx = r.startContext(r.ctx, req)
 			if !r.emit(ctx, req) {
 				return ErrStopped
@@ -51,11 +52,11 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 		}
 		// streamed: content reached the Stream consumer, so the turn
 		// cannot be replayed.
-		resp, streamed, err := r.call(ctx, turn, contents, sent)
+		resp, streamed, err := r.call(ctx, turn, send, sent)
 		if r.a.x.hops > 0 && r.continues(resp, err) {
 			// The API cut the answer: the loop continues it (continuation.go).
 			var hopStreamed bool
-			resp, ctx, hopStreamed, err = r.continueAnswer(ctx, turn, t, contents, sent, resp, err, start)
+			resp, ctx, hopStreamed, err = r.continueAnswer(ctx, turn, t, send, sent, resp, err, start)
 			streamed = streamed || hopStreamed
 			if err != nil {
 				t.Latency = time.Since(start)
@@ -74,7 +75,7 @@ func (r *run) modelTurn(turn int, t *Turn) error {
 				// The cache is gone or refused: sent again, through a
 				// new cache or uncached (cache.go).
 				r.retrying(ctx, turn, t.Attempts, err, 0)
-				sent = r.cacheLost(turn, config, sent, &recached)
+				sent, send = r.cacheLost(turn, config, sent, contents, &recached)
 				continue
 			}
 			d, ok := rt.delay(err, tries)

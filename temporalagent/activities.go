@@ -47,13 +47,18 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	runCtx, callCtx := ctx, ctx
 	if s.Observing() {
 		runCtx = s.Resume(ctx, in.Run)
+	}
+	// What the call sends: through the agent's cache, if it has one.
+	c := cachedCall{s: s, turn: in.Turn, config: config, contents: contents}
+	c.sent, c.send, c.ref = s.CacheRequest(runCtx, in.Turn, config, contents, in.Cache, "")
+	if s.Observing() {
 		e := &agent.Event{Kind: agent.EventModelRequest, Turn: in.Turn, Attempt: attempt, Hop: in.Hop, Model: s.Model(),
-			Contents: contents, Config: config}
+			Contents: c.send, Config: c.sent}
 		callCtx = s.StartContext(runCtx, e)
 		s.Observe(callCtx, e)
 	}
 	stop := heartbeats(ctx, nil)
-	resp, err := s.Models().GenerateContent(callCtx, s.Model(), contents, config)
+	resp, err := c.call(callCtx)
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -76,7 +81,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	// genai records the HTTP headers of the reply: they are no part of the
 	// conversation and do not belong in the history.
 	resp.SDKHTTPResponse = nil
-	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model()}
+	out := &modelOutput{Response: resp, Attempt: attempt, Model: s.Model(), Cache: c.ref}
 	if len(contents) != len(in.Contents) || (len(contents) > 0 && &contents[0] != &in.Contents[0]) {
 		out.Working = contents
 	}
@@ -106,6 +111,40 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 		s.Retrying(callCtx, in.Turn, attempt, stopErr, 0)
 	}
 	return out, nil
+}
+
+// cachedCall is a model call through the agent's cache (Config.Cache), as
+// agent.Run makes it: the cache is made, refreshed or adopted (the one the
+// run named last, which another worker may have made) in the activity,
+// never in workflow code. config and contents are the call's; sent and
+// send what it sends, naming ref (zero when uncached).
+type cachedCall struct {
+	s        agent.Steps
+	turn     int
+	config   *genai.GenerateContentConfig
+	contents []*genai.Content
+	sent     *genai.GenerateContentConfig
+	send     []*genai.Content
+	ref      agent.CacheRef
+}
+
+// call makes the call. One the API refuses for its cache is sent again at
+// once through a cache made anew, and, refused again, uncached (the agent
+// gives that cache up); c.ref is then the cache the successful call named.
+func (c *cachedCall) call(ctx context.Context) (*genai.GenerateContentResponse, error) {
+	s := c.s
+	for tries := 0; ; tries++ {
+		resp, err := s.Models().GenerateContent(ctx, s.Model(), c.send, c.sent)
+		if err == nil || c.ref.Name == "" || ctx.Err() != nil || !s.CacheGone(err) {
+			return resp, err
+		}
+		if tries == 0 {
+			c.sent, c.send, c.ref = s.CacheRequest(ctx, c.turn, c.config, c.contents, agent.CacheRef{}, c.ref.Name)
+			continue
+		}
+		s.GiveUpCache(ctx, c.turn, c.ref.Name)
+		c.sent, c.send, c.ref = c.config, c.contents, agent.CacheRef{}
+	}
 }
 
 // plan decides about each function call of a model content, on the

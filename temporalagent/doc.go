@@ -59,6 +59,17 @@
 //     instruction) is computed on the worker; genai's own retries are
 //     turned off, and the HTTP headers genai records on a response are
 //     dropped before it is returned.
+//     An agent with a cache policy (agent.Config.Cache) caches as
+//     agent.Run does, in the model activity and never in workflow code
+//     ([agent.Steps.CacheRequest]): the activity makes, refreshes or
+//     makes again the cache (a cache the API refuses is made again once
+//     and the call sent again, then sent uncached), and returns the
+//     [agent.CacheRef] it named, which the workflow keeps as state, over a
+//     continue-as-new too, and hands to the next model activity. A worker
+//     that holds no cache of that fingerprint (it did not make it, or it
+//     restarted) adopts it, refreshing it first, instead of making
+//     another. A replay runs no activity, so it makes no cache. Each
+//     worker's agent.Close deletes the caches it made or adopted.
 //  2. The worker checks the response as agent.Run does, and plans the
 //     calls: unknown tools and calls over MaxCallsPerTurn are answered at
 //     once, and NeedsApproval picks the calls that need approval. These

@@ -76,7 +76,8 @@ type carried struct {
 	Typed        agent.TypedState       // a typed run's state
 	Working      []*genai.Content       `json:",omitempty"` // the shortened history PrepareHistory made, if it did
 	PromptTokens int
-	Decided      []string `json:",omitempty"` // the approval ids decided so far, in order
+	Decided      []string       `json:",omitempty"` // the approval ids decided so far, in order
+	Cache        agent.CacheRef `json:",omitempty"` // the cache the last model call named
 }
 
 // runOutput is the workflow's result, and the partial result a failed run
@@ -119,6 +120,7 @@ type modelInput struct {
 	Usage        agent.Usage       // the turn's usage so far (re-asked responses)
 	Typed        agent.TypedState  // a typed run's state
 	Run          map[string]string `json:",omitempty"` // what the agent's Observer carries of the run
+	Cache        agent.CacheRef    `json:",omitempty"` // the cache the run's last model call named (Config.Cache)
 
 	// A continuation hop of an answer the API cut (see continuation.go):
 	// which one, the token it sends, and the calls of the hops before it.
@@ -134,6 +136,7 @@ type modelOutput struct {
 	Plans    []callPlan       // one per function call of the response, when it is usable
 	Working  []*genai.Content `json:",omitempty"` // what PrepareHistory returned, when it shortened the history
 	Model    string           `json:",omitempty"` // the model called, which the answers to its calls are made for
+	Cache    agent.CacheRef   `json:",omitempty"` // the cache the call named, if any
 }
 
 // callPlan is what the worker decided about one function call: its

@@ -17,10 +17,7 @@ import (
 // agents' Observer must see nothing while the workflow replays, and
 // otelagent's start no span.
 func TestReplayRecordedHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no recorded histories in testdata (%v)", err)
-	}
+	files := recordedHistories(t)
 	srv := newServer(t)
 	var log eventLog
 	tel := newTelemetry(t, true)
@@ -59,4 +56,14 @@ func TestReplayRecordedHistories(t *testing.T) {
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("replay made %d model calls, want none", n)
 	}
+}
+
+// recordedHistories returns the workflow histories recorded in testdata.
+func recordedHistories(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded histories in testdata (%v)", err)
+	}
+	return files
 }

@@ -36,6 +36,7 @@ type wfRun struct {
 	typed   agent.TypedState       // a typed run's state
 	answer  json.RawMessage        // a typed run's answer, once given
 	tokens  int                    // the last model call's prompt token count
+	cache   agent.CacheRef         // the cache the last model call named: state, made by the activities
 	made    int                    // turns made by this execution
 
 	hopPrompt int // the first hop's prompt token count of the turn's continued answer
@@ -108,6 +109,7 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 	} else {
 		s := in.State
 		r.st, r.usage, r.agents, r.typed, r.working, r.tokens = s.Settings, s.Usage, s.Agents, s.Typed, s.Working, s.PromptTokens
+		r.cache = s.Cache
 		r.turns, r.at = expand(r.history, s.Turns)
 		for _, id := range s.Decided {
 			r.decided[id] = true
@@ -245,7 +247,7 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 	attempt, reasks := 1, 0
 	for {
 		in := modelInput{Agent: r.name, Turn: turn, Contents: r.sending(), PromptTokens: r.tokens, Attempt: attempt,
-			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed, Run: r.st.Run}
+			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed, Run: r.st.Run, Cache: r.cache}
 		if size := r.sendingSize(); size > r.st.MaxPayload {
 			return t, nil, &failure{Kind: failPayload, Turn: turn, Message: fmt.Sprintf(
 				"the model request of turn %d would carry %d bytes of conversation, over the limit of %d", turn, size, r.st.MaxPayload)}
@@ -256,6 +258,7 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 		if err != nil {
 			return t, nil, r.modelFailure(turn, attempt, err)
 		}
+		r.cache = out.Cache
 		if out.Working != nil {
 			r.working = out.Working
 			r.sizes.working = contentsSize(r.working)
@@ -616,7 +619,7 @@ func (r *wfRun) continueAsNew() error {
 		return err
 	}
 	in := runInput{Agent: r.name, Contents: r.history, State: &carried{Settings: r.st, Turns: compact(r.history, r.turns, r.at),
-		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens, Decided: r.order}}
+		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens, Decided: r.order, Cache: r.cache}}
 	if size := jsonSize(in); size > r.st.MaxPayload {
 		_, err := r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
 			"the state to continue as new would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})

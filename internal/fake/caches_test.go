@@ -443,3 +443,51 @@ func TestImplicitCaching(t *testing.T) {
 		}
 	})
 }
+
+// Vertex AI's cachedContents routes, raw: a patch with updateMask (which
+// Vertex AI documents as required) naming the expiration is taken, in
+// either case of its name; one naming another field is refused; a patch,
+// get or delete of a cache that is not there is its 404 NOT_FOUND "Cached
+// content {id} is not found." (caching.md §1, §6).
+func TestCacheVertexRawPatch(t *testing.T) {
+	srv := newServer(t)
+	srv.SetTimeNowFunc(func() time.Time { return start })
+	ctx := context.Background()
+	cache, err := srv.VertexClient().Caches.Create(ctx, model, &genai.CreateCachedContentConfig{SystemInstruction: longInstruction})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cache.Name, "projects/") {
+		t.Fatalf("Vertex AI cache name %q; want projects/{p}/locations/{l}/cachedContents/{id}", cache.Name)
+	}
+	gone := cache.Name[:strings.LastIndexByte(cache.Name, '/')+1] + "123"
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"PATCH", "/v1beta1/" + cache.Name + "?updateMask=ttl", `{"ttl":"60s"}`, 200, `"expireTime":"2026-12-04T12:01:00Z"`},
+		{"PATCH", "/v1/" + cache.Name + "?updateMask=expireTime", `{"expireTime":"2026-12-04T13:00:00Z"}`, 200, `"expireTime":"2026-12-04T13:00:00Z"`},
+		{"PATCH", "/v1beta1/" + cache.Name + "?updateMask=ttl,display_name", `{"ttl":"60s","displayName":"x"}`, 400, "only the expiration"},
+		{"PATCH", "/v1beta1/" + gone + "?updateMask=ttl", `{"ttl":"60s"}`, 404, "Cached content 123 is not found."},
+		{"GET", "/v1beta1/" + gone, ``, 404, "Cached content 123 is not found."},
+		{"GET", "/v1beta1/" + cache.Name, ``, 200, `"name":"` + cache.Name + `"`},
+		{"DELETE", "/v1beta1/" + cache.Name, ``, 200, `{}`},
+		{"DELETE", "/v1beta1/" + cache.Name, ``, 404, "is not found."},
+	} {
+		req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+fake.AccessToken)
+		resp, err := srv.ClientConfig().HTTPClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s %s %s: %d %s; want %d containing %s", tc.method, tc.path, tc.body, resp.StatusCode, b, tc.code, tc.want)
+		}
+	}
+}
