@@ -100,8 +100,9 @@
 // A tool run by hand (the Agent page's Run form) runs as the agent runs
 // a model's call (agent.Steps.RunCall): its arguments checked against the
 // tool's schema, under the agent's ToolTimeout, through its Intercept,
-// its output capped, with the request's context (which names no run:
-// agentserver.RunUser is empty in it). Arguments that fail the schema,
+// its output capped, on the request's context naming the user as a
+// served run's does (agentserver.RunUser is the user who asked; it names
+// no run: agentserver.RunID is empty, and no conversation). Arguments that fail the schema,
 // and a tool's failure, are answered 200 with isError set and output the
 // message the model would read (invalid set for the schema's). A tool
 // that needs approval (the agent's NeedsApproval) is refused, 403
