@@ -301,7 +301,8 @@ type threadJSON struct {
 	// history, a denial is an error like any other.
 	Denied []string `json:"denied,omitempty"`
 	// Run is the thread's run in progress, with its new message (which
-	// the history holds once the run is saved).
+	// the history holds once the run is saved): agentserver.RunInfo's
+	// Message, or, from a Runner that does not keep it, the recorder's.
 	Run *struct {
 		agentserver.RunInfo
 		Message json.RawMessage `json:"message,omitempty"`
@@ -335,14 +336,21 @@ func (h *handler) thread(r *http.Request, user string) (any, error) {
 			agentserver.RunInfo
 			Message json.RawMessage `json:"message,omitempty"`
 		}{RunInfo: info}
-		if h.rec != nil {
+		// The run's question: the server's (a page reloaded before the
+		// first model call, or after a restart that recovered the run,
+		// still shows it), else the recorder's, from the run's first
+		// model request.
+		msg := info.Message
+		if msg == nil && h.rec != nil {
 			if rec := h.rec.lookup(user, info.ID); rec != nil {
 				rec.mu.Lock()
-				msg := rec.message
+				msg = rec.message
 				rec.mu.Unlock()
-				if msg != nil {
-					out.Run.Message, _ = redacted(msg)
-				}
+			}
+		}
+		if msg != nil {
+			if out.Run.Message, err = redacted(msg); err != nil {
+				return nil, err
 			}
 		}
 	}
