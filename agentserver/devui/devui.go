@@ -104,6 +104,8 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	mux.HandleFunc("/api/runs/{run}/calls/{span}", h.api("GET", h.modelCall))
 	mux.HandleFunc("/api/runs/{run}/cancel", h.api("POST", h.cancel))
 	mux.HandleFunc("/api/tools/{tool}/run", h.api("POST", h.runTool))
+	mux.HandleFunc("/api/threads/{thread}/evalcase", h.api("GET", h.evalCase))
+	mux.HandleFunc("/api/evals/run", h.api("POST", h.runEvals))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.WriteError(w, r, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such route", Err: agentserver.ErrNotFound})
 	})

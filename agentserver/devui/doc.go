@@ -91,6 +91,9 @@
 //	POST api/runs/{id}/cancel         stop a run (application/json only)
 //	POST api/tools/{name}/run         run one of the agent's tools by hand: {"args":{…}} (application/json only),
 //	                                  {"tool","output","isError","invalid","durationMs"}
+//	GET  api/threads/{id}/evalcase    the thread as an eval set of one case (package eval's, ADK's format)
+//	POST api/evals/run                run an eval set (the body, ADK's format; application/json only):
+//	                                  {"status","passed","failed","notEvaluated","metrics","cases":[{"id","status","error","metrics":[…]}]}
 //
 // The threads come a page at a time (100 unless limit says otherwise,
 // 1000 at most), the most recently updated first, from the store's
@@ -109,6 +112,22 @@
 // needs_approval, unless Options.RunToolsNeedingApproval is set: whoever
 // runs it then approves it. Browser tools are the page's: not run here.
 // The body is bounded by the server's Config.MaxBodyBytes (413).
+//
+// An eval case made of a thread (the Conversations page's "Save as eval
+// case") has a turn per user message, each expecting the tool calls the
+// agent made (with their arguments) and the last text it answered. The
+// page keeps the cases it saved in the browser (localStorage), shows them
+// on the Evals page, and runs them there, or downloads them as an
+// .evalset.json file that package eval's Test runs under go test (and ADK
+// loads). A run from the page scores each case once with package eval's
+// default criteria (eval.DefaultCriteria: the tool trajectory, exactly,
+// and the answer's ROUGE-1 match, at least 0.8) and shows each metric's
+// score, threshold and explanation. It runs the agent itself, as the
+// user (agentserver.RunUser), not as a served run: calls that need
+// approval are denied, nobody being there to decide them, and it is not
+// recorded. A run spends the model's tokens: it takes at most 20 cases
+// and 100 turns, 2 minutes per case, one case at a time; a scenario case
+// (which needs a user simulator) is refused.
 //
 // Another user's thread or run is answered exactly as one that does not
 // exist: 404. Errors are the server's: {"error":{"code","message"}}. A
