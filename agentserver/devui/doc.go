@@ -59,6 +59,12 @@
 //     an empty value; the server runs it (api/tools/{name}/run, below)
 //     and the page shows its result, or the error the model would read,
 //     and how long it took.
+//   - Evals: the eval cases saved from conversations (the
+//     Conversations page's Save as eval case), run on a click, each
+//     case's metrics with their score, threshold, status and
+//     explanation, turn by turn (what was expected against what the
+//     agent did); the set downloads as an .evalset.json file (see
+//     api/evals/run, below).
 //
 // JSON (requests, responses, arguments, results, declarations, stored
 // parts) is shown as a tree: an object's or array's opening bracket is a
