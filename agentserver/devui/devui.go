@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -127,6 +128,11 @@ type handler struct {
 	files fs.FS
 	etags map[string]string
 	mux   http.Handler
+
+	// evaluating holds the users whose eval run goes on: one at a time
+	// each, since a run spends the model's tokens.
+	evalMu     sync.Mutex
+	evaluating map[string]bool
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

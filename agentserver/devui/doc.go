@@ -132,7 +132,8 @@
 // user (agentserver.RunUser), not as a served run: calls that need
 // approval are denied, nobody being there to decide them, and it is not
 // recorded. A run spends the model's tokens: it takes at most 20 cases
-// and 100 turns, 2 minutes per case, one case at a time; a scenario case
+// and 100 turns, 2 minutes per case, one case at a time, one run at a
+// time per user (429 eval_busy while another goes on); a scenario case
 // (which needs a user simulator) is refused.
 //
 // Another user's thread or run is answered exactly as one that does not

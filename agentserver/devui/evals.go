@@ -168,6 +168,11 @@ func (h *handler) runEvals(r *http.Request, user string) (any, error) {
 	if turns > maxEvalTurns {
 		return nil, badRequest("bad_eval_set", "%d turns; the dev UI runs at most %d at once", turns, maxEvalTurns)
 	}
+	if !h.startEval(user) {
+		return nil, &agentserver.Error{Status: http.StatusTooManyRequests, Code: "eval_busy",
+			Message: "an eval run of yours goes on: the dev UI runs one at a time", Err: agentserver.ErrTooManyRuns}
+	}
+	defer h.endEval(user)
 	// The agent runs as it runs for the user (agentserver.RunUser); its
 	// calls that need approval are denied: nobody is there to decide.
 	ctx := runctx.WithUser(r.Context(), user)
@@ -202,4 +207,24 @@ func (h *handler) runEvals(r *http.Request, user string) (any, error) {
 		out.Cases = append(out.Cases, cj)
 	}
 	return out, nil
+}
+
+// startEval marks user's eval run as going on; false when one already is.
+func (h *handler) startEval(user string) bool {
+	h.evalMu.Lock()
+	defer h.evalMu.Unlock()
+	if h.evaluating[user] {
+		return false
+	}
+	if h.evaluating == nil {
+		h.evaluating = map[string]bool{}
+	}
+	h.evaluating[user] = true
+	return true
+}
+
+func (h *handler) endEval(user string) {
+	h.evalMu.Lock()
+	delete(h.evaluating, user)
+	h.evalMu.Unlock()
 }

@@ -1,11 +1,13 @@
 package devui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/eval"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
@@ -108,5 +110,50 @@ func TestEvalRoutesBadInput(t *testing.T) {
 		if status != c.status || !strings.Contains(b, `"code":"`+c.code) {
 			t.Errorf("%s: %d %s, want %d %s", c.name, status, b, c.status, c.code)
 		}
+	}
+}
+
+// One eval run at a time per user: another user's goes on beside it.
+func TestEvalRunOneAtATime(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	// Paris alone waits at the barrier for a second call that never
+	// comes: the run goes on until its request is cancelled.
+	set := `{"eval_set_id":"s","eval_cases":[{"eval_id":"paris","conversation":[{"user_content":{"role":"user","parts":[{"text":"Paris?"}]}}]}]}`
+	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"})))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", e.http.URL+"/api/evals/run", strings.NewReader(set))
+		req.Header.Set("X-User", "alice")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		first <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		e.barrier.mu.Lock()
+		n := e.barrier.n
+		e.barrier.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first eval run never called get_weather")
+		}
+	}
+	if status, b := e.do("POST", "/api/evals/run", "alice", "application/json", set); status != http.StatusTooManyRequests || !strings.Contains(b, `"code":"eval_busy"`) {
+		t.Errorf("a second run of alice's: %d %s", status, b)
+	}
+	e.model.Enqueue(fake.Text("I do not know."))
+	bobs := `{"eval_set_id":"s","eval_cases":[{"eval_id":"hi","conversation":[{"user_content":{"role":"user","parts":[{"text":"hi"}]}}]}]}`
+	if status, b := e.do("POST", "/api/evals/run", "bob", "application/json", bobs); status != http.StatusOK {
+		t.Errorf("bob's run beside it: %d %s", status, b)
+	}
+	cancel()
+	if err := <-first; err == nil {
+		t.Error("the cancelled run's request did not fail")
 	}
 }
