@@ -26,6 +26,7 @@ import (
 type run struct {
 	id, thread, conversation, user string
 	l                              *localRunner
+	message                        *genai.Content // Input.Message
 	cancel                         context.CancelCauseFunc
 	started                        time.Time
 
@@ -104,7 +105,7 @@ type pendingCall struct {
 
 func newRun(id string, in *Input, l *localRunner) *run {
 	r := &run{
-		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l, keepLog: in.KeepLog,
+		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l, keepLog: in.KeepLog, message: in.Message,
 		started: time.Now(), state: StateRunning,
 		decided: make(chan struct{}), settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
 		records: make([]Record, 0, 16),
@@ -144,7 +145,7 @@ func (r *run) info() RunInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info := RunInfo{ID: r.id, Thread: r.conversation, User: r.user, State: r.state, Started: r.started,
-		Len: r.lenLocked(), Done: r.done}
+		Len: r.lenLocked(), Done: r.done, Message: r.message}
 	if r.done != nil {
 		info.Ended = r.records[len(r.records)-1].Time
 	}

@@ -116,6 +116,13 @@ type RunInfo struct {
 	Len int64 `json:"len"`
 	// Done is how the run ended; nil while it goes on.
 	Done *Done `json:"done,omitempty"`
+	// Message is the user's message the run answers, which the thread's
+	// history holds once the run is saved: what a page reloaded during
+	// the run shows as the question. The server's own runner sets it; a
+	// Runner that does not keep it leaves it nil. Read it, never modify
+	// it. It is not part of the JSON: a protocol sends it in its own
+	// shape.
+	Message *genai.Content `json:"-"`
 }
 
 // A Cursor reads a run's log in order, from an offset. A cursor belongs

@@ -52,9 +52,20 @@
 // a MESSAGES_SNAPSHOT event (see [Messages]), so that a page that reloads
 // shows the conversation: hand its messages to HttpAgent's
 // initialMessages (or setMessages). A thread nothing was stored for (a
-// new one, or another user's) has none. A run in progress is not in it
-// until it ends (its user message included): POST {path}/connect shows
-// it, and the calls it waits for.
+// new one, or another user's) has none. Of a run in progress it holds
+// the question (the user message that started it, with the id it keeps
+// once stored), and nothing else until the run ends: POST {path}/connect
+// then shows the run, and the calls it waits for. A page that reloads,
+// knowing nothing, thus loads the messages, connects, and decides the
+// pending calls with resume as before the reload:
+//
+//	const { messages } = await (await fetch(`/agui/messages?threadId=${threadId}`)).json()
+//	const page = new ConnectingAgent({ url: '/agui/connect', threadId, initialMessages: messages })
+//	await page.connectAgent({ runId })     // page.pendingInterrupts: the calls that wait
+//	const agent = new HttpAgent({ url: '/agui', threadId, initialMessages: page.messages })
+//	await agent.runAgent({ runId, resume: [{ interruptId, status: 'resolved', payload: { approved: true } }] })
+//
+// (ConnectingAgent is HttpAgent with connect(input) { return this.run(input) }.)
 //
 //	const { messages } = await (await fetch(`/agui/messages?threadId=${threadId}`)).json()
 //	const agent = new HttpAgent({ url: '/agui', threadId, initialMessages: messages })

@@ -12,7 +12,9 @@ import (
 // @ag-ui/client's HttpAgent, which applies its schemas and verifier to
 // every event, against the handler: a run, an approval round trip (and a
 // denial) through interrupts and resume, a frontend tool round trip, a
-// reconnect with connectAgent, a failure, a refused tool, a call's
+// reconnect with connectAgent, a reload by a page that knows nothing
+// while a run waits for approval (the messages route, connect, resume),
+// a failure, a refused tool, a call's
 // progress as an activity message, a stop through the cancel route and
 // the next message, each thread's stored messages through the client's
 // own event schema and an agent that goes on from them.
@@ -21,7 +23,7 @@ func TestOfficialClient(t *testing.T) {
 	e := newEnv(t, servertest.NeedsOslo, servertest.Limits(0, 0)) // the defaults
 	e.Model.SetReplyFunc(servertest.Scripted)
 	out := node.Run(t, 2*time.Minute, "agui.mjs", "AGUI_URL="+e.HTTP.URL+"/agui")
-	for _, s := range []string{"run", "approval", "frontendTool", "connect", "failure", "badTool", "progress", "stop", "history"} {
+	for _, s := range []string{"run", "approval", "frontendTool", "connect", "reload", "failure", "badTool", "progress", "stop", "history"} {
 		if !strings.Contains(out, "ok "+s+"\n") {
 			t.Errorf("scenario %s did not pass:\n%s", s, out)
 		}

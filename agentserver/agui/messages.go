@@ -55,19 +55,27 @@ type snapshot struct {
 }
 
 // messages answers GET {path}/messages?threadId=…: the thread's stored
-// history as a MESSAGES_SNAPSHOT event; no messages for a thread nothing
-// was stored for (a new one, or another user's).
+// history as a MESSAGES_SNAPSHOT event, and the question of its run in
+// progress (agentserver.RunInfo.Message) as its last user message; no
+// messages for a thread nothing was stored for and nothing runs on (a
+// new one, or another user's).
 func (h *handler) messages(w http.ResponseWriter, r *http.Request) {
 	out, err := func() ([]Message, error) {
 		user, err := h.s.User(r)
 		if err != nil {
 			return nil, err
 		}
-		history, err := h.s.History(r.Context(), user, r.URL.Query().Get("threadId"))
-		if errors.Is(err, agentserver.ErrNotFound) {
-			return []Message{}, nil
+		thread := r.URL.Query().Get("threadId")
+		history, err := h.s.History(r.Context(), user, thread)
+		if err != nil && !errors.Is(err, agentserver.ErrNotFound) {
+			return nil, err
 		}
-		if err != nil {
+		// The question of the run in progress, which the history holds
+		// once the run is saved: where it will be stored, with the id it
+		// will have then.
+		if info, err := h.s.Current(r.Context(), user, thread); err == nil && info.Message != nil {
+			history = append(history, info.Message)
+		} else if err != nil && !errors.Is(err, agentserver.ErrNotFound) {
 			return nil, err
 		}
 		return Messages(history), nil

@@ -61,9 +61,11 @@
 // GET {id}/messages under the handler's path answers the chat's stored
 // messages as UIMessage[] (see [Messages]), what useChat's messages option
 // takes, so that a page that reloads shows the conversation; [] for a
-// chat nothing was stored for (a new one, or another user's). A run in
-// progress is not in it until it ends (its user message included): load
-// the messages, then resume the run (resume: true) to show it.
+// chat nothing was stored for (a new one, or another user's). Of a run
+// in progress it holds the question (the user message that started it,
+// with the id it keeps once stored), and nothing else until the run
+// ends: load the messages, then resume the run (resume: true) to show
+// its answer after the question.
 //
 //	const initial = await (await fetch(`/api/chat/${id}/messages`)).json() // before the chat renders
 //	const { messages } = useChat({ id, messages: initial, resume: true })

@@ -45,8 +45,10 @@ type Approval struct {
 }
 
 // messages answers GET {id}/messages: the chat's stored history as
-// UIMessage[]; [] for a chat nothing was stored for (a new one, or
-// another user's).
+// UIMessage[], and the question of its run in progress
+// (agentserver.RunInfo.Message) as its last user message; [] for a chat
+// nothing was stored for and nothing runs on (a new one, or another
+// user's).
 func (h *handler) messages(w http.ResponseWriter, r *http.Request, path string) {
 	out, err := func() ([]UIMessage, error) {
 		user, err := h.s.User(r)
@@ -58,10 +60,15 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request, path string) 
 			return nil, err
 		}
 		history, err := h.s.History(r.Context(), user, id)
-		if errors.Is(err, agentserver.ErrNotFound) {
-			return []UIMessage{}, nil
+		if err != nil && !errors.Is(err, agentserver.ErrNotFound) {
+			return nil, err
 		}
-		if err != nil {
+		// The question of the run in progress, which the history holds
+		// once the run is saved: where it will be stored, with the id it
+		// will have then. Resuming the run adds its answer after it.
+		if info, err := h.s.Current(r.Context(), user, id); err == nil && info.Message != nil {
+			history = append(history, info.Message)
+		} else if err != nil && !errors.Is(err, agentserver.ErrNotFound) {
 			return nil, err
 		}
 		return Messages(r.Context(), h.s.Agent(), history), nil

@@ -79,3 +79,49 @@ func TestMessages(t *testing.T) {
 		t.Errorf("bob's GET = %d %q, want []", r.status, r.body)
 	}
 }
+
+// A page reloaded while a run waits for approval loads the run's question
+// with the stored messages (the answer comes with the resumed stream);
+// once the run is over, the question keeps its id, answered.
+func TestMessagesRunInProgress(t *testing.T) {
+	e := newEnv(t, servertest.NeedsOslo, byHeader)
+	e.Model.Enqueue(fake.Text("Hello."))
+	e.do("POST", "/api/chat", chatBody("c1", "m1", "Hi"))
+	e.Model.Enqueue(fake.Calls(servertest.Call("Oslo")), fake.Text("Oslo: sunny."))
+	r := e.do("POST", "/api/chat", chatBody("c1", "m2", "Weather in Oslo?"))
+	var callID string
+	for _, c := range r.chunks {
+		if c["type"] == "tool-approval-request" {
+			callID = c["toolCallId"].(string)
+		}
+	}
+	if callID == "" {
+		t.Fatalf("no approval request: %s", r.body)
+	}
+	load := func(user string) []aisdk.UIMessage {
+		t.Helper()
+		r := e.doAs(user, "GET", "/api/chat/c1/messages", "")
+		var got []aisdk.UIMessage
+		if err := json.Unmarshal([]byte(r.body), &got); err != nil || r.status != http.StatusOK {
+			t.Fatalf("GET messages = %d %v %s", r.status, err, r.body)
+		}
+		return got
+	}
+	got := load("")
+	want := aisdk.UIMessage{ID: "h2", Role: "user", Parts: []aisdk.UIPart{{Type: "text", Text: "Weather in Oslo?", State: "done"}}}
+	if len(got) != 3 || !cmp.Equal(got[2], want) {
+		t.Fatalf("the messages while the run waits: %+v", got)
+	}
+	if other := load("bob"); len(other) != 0 {
+		t.Errorf("bob's chat c1: %+v", other)
+	}
+	decide := `{"id":"c1","messages":[{"id":"a","role":"assistant","parts":[{"type":"tool-get_weather","toolCallId":"` + callID +
+		`","state":"approval-responded","input":{"city":"Oslo"},"approval":{"id":"` + callID + `","approved":true}}]}]}`
+	if r := e.do("POST", "/api/chat", decide); r.status != 200 {
+		t.Fatalf("the approval = %d %s", r.status, r.body)
+	}
+	got = load("")
+	if len(got) != 4 || !cmp.Equal(got[2], want) || got[3].Role != "assistant" {
+		t.Errorf("the messages once the run is over: %+v", got)
+	}
+}

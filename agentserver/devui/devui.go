@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -112,6 +113,8 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	mux.HandleFunc("/api/runs/{run}/calls/{span}", h.api("GET", h.modelCall))
 	mux.HandleFunc("/api/runs/{run}/cancel", h.api("POST", h.cancel))
 	mux.HandleFunc("/api/tools/{tool}/run", h.api("POST", h.runTool))
+	mux.HandleFunc("/api/threads/{thread}/evalcase", h.api("GET", h.evalCase))
+	mux.HandleFunc("/api/evals/run", h.api("POST", h.runEvals))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.WriteError(w, r, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such route", Err: agentserver.ErrNotFound})
 	})
@@ -133,6 +136,11 @@ type handler struct {
 	files fs.FS
 	etags map[string]string
 	mux   http.Handler
+
+	// evaluating holds the users whose eval run goes on: one at a time
+	// each, since a run spends the model's tokens.
+	evalMu     sync.Mutex
+	evaluating map[string]bool
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -309,7 +317,8 @@ type threadJSON struct {
 	// history, a denial is an error like any other.
 	Denied []string `json:"denied,omitempty"`
 	// Run is the thread's run in progress, with its new message (which
-	// the history holds once the run is saved).
+	// the history holds once the run is saved): agentserver.RunInfo's
+	// Message, or, from a Runner that does not keep it, the recorder's.
 	Run *struct {
 		agentserver.RunInfo
 		Message json.RawMessage `json:"message,omitempty"`
@@ -343,14 +352,21 @@ func (h *handler) thread(r *http.Request, user string) (any, error) {
 			agentserver.RunInfo
 			Message json.RawMessage `json:"message,omitempty"`
 		}{RunInfo: info}
-		if h.rec != nil {
+		// The run's question: the server's (a page reloaded before the
+		// first model call, or after a restart that recovered the run,
+		// still shows it), else the recorder's, from the run's first
+		// model request.
+		msg := info.Message
+		if msg == nil && h.rec != nil {
 			if rec := h.rec.lookup(user, info.ID); rec != nil {
 				rec.mu.Lock()
-				msg := rec.message
+				msg = rec.message
 				rec.mu.Unlock()
-				if msg != nil {
-					out.Run.Message, _ = redacted(msg)
-				}
+			}
+		}
+		if msg != nil {
+			if out.Run.Message, err = redacted(msg); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -239,6 +239,23 @@ func (e *env) settled(id string) {
 	}
 }
 
+// openChat starts a run on thread with text, as user, and returns the
+// chat's response once its head arrived (the run is in progress then),
+// for the test to read and close.
+func (e *env) openChat(user, thread, text string) *http.Response {
+	e.t.Helper()
+	body, _ := json.Marshal(map[string]any{"id": thread, "messages": []any{
+		map[string]any{"id": "m1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}}}})
+	req, _ := http.NewRequest("POST", e.http.URL+"/api/chat", strings.NewReader(string(body)))
+	req.Header.Set("X-User", user)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp
+}
+
 func (e *env) weatherRun(user, thread string) string {
 	e.t.Helper()
 	e.model.Enqueue(
@@ -585,15 +602,7 @@ func TestCancel(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.barrier.want = 3 // never reached: the calls wait until cancelled
 	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"}), fake.Call("get_weather", map[string]any{"city": "Tokyo"})))
-	body, _ := json.Marshal(map[string]any{"id": "t1", "messages": []any{
-		map[string]any{"id": "m1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "weather?"}}}}})
-	req, _ := http.NewRequest("POST", e.http.URL+"/api/chat", strings.NewReader(string(body)))
-	req.Header.Set("X-User", "alice")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := e.openChat("alice", "t1", "weather?")
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	var id string
@@ -1018,4 +1027,32 @@ func TestCrossSiteRefused(t *testing.T) {
 			t.Errorf("POST cancel with %v: %d %s", hd, status, body)
 		}
 	}
+}
+
+// A page reloaded while a run goes on shows the run's question, without
+// a Recorder too: the thread route takes it from the server's run.
+func TestThreadRunMessageWithoutRecorder(t *testing.T) {
+	e := newEnv(t, envOpts{noRec: true})
+	e.barrier.want = 3 // never reached: the calls wait until cancelled
+	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Paris"}), fake.Call("get_weather", map[string]any{"city": "Tokyo"})))
+	resp := e.openChat("alice", "t1", "weather?")
+	defer resp.Body.Close()
+	var th struct {
+		Run *struct {
+			ID      string
+			Message struct{ Parts []struct{ Text string } }
+		}
+	}
+	e.get("/api/threads/t1", "alice", &th) // the run answered with its start: it is in progress
+	if th.Run == nil || th.Run.ID == "" || len(th.Run.Message.Parts) != 1 || th.Run.Message.Parts[0].Text != "weather?" {
+		t.Fatalf("the thread during its run: %+v", th.Run)
+	}
+	// Another user's thread of the same name shows nothing of it.
+	if status, b := e.do("GET", "/api/threads/t1", "bob", "", ""); status != http.StatusNotFound {
+		t.Errorf("bob: %d %s", status, b)
+	}
+	if status, b := e.do("POST", "/api/runs/"+th.Run.ID+"/cancel", "alice", "application/json", "{}"); status != 200 {
+		t.Fatalf("cancel: %d %s", status, b)
+	}
+	io.Copy(io.Discard, resp.Body)
 }

@@ -59,6 +59,12 @@
 //     an empty value; the server runs it (api/tools/{name}/run, below)
 //     and the page shows its result, or the error the model would read,
 //     and how long it took.
+//   - Evals: the eval cases saved from conversations (the
+//     Conversations page's Save as eval case), run on a click, each
+//     case's metrics with their score, threshold, status and
+//     explanation, turn by turn (what was expected against what the
+//     agent did); the set downloads as an .evalset.json file (see
+//     api/evals/run, below).
 //
 // JSON (requests, responses, arguments, results, declarations, stored
 // parts) is shown as a tree: an object's or array's opening bracket is a
@@ -91,6 +97,9 @@
 //	POST api/runs/{id}/cancel         stop a run (application/json only)
 //	POST api/tools/{name}/run         run one of the agent's tools by hand: {"args":{…}} (application/json only),
 //	                                  {"tool","output","isError","invalid","durationMs"}
+//	GET  api/threads/{id}/evalcase    the thread as an eval set of one case (package eval's, ADK's format)
+//	POST api/evals/run                run an eval set (the body, ADK's format; application/json only):
+//	                                  {"status","passed","failed","notEvaluated","metrics","cases":[{"id","status","error","metrics":[…]}]}
 //
 // The threads come a page at a time (100 unless limit says otherwise,
 // 1000 at most), the most recently updated first, from the store's
@@ -100,14 +109,32 @@
 // A tool run by hand (the Agent page's Run form) runs as the agent runs
 // a model's call (agent.Steps.RunCall): its arguments checked against the
 // tool's schema, under the agent's ToolTimeout, through its Intercept,
-// its output capped, with the request's context (which names no run:
-// agentserver.RunUser is empty in it). Arguments that fail the schema,
+// its output capped, on the request's context naming the user as a
+// served run's does (agentserver.RunUser is the user who asked; it names
+// no run: agentserver.RunID is empty, and no conversation). Arguments that fail the schema,
 // and a tool's failure, are answered 200 with isError set and output the
 // message the model would read (invalid set for the schema's). A tool
 // that needs approval (the agent's NeedsApproval) is refused, 403
 // needs_approval, unless Options.RunToolsNeedingApproval is set: whoever
 // runs it then approves it. Browser tools are the page's: not run here.
 // The body is bounded by the server's Config.MaxBodyBytes (413).
+//
+// An eval case made of a thread (the Conversations page's "Save as eval
+// case") has a turn per user message, each expecting the tool calls the
+// agent made (with their arguments) and the last text it answered. The
+// page keeps the cases it saved in the browser (localStorage), shows them
+// on the Evals page, and runs them there, or downloads them as an
+// .evalset.json file that package eval's Test runs under go test (and ADK
+// loads). A run from the page scores each case once with package eval's
+// default criteria (eval.DefaultCriteria: the tool trajectory, exactly,
+// and the answer's ROUGE-1 match, at least 0.8) and shows each metric's
+// score, threshold and explanation. It runs the agent itself, as the
+// user (agentserver.RunUser), not as a served run: calls that need
+// approval are denied, nobody being there to decide them, and it is not
+// recorded. A run spends the model's tokens: it takes at most 20 cases
+// and 100 turns, 2 minutes per case, one case at a time, one run at a
+// time per user (429 eval_busy while another goes on); a scenario case
+// (which needs a user simulator) is refused.
 //
 // Another user's thread or run is answered exactly as one that does not
 // exist: 404. Errors are the server's: {"error":{"code","message"}}. A

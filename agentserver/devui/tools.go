@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/agentserver/internal/runctx"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -28,7 +29,8 @@ type toolRunJSON struct {
 // runTool runs one of the agent's tools with the request's arguments,
 // {"args": {…}}, as the agent runs a model's call (agent.Steps.RunCall):
 // the arguments checked against the tool's schema, under the agent's
-// ToolTimeout, through its Intercept, the output capped. A tool that needs
+// ToolTimeout, through its Intercept, the output capped, on a context that
+// names the user (agentserver.RunUser) as a served run's does. A tool that needs
 // approval is refused unless Options.RunToolsNeedingApproval is set; a
 // browser tool is not the server's to run.
 func (h *handler) runTool(r *http.Request, user string) (any, error) {
@@ -54,13 +56,17 @@ func (h *handler) runTool(r *http.Request, user string) (any, error) {
 		body.Args = map[string]any{}
 	}
 	call := &genai.FunctionCall{Name: name, Args: body.Args}
-	_, approval := steps.PlanCall(r.Context(), 0, 1, call)
+	// The tool reads the user as in a served run: a tool that keeps
+	// something per user (a credential, a remote conversation) finds the
+	// one who asked, not nobody.
+	ctx := runctx.WithUser(r.Context(), user)
+	_, approval := steps.PlanCall(ctx, 0, 1, call)
 	if approval && !h.opts.RunToolsNeedingApproval {
 		return nil, &agentserver.Error{Status: http.StatusForbidden, Code: "needs_approval",
 			Message: sprintf("tool %q needs approval: the dev UI runs it only with devui.Options.RunToolsNeedingApproval", name),
 			Err:     agentserver.ErrBadRequest}
 	}
-	res, _ := steps.RunCall(r.Context(), call, approval)
+	res, _ := steps.RunCall(ctx, call, approval)
 	return &toolRunJSON{Tool: name, Output: res.Output, IsError: res.IsError,
 		Invalid: errors.Is(res.Err, toolset.ErrInvalidArguments), DurationMs: float64(res.Duration.Microseconds()) / 1000}, nil
 }

@@ -95,3 +95,20 @@ func TestRunToolNeedingApproval(t *testing.T) {
 		t.Errorf("%d %s", status, b)
 	}
 }
+
+// A tool run by hand reads the user who asked from its context, as in a
+// served run (agentserver.RunUser), and no run.
+func TestRunToolUser(t *testing.T) {
+	e := newEnv(t, envOpts{agent: func(c *agent.Config) {
+		whoami := toolset.MustFunc("whoami", "Says who runs it", func(ctx context.Context, _ struct{}) (map[string]string, error) {
+			return map[string]string{"user": agentserver.RunUser(ctx), "run": agentserver.RunID(ctx)}, nil
+		})
+		c.Tools = toolset.MustNew(append(c.Tools.Tools(), whoami)...)
+	}})
+	for _, user := range []string{"alice", "bob"} {
+		status, b := e.do("POST", "/api/tools/whoami/run", user, "application/json", `{"args":{}}`)
+		if status != http.StatusOK || !strings.Contains(b, `"output":{"run":"","user":"`+user+`"}`) {
+			t.Errorf("%s: %d %s", user, status, b)
+		}
+	}
+}

@@ -162,7 +162,54 @@ const scenarios = {
     assert.deepEqual(none.map((e) => e.type), ['RUN_STARTED', 'RUN_FINISHED']);
   },
 
-  // A failure ends the run with RUN_ERROR and the server's safe message.
+  // A reload while a run waits for approval, by a page that knows
+  // nothing: the messages route gives the thread's history and the
+  // waiting run's question; connect shows the run and the call that
+  // waits; the stock HttpAgent approves it, and the run finishes. Later
+  // loads show the whole turn, the question once.
+  async reload() {
+    const threadId = 'ag-reload';
+    const before = new HttpAgent({ url, threadId });
+    ask(before, 'What is the weather in Paris?');
+    await run(before);
+    ask(before, 'What is the weather in Oslo?');
+    await run(before);
+    assert.equal(before.pendingInterrupts.length, 1);
+
+    // The reloaded page: nothing in memory.
+    const snapshot = await (await fetch(`${url}/messages?threadId=${threadId}`)).json();
+    const parsed = EventSchemas.safeParse(snapshot);
+    assert.ok(parsed.success, `${parsed.error} ${JSON.stringify(snapshot)}`);
+    const users = snapshot.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    assert.deepEqual(users, ['What is the weather in Paris?', 'What is the weather in Oslo?']);
+    assert.equal(snapshot.messages.at(-1).role, 'user', 'the waiting run shows its question, and nothing more yet');
+
+    const page = new ConnectingAgent({ url: `${url}/connect`, threadId, initialMessages: snapshot.messages });
+    const events = [];
+    await page.connectAgent({ runId: id() }, { onEvent: ({ event }) => { events.push(event); } });
+    assert.equal(lastOf(events).outcome.type, 'interrupt');
+    assert.equal(page.pendingInterrupts.length, 1);
+    const [interrupt] = page.pendingInterrupts;
+    const oslo = toolCalls(page).find((c) => c.id === interrupt.toolCallId);
+    assert.equal(JSON.parse(oslo.function.arguments).city, 'Oslo');
+    assert.equal(interrupt.id, before.pendingInterrupts[0].id);
+
+    const agent = new HttpAgent({ url, threadId, initialMessages: page.messages });
+    const resumed = await run(agent, { resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { approved: true } }] });
+    assert.equal(lastOf(resumed.events).type, 'RUN_FINISHED');
+    assert.equal(lastOf(resumed.events).outcome?.type ?? 'success', 'success');
+    assert.equal(agent.pendingInterrupts.length, 0);
+    assert.match(answer(agent), /Oslo: sunny/);
+
+    const after = await (await fetch(`${url}/messages?threadId=${threadId}`)).json();
+    assert.deepEqual(after.messages.filter((m) => m.role === 'user').map((m) => m.content), users);
+    assert.match(after.messages.filter((m) => m.role === 'tool').map((m) => m.content).join('\n'), /Oslo/);
+    assert.equal(after.messages.at(-1).role, 'assistant');
+    // The question keeps its id once stored.
+    assert.equal(after.messages.find((m) => m.content === users[1]).id, snapshot.messages.at(-1).id);
+  },
+
+
   async failure() {
     const agent = new HttpAgent({ url, threadId: 'ag-fail' });
     ask(agent, 'please fail');

@@ -166,7 +166,7 @@ function fail(err) {
   toast(err && err.message ? err.message : String(err));
 }
 
-// ---- routing: #chat/<thread>, #runs/<run>[?q=…&state=…&tool=…], #threads/<thread>, #agent ----
+// ---- routing: #chat/<thread>, #runs/<run>[?q=…&state=…&tool=…], #threads/<thread>, #agent, #evals ----
 
 function route() {
   const raw = location.hash.slice(1);
@@ -175,7 +175,7 @@ function route() {
   const hash = decodeURIComponent(qi >= 0 ? raw.slice(0, qi) : raw);
   const [view, ...rest] = hash.split('/');
   const arg = rest.join('/');
-  const views = ['chat', 'runs', 'threads', 'agent'];
+  const views = ['chat', 'runs', 'threads', 'agent', 'evals'];
   const v = views.includes(view) ? view : 'chat';
   for (const name of views) {
     $('view-' + name).hidden = name !== v;
@@ -185,6 +185,7 @@ function route() {
   if (v === 'chat') openChat(arg);
   else if (v === 'runs') showRuns(arg, query);
   else if (v === 'threads') showThreads(arg);
+  else if (v === 'evals') showEvals();
   else showAgent();
 }
 
@@ -991,6 +992,7 @@ async function showThreads(thread) {
     el('h2', {}, 'Conversation ', el('code', {}, data.id)),
     el('div', { class: 'actions' },
       el('button', { class: 'primary', id: 'continue', type: 'button', onclick: () => { state.thread = ''; go('chat/' + encodeURIComponent(data.id)); } }, 'Continue in chat'),
+      ' ', el('button', { id: 'save-eval', type: 'button', onclick: () => saveEvalCase(data.id).catch(fail) }, 'Save as eval case'),
       ' ', el('span', { class: 'muted' }, `${data.len} contents` +
         (data.run ? ` · a run is ${data.run.state === 'waiting' ? stateLabel('waiting', waitingFor) : 'in progress'} (${data.run.id})` : ''))),
     runs.length > 0 ? el('p', {}, 'Recorded runs: ', ...runs.map((r) => el('a', { href: '#runs/' + encodeURIComponent(r.id), class: 'run-link' }, r.id, ' '))) : null,
@@ -1124,6 +1126,90 @@ function toolRunForm(t) {
 }
 
 // ---- start ----
+
+// ---- evals: cases saved from conversations, kept in the browser, run by the server ----
+
+const evalKey = 'toolnexus.devui.evalCases';
+
+// evalCases returns the saved cases: ADK eval cases, as the server wrote them.
+function evalCases() {
+  try {
+    const v = JSON.parse(localStorage.getItem(evalKey) || '[]');
+    return Array.isArray(v) ? v : [];
+  } catch { return []; }
+}
+
+function setEvalCases(cases) { localStorage.setItem(evalKey, JSON.stringify(cases)); }
+
+function evalSet() { return { eval_set_id: 'devui', name: 'dev UI', eval_cases: evalCases() }; }
+
+// saveEvalCase saves thread as an eval case, replacing one of its id.
+async function saveEvalCase(thread) {
+  const set = await api('api/threads/' + encodeURIComponent(thread) + '/evalcase');
+  const c = set.eval_cases[0];
+  const cases = evalCases().filter((x) => x.eval_id !== c.eval_id);
+  cases.push(c);
+  setEvalCases(cases);
+  toast(`Saved ${c.eval_id} as an eval case (${cases.length} in the set): see Evals`);
+}
+
+// showEvals lists the saved cases, with what runs them.
+function showEvals(results) {
+  const cases = evalCases();
+  const detail = $('evals-detail');
+  const download = () => {
+    const a = el('a', { href: 'data:application/json;charset=utf-8,' + encodeURIComponent(JSON.stringify(evalSet(), null, 2)), download: 'devui.evalset.json' });
+    document.body.append(a);
+    a.click();
+    a.remove();
+  };
+  const remove = (id) => { setEvalCases(evalCases().filter((x) => x.eval_id !== id)); showEvals(); };
+  const turns = (c) => (c.conversation || []).length;
+  fill(detail,
+    el('h2', {}, 'Evals'),
+    el('p', { class: 'muted' }, 'Cases saved from conversations (Conversations, Save as eval case), kept in this browser. ',
+      'Run scores each once with the default criteria: the tool trajectory, exactly, and the answer\'s ROUGE-1 match (0.8). ',
+      'The .evalset.json file runs under go test with package eval, and in ADK.'),
+    cases.length === 0 ? el('p', { class: 'muted', id: 'no-evals' }, 'No eval cases yet.') :
+      el('ul', { class: 'list', id: 'eval-cases' }, ...cases.map((c) => el('li', { 'data-case': c.eval_id },
+        el('code', {}, c.eval_id), ' ', el('span', { class: 'muted' }, `${turns(c)} turn${turns(c) === 1 ? '' : 's'}`), ' ',
+        el('button', { type: 'button', class: 'remove', onclick: () => remove(c.eval_id) }, 'Remove')))),
+    el('div', { class: 'actions' },
+      el('button', { class: 'primary', id: 'run-evals', type: 'button', disabled: cases.length === 0, onclick: () => runEvals().catch(fail) }, 'Run'),
+      ' ', el('button', { id: 'download-evals', type: 'button', disabled: cases.length === 0, onclick: download }, 'Download .evalset.json')),
+    el('div', { id: 'eval-results' }, results || null));
+}
+
+// runEvals runs the saved cases on the server and shows each metric's
+// score and explanation.
+async function runEvals() {
+  const button = $('run-evals');
+  button.disabled = true;
+  button.textContent = 'Running…';
+  let rep;
+  try {
+    rep = await api('api/evals/run', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(evalSet()) });
+  } finally {
+    button.disabled = false;
+    button.textContent = 'Run';
+  }
+  const cls = (status) => status === 'PASSED' ? 'badge par' : status === 'FAILED' ? 'badge bad' : 'badge wait';
+  const num = (v) => (Math.round(v * 100) / 100).toString();
+  showEvals(el('div', { id: 'eval-report', 'data-status': rep.status },
+    el('p', {}, el('span', { class: cls(rep.status) }, rep.status), ' ',
+      `${rep.passed} passed · ${rep.failed} failed · ${rep.notEvaluated} not evaluated · ${fmtMs(rep.durationMs)}`),
+    ...rep.cases.map((c) => el('div', { class: 'eval-case', 'data-case': c.id, 'data-status': c.status },
+      el('h3', {}, el('code', {}, c.id), ' ', el('span', { class: cls(c.status) }, c.status)),
+      c.error ? el('p', { class: 'error-line' }, c.error) : null,
+      el('table', { class: 'kv' },
+        el('tr', {}, el('th', {}, 'metric'), el('th', {}, 'score'), el('th', {}, 'threshold'), el('th', {}, 'status'), el('th', {}, 'why')),
+        ...c.metrics.map((m) => el('tr', { 'data-metric': m.metric, 'data-status': m.status },
+          el('td', {}, m.metric), el('td', { class: 'score' }, num(m.value)), el('td', {}, num(m.threshold)),
+          el('td', {}, el('span', { class: cls(m.status) }, m.status)),
+          el('td', { class: 'why' }, m.reason || '',
+            ...(m.turns || []).map((t, i) => el('div', { class: 'turn' }, `turn ${i + 1}: ${num(t.value)}`, t.reason ? ' · ' + t.reason : '',
+              t.detail ? el('pre', { class: 'detail-text' }, t.detail) : null))))))))));
+}
 
 async function start() {
   $('composer').addEventListener('submit', (e) => {

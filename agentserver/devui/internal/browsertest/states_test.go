@@ -163,7 +163,7 @@ func TestNarrowPageUnnamedAgent(t *testing.T) {
 		return {
 			oneRow: items.every(e => Math.abs(mid(e) - mid(document.querySelector('header nav'))) < 2) &&
 				document.querySelector('header').getBoundingClientRect().height < 50,
-			linksWhole: links.length === 4 && links.every(r => r.left >= 0 && r.right <= innerWidth && r.width > 0),
+			linksWhole: links.length === 5 && links.every(r => r.left >= 0 && r.right <= innerWidth && r.width > 0),
 			noSideways: document.documentElement.scrollWidth <= innerWidth,
 		}; })()`
 	var got struct{ OneRow, LinksWhole, NoSideways bool }

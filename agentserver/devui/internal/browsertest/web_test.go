@@ -141,10 +141,10 @@ func TestWebAISDK(t *testing.T) {
 	until(t, ctx, "count_primes' progress", primes+`?.dataset.state === 'input-available' && `+primes+`.querySelector('.progress') != null`)
 	run(t, ctx, "reloading the page", chromedp.Reload())
 	// The stored history has the first turn (a denial is an error there:
-	// the history does not tell one apart), the resumed stream the run in
-	// progress (its question is stored when the run ends).
+	// the history does not tell one apart) and the question of the run in
+	// progress, the resumed stream its answer so far.
 	until(t, ctx, "the history and the resumed run after the reload",
-		`document.querySelector('.message.user')?.textContent.includes('Paris and Tokyo') && `+paris+`?.dataset.state === 'output-available' && `+
+		`document.querySelector('.message.user')?.textContent.includes('Paris and Tokyo') && `+lastQuestion+`.includes('primes are there below 2 billion') && `+paris+`?.dataset.state === 'output-available' && `+
 			tokyo+`?.dataset.state === 'output-error' && `+tokyo+`.textContent.includes('denied') && `+
 			primes+`?.querySelector('.progress') != null && document.querySelector('button.stop') != null`)
 	shot(t, ctx, "web-reloaded")
@@ -156,6 +156,10 @@ func TestWebAISDK(t *testing.T) {
 	until(t, ctx, "the next answer", lastText+`.includes('57')`)
 	shot(t, ctx, "web-after-stop")
 }
+
+// lastQuestion is a JavaScript expression: the text of the page's last
+// user message.
+const lastQuestion = `([...document.querySelectorAll('.message.user')].at(-1)?.textContent ?? '')`
 
 // The app's AG-UI page (#agui, on @ag-ui/client's HttpAgent) against the
 // same server: the two-city question, one call approved and one denied
@@ -181,7 +185,7 @@ func TestWebAGUI(t *testing.T) {
 	until(t, ctx, "count_primes' progress", primes+`?.dataset.state === 'input-available' && `+primes+`.querySelector('.progress') != null`)
 	run(t, ctx, "reloading the page", chromedp.Reload())
 	until(t, ctx, "the history and the reconnected run after the reload",
-		`document.querySelector('.message.user')?.textContent.includes('Paris and Tokyo') && `+paris+`?.dataset.state === 'output-available' && `+
+		`document.querySelector('.message.user')?.textContent.includes('Paris and Tokyo') && `+lastQuestion+`.includes('primes are there below 2 billion') && `+paris+`?.dataset.state === 'output-available' && `+
 			tokyo+`?.dataset.state === 'output-error' && `+primes+`?.querySelector('.progress') != null && document.querySelector('button.stop') != null`)
 	shot(t, ctx, "web-agui-reloaded")
 	run(t, ctx, "stopping the run", chromedp.Click(chromedp.CSS(`button.stop`)))
