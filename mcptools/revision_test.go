@@ -85,7 +85,9 @@ func TestClientToolListTTL(t *testing.T) {
 		c := connect(t, mcptools.HTTP(ts.URL, nil), nil)
 		c.Tools()
 		srv.AddTool(&mcp.Tool{Name: "added", InputSchema: &jsonschema.Schema{Type: "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		n := len(c.Tools())
 		if got := lists.Load(); got != tc.wantLists {
 			t.Errorf("ttlMs %d: %d listings, want %d", tc.ttl, got, tc.wantLists)
