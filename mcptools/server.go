@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -24,7 +26,9 @@ import (
 // [toolset.Tool.Execute]: the arguments are validated against the schema
 // and a call that fails, invalid arguments included, is answered with
 // isError and the same message a model would read from the agent, so that
-// the client's model can correct itself.
+// the client's model can correct itself; a tool whose error wraps a
+// *jsonrpc.Error (such as -32021, a client capability missing) is
+// answered with that protocol error instead.
 //
 // A successful call's output is sent as text (a string as it is, any other
 // value as JSON) and, when it is a JSON object, as structured content too;
@@ -296,6 +300,12 @@ func handler(t *toolset.Tool, states *stateKeeper) mcp.ToolHandler {
 				return errorResult(err.Error()), nil
 			}
 			return &mcp.CallToolResult{InputRequests: in.asked, RequestState: state}, nil
+		}
+		var protocol *jsonrpc.Error
+		if r.IsError && errors.As(r.Err, &protocol) {
+			// The tool refused the request itself (a capability the
+			// client did not declare, -32021…): a protocol error.
+			return nil, protocol
 		}
 		return callResult(r), nil
 	}
