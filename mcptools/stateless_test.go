@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -311,4 +312,20 @@ func mustParse(u string) *url.URL {
 		panic(err)
 	}
 	return p
+}
+
+// A tool that fails with a *jsonrpc.Error is answered with that protocol
+// error, not a result the model reads.
+func TestToolProtocolError(t *testing.T) {
+	refuse := toolset.MustDefine(toolset.Tool{Name: "refuse", Description: "Needs sampling",
+		InputSchema: &jsonschema.Schema{Type: "object"},
+		Run: func(context.Context, map[string]any) (any, error) {
+			return nil, fmt.Errorf("refused: %w", &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "sampling required"})
+		}})
+	srv := httptest.NewServer(mcptools.NewHTTPHandler(toolset.MustNew(refuse), nil, nil))
+	defer srv.Close()
+	got := postRaw(t, srv.URL, "tools/call", map[string]any{"name": "refuse", "arguments": map[string]any{}})
+	if !strings.Contains(got, fmt.Sprint(mcp.CodeMissingRequiredClientCapabilities)) || !strings.Contains(got, "sampling required") {
+		t.Errorf("got %s, want the -32021 error", got)
+	}
 }

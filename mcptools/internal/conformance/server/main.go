@@ -12,7 +12,7 @@
 // (elicitation) or its model (sampling) reach the client through
 // mcptools.Request; the one that reports progress calls
 // toolset.ReportProgress. The suite's resources, prompts and completions
-// are no toolset's: see baseline.yml.
+// are no toolset's: see the baselines.
 //
 //lint:file-ignore SA1019 the suite tests logging and sampling, which protocol version 2026-07-28 deprecates (SEP-2577)
 package main
