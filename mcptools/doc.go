@@ -232,7 +232,7 @@
 // (input_required) from 2026-07-28 on, and through requests of its own
 // before: either way, the ElicitationHandler and CreateMessageHandler of
 // [Options].ClientOptions answer, so that a program asks its user in one
-// place for both.
+// place for both (the chat example does, a field at a time).
 //
 // [NewHTTPHandler] answers each request in its client's revision: one of
 // 2026-07-28 or later (its MCP-Protocol-Version header, its _meta, or a

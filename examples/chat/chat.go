@@ -164,7 +164,8 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("-api %q: want %s or %s", opts.api, apiGenerateContent, apiInteractions)
 	}
 
-	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
+	asker := &elicitor{}
+	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out, asker.handle)
 	if err != nil {
 		return err
 	}
@@ -214,6 +215,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		opts.interactive = true
 	}
 	c := &chat{agent: a, models: models, tools: tools, sources: sources, out: out, opts: opts, st: newStyle(opts.color), model: model, convs: convs, tracing: tr}
+	asker.set(c)
 	return c.loop(ctx, exit, in)
 }
 
@@ -248,6 +250,10 @@ type chat struct {
 	asks    chan<- string
 	lines   <-chan lineRead
 	reading bool
+	// inputMu makes one reader of the input at a time: the loop, an
+	// approval, and an MCP server's question (asked on the goroutine of
+	// the tool call that waits for it).
+	inputMu sync.Mutex
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -451,6 +457,13 @@ func (c *chat) banner() string {
 // the input ended, ctx's error when it is done first. A line being read
 // when ctx ends goes to the next call, whose prompt is then not shown.
 func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
+	c.inputMu.Lock()
+	defer c.inputMu.Unlock()
+	return c.readLineLocked(ctx, prompt)
+}
+
+// readLineLocked is readLine, with inputMu held.
+func (c *chat) readLineLocked(ctx context.Context, prompt string) (string, error) {
 	if !c.reading {
 		select {
 		case c.asks <- prompt:
