@@ -329,3 +329,33 @@ func TestToolProtocolError(t *testing.T) {
 		t.Errorf("got %s, want the -32021 error", got)
 	}
 }
+
+// Without the MCP-Protocol-Version header, the body says which handler
+// answers: a 2026-07-28 request (its _meta) is told the header is
+// missing (-32020), not refused as unknown to sessions; an over-large
+// body is refused before it is read whole.
+func TestRevisionFromBody(t *testing.T) {
+	srv := httptest.NewServer(mcptools.NewHTTPHandler(demoSet(), nil, &mcptools.HandlerOptions{
+		Streamable: &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: 1 << 10}}))
+	defer srv.Close()
+	send := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if status != http.StatusBadRequest || !strings.Contains(body, fmt.Sprint(mcp.CodeHeaderMismatch)) {
+		t.Errorf("a 2026-07-28 body without the header: %d %s, want 400 with %d", status, body, mcp.CodeHeaderMismatch)
+	}
+	status, _ = send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 2<<10) + `"}}`)
+	if status != http.StatusRequestEntityTooLarge {
+		t.Errorf("an over-large body: %d, want 413", status)
+	}
+}
