@@ -159,7 +159,7 @@
 //		}
 //	}
 //
-// [HTTPHandler] serves it over streamable HTTP, one session per client. A
+// [HTTPHandler] serves it over streamable HTTP, one session per client of a revision up to 2025-11-25 and none for a 2026-07-28 one (see Protocol revisions). A
 // session idle for [DefaultSessionTimeout] (30 minutes) is closed, so that
 // clients that vanish without ending their sessions are not kept for
 // ever; [NewHTTPHandler] takes [HandlerOptions], which carry go-sdk's

@@ -92,7 +92,7 @@ func ServeStdio(ctx context.Context, set *toolset.Set, impl *mcp.Implementation)
 }
 
 // HTTPHandler serves the tools of set over MCP's streamable HTTP transport,
-// one session per client, with the default [HandlerOptions]: it is
+// one session per client up to protocol revision 2025-11-25 and none from 2026-07-28 on, with the default [HandlerOptions]: it is
 // NewHTTPHandler(set, impl, nil). Mount it where clients will dial it,
 // behind whatever authentication the deployment needs.
 func HTTPHandler(set *toolset.Set, impl *mcp.Implementation) http.Handler {
@@ -169,7 +169,7 @@ type HandlerOptions struct {
 }
 
 // NewHTTPHandler serves the tools of set over MCP's streamable HTTP
-// transport, one session per client; impl is as for [NewServer], and opts
+// transport: one session per client up to protocol revision 2025-11-25, each request on its own from 2026-07-28 on (see the package doc); impl is as for [NewServer], and opts
 // may be nil. Mount it where clients will dial it. With opts.Auth, only
 // clients with a valid bearer token are served (see [AuthOptions]; it
 // panics when opts.Auth has no Verify or no absolute Resource URL, rather
