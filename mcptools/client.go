@@ -59,6 +59,15 @@ type Options struct {
 	// notification as the progress of the call it is for. Nil means
 	// go-sdk's defaults: the client offers the server nothing but roots.
 	ClientOptions *mcp.ClientOptions
+
+	// ProtocolVersion, when set, is the protocol revision the client asks
+	// for, e.g. "2025-11-25" to keep to sessions with a server that speaks
+	// 2026-07-28 too; the server may answer with another it speaks. Empty
+	// means the latest go-sdk speaks: the client asks the server which
+	// revisions it speaks (server/discover) and uses 2026-07-28, without
+	// a session, with one that speaks it, and falls back to a session
+	// (initialize) with one that does not.
+	ProtocolVersion string
 }
 
 // A SkippedTool is a tool of the server that [Client.Tools] leaves out,
@@ -91,6 +100,7 @@ type Client struct {
 	closed   bool
 	tools    []*toolset.Tool
 	skipped  []SkippedTool
+	fresh    time.Time // with a ttlMs, when the tools listed need listing again (zero: on change only)
 
 	// workers counts the goroutines that outlive a call: a watcher per
 	// session until it ends, the connections in progress, and the closing
@@ -184,7 +194,10 @@ func Connect(ctx context.Context, dial Dial, opts *Options) (*Client, error) {
 // fails, it returns the tools it had and tries again on the next call. A
 // set already built keeps the tools it was built with.
 func (c *Client) Tools() []*toolset.Tool {
-	if c.stale.Load() {
+	c.mu.Lock()
+	expired := !c.fresh.IsZero() && !time.Now().Before(c.fresh)
+	c.mu.Unlock()
+	if c.stale.Load() || expired {
 		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 		defer cancel()
 		session, err := c.live(ctx)
@@ -242,7 +255,8 @@ func (c *Client) Close() error {
 // model gets.
 func (c *Client) refresh(ctx context.Context, session *mcp.ClientSession) error {
 	c.stale.Store(false) // a change announced from now on is seen again
-	remote, err := listTools(ctx, session)
+	listed := time.Now()
+	remote, ttl, err := listTools(ctx, session)
 	if err != nil {
 		return fmt.Errorf("mcptools: listing tools: %w", err)
 	}
@@ -268,8 +282,33 @@ func (c *Client) refresh(ctx context.Context, session *mcp.ClientSession) error 
 	}
 	c.mu.Lock()
 	c.tools, c.skipped = tools, skipped
+	c.fresh = time.Time{}
+	if ttl >= 0 && stateless(session) {
+		// Without a session, the server cannot say that its tools
+		// changed: the list is fresh for its ttlMs.
+		c.fresh = listed.Add(time.Duration(ttl) * time.Millisecond)
+	}
 	c.mu.Unlock()
 	return nil
+}
+
+// ProtocolVersion returns the protocol revision of the client's current
+// connection with the server, e.g. "2026-07-28" (stateless) or
+// "2025-11-25" (a session); empty while disconnected.
+func (c *Client) ProtocolVersion() string {
+	c.mu.Lock()
+	session := c.session
+	c.mu.Unlock()
+	if session == nil || session.InitializeResult() == nil {
+		return ""
+	}
+	return session.InitializeResult().ProtocolVersion
+}
+
+// stateless reports whether session speaks a revision without sessions.
+func stateless(session *mcp.ClientSession) bool {
+	r := session.InitializeResult()
+	return r != nil && r.ProtocolVersion >= revisionStateless
 }
 
 // tool makes the toolset tool for the server's tool rt.
@@ -457,7 +496,7 @@ func (c *Client) startLocked(ctx context.Context, t mcp.Transport) *attempt {
 			case <-ctx.Done():
 			}
 		}
-		session, err := connectSession(ctx, c.mcp, t)
+		session, err := connectSession(ctx, c.mcp, t, c.opts.ProtocolVersion)
 		c.finish(a, session, err)
 	}()
 	return a
@@ -530,10 +569,10 @@ func (c *Client) retireLocked() {
 
 // connectSession starts a session on t. Whatever step fails, a connection
 // t made is closed, so that no process is left running.
-func connectSession(ctx context.Context, client *mcp.Client, t mcp.Transport) (*mcp.ClientSession, error) {
+func connectSession(ctx context.Context, client *mcp.Client, t mcp.Transport, version string) (*mcp.ClientSession, error) {
 	ctx = context.WithValue(ctx, connectingKey{}, &connecting{})
 	tracked := &trackedTransport{Transport: t}
-	session, err := client.Connect(ctx, tracked, nil)
+	session, err := client.Connect(ctx, tracked, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if tracked.conn != nil {
 			_ = tracked.conn.Close() // closing twice is harmless: the SDK's connections close once
@@ -569,25 +608,28 @@ func (t *trackedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 const maxToolPages = 1000
 
 // listTools lists the server's tools, following its cursors: at most
-// maxToolPages pages, and never the same cursor twice.
-func listTools(ctx context.Context, session *mcp.ClientSession) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
+// maxToolPages pages, and never the same cursor twice. ttl is the least
+// ttlMs of the pages.
+func listTools(ctx context.Context, session *mcp.ClientSession) (tools []*mcp.Tool, ttl int, err error) {
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
 	for page := 1; ; page++ {
 		res, err := session.ListTools(ctx, params)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
+		}
+		if page == 1 || res.TTLMs < ttl {
+			ttl = res.TTLMs
 		}
 		tools = append(tools, res.Tools...)
 		next := res.NextCursor
 		switch {
 		case next == "":
-			return tools, nil
+			return tools, ttl, nil
 		case seen[next]:
-			return nil, fmt.Errorf("after page %d, the server gave the cursor %s again: its list would never end", page, quoteCursor(next))
+			return nil, 0, fmt.Errorf("after page %d, the server gave the cursor %s again: its list would never end", page, quoteCursor(next))
 		case page == maxToolPages:
-			return nil, fmt.Errorf("the server's list goes on for more than %d pages", maxToolPages)
+			return nil, 0, fmt.Errorf("the server's list goes on for more than %d pages", maxToolPages)
 		}
 		seen[next] = true
 		params.Cursor = next

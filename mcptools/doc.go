@@ -159,7 +159,7 @@
 //		}
 //	}
 //
-// [HTTPHandler] serves it over streamable HTTP, one session per client. A
+// [HTTPHandler] serves it over streamable HTTP, one session per client of a revision up to 2025-11-25 and none for a 2026-07-28 one (see Protocol revisions). A
 // session idle for [DefaultSessionTimeout] (30 minutes) is closed, so that
 // clients that vanish without ending their sessions are not kept for
 // ever; [NewHTTPHandler] takes [HandlerOptions], which carry go-sdk's
@@ -213,6 +213,54 @@
 //	}
 //	mux.Handle("/mcp", mcptools.NewHTTPHandler(set, impl, &mcptools.HandlerOptions{Auth: authOpts}))
 //	mux.Handle(authOpts.MetadataPath(), authOpts.MetadataHandler())
+//
+// # Protocol revisions
+//
+// Both sides speak every revision go-sdk does: 2026-07-28, which has no
+// sessions, and 2025-11-25 back to 2024-11-05, which do.
+//
+// The client asks the server which revisions it speaks (server/discover)
+// and uses 2026-07-28 with one that speaks it; with one that does not, it
+// falls back to a session (initialize), as before. [Options.ProtocolVersion]
+// asks for another revision, e.g. "2025-11-25" to keep to sessions;
+// [Client.ProtocolVersion] says which one the connection speaks. Without a
+// session, the server cannot tell the client that its tools changed, so
+// the tool list is fresh for the ttlMs the server gave it: [Client.Tools]
+// lists the tools again once it has passed (with a session, on the
+// server's notification, as before). A server that needs its client's
+// user or model in the middle of a call asks through the call's result
+// (input_required) from 2026-07-28 on, and through requests of its own
+// before: either way, the ElicitationHandler and CreateMessageHandler of
+// [Options].ClientOptions answer, so that a program asks its user in one
+// place for both (the chat example does, a field at a time).
+//
+// [NewHTTPHandler] answers each request in its client's revision: one of
+// 2026-07-28 or later (its MCP-Protocol-Version header, its _meta, or a
+// server/discover) statelessly, with no initialize, no session ID and the
+// version and capabilities read from each request's _meta, so that any
+// instance of a server behind a load balancer takes any request; any
+// other with a session, as before. [HandlerOptions].ProtocolVersions
+// narrows the revisions served (leave out 2026-07-28 to keep every client
+// to sessions); go-sdk's StreamableHTTPOptions.Stateless serves every
+// revision without sessions. [ServeStdio] and [InMemory] speak the
+// revision their client asks for.
+//
+// A stateless call cannot do what needs a session: the server cannot send
+// its client requests of its own (so [Request]'s Session.Elicit,
+// CreateMessage, ListRoots and Ping fail), there is no logging/setLevel
+// nor GET stream, a stream that breaks is not resumed (the client calls
+// again), and the per-session limits (MaxSessions) do not apply, since
+// nothing is kept between requests. Progress notifications still reach
+// the client, on the call's own response stream. A tool that needs its
+// client's user or model asks through [Input] ([Elicit], [Sample]), which
+// works in every revision: in a session it sends the request and waits;
+// without one the call is answered input_required with the questions and
+// a requestState, signed with [HandlerOptions].StateKey and bound to the
+// tool, its arguments, the verified user and an expiry
+// ([DefaultStateTTL]), that carries earlier answers; the client calls
+// again with the answers, and the tool runs again from the start. Give
+// every instance of a server the same StateKey, so that any of them takes
+// the next round.
 //
 // # Concurrency
 //

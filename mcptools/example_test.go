@@ -135,3 +135,39 @@ func ExampleAuthOptions() {
 	// 401 Bearer resource_metadata="http://HOST/.well-known/oauth-protected-resource/mcp"
 	// hello ada
 }
+
+// A served tool asks its client's user with Elicit. A 2026-07-28 client
+// (the default) is answered input_required and calls again with the
+// answer; an older one is asked on its session. Either way the client's
+// ElicitationHandler answers.
+func ExampleElicit() {
+	book := toolset.MustDefine(toolset.Tool{Name: "book", Description: "Book a table",
+		Run: func(ctx context.Context, _ map[string]any) (any, error) {
+			res, err := mcptools.Elicit(ctx, "guests", &mcp.ElicitParams{Message: "For how many?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}})
+			if err != nil {
+				return nil, err // ErrInputRequired: the client will call again
+			}
+			return fmt.Sprintf("booked for %v", res.Content["n"]), nil
+		}})
+	ts := httptest.NewServer(mcptools.NewHTTPHandler(toolset.MustNew(book), nil, nil))
+	defer ts.Close()
+
+	for _, version := range []string{"", "2025-11-25"} {
+		client, err := mcptools.Connect(context.Background(), mcptools.HTTP(ts.URL, nil), &mcptools.Options{
+			ProtocolVersion: version,
+			ClientOptions: &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"n": 4}}, nil
+			}},
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		r := client.Tools()[0].Execute(context.Background(), nil)
+		fmt.Println(client.ProtocolVersion(), r.Output)
+		client.Close()
+	}
+	// Output:
+	// 2026-07-28 booked for 4
+	// 2025-11-25 booked for 4
+}

@@ -63,35 +63,44 @@ func (s *restartable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
+// TestHTTP runs in both eras: 2026-07-28 (stateless, the default) and
+// 2025-11-25 (sessions).
 func TestHTTP(t *testing.T) {
-	srv := newRestartable()
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	client := &http.Client{Transport: bearer{"secret"}}
-	defer client.CloseIdleConnections()
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			srv := newRestartable()
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			client := &http.Client{Transport: bearer{"secret"}}
+			defer client.CloseIdleConnections()
 
-	if _, err := mcptools.Connect(t.Context(), mcptools.HTTP(ts.URL, nil), nil); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
-		t.Fatalf("Connect() without the token = %v; want unauthorized", err)
-	}
+			if _, err := mcptools.Connect(t.Context(), mcptools.HTTP(ts.URL, nil), nil); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+				t.Fatalf("Connect() without the token = %v; want unauthorized", err)
+			}
 
-	c := connect(t, mcptools.HTTP(ts.URL, client), &mcptools.Options{Prefix: "remote."})
-	if r := call(t, c, "remote.echo", map[string]any{"text": "over HTTP"}); r.IsError || r.Output != "over HTTP" {
-		t.Fatalf("echo = %+v", r)
+			c := connect(t, mcptools.HTTP(ts.URL, client), &mcptools.Options{Prefix: "remote.", ProtocolVersion: version})
+			if r := call(t, c, "remote.echo", map[string]any{"text": "over HTTP"}); r.IsError || r.Output != "over HTTP" {
+				t.Fatalf("echo = %+v", r)
+			}
+			// Whether the client learns of the restart from its event stream or
+			// from the call (which the server refuses with "session not found"
+			// before running it), the call is made on a new session, even for a
+			// tool without annotations.
+			for _, endSessions := range []bool{true, false} {
+				srv.restart(endSessions)
+				if r := call(t, c, "remote.echo", map[string]any{"text": "after a restart"}); r.IsError || r.Output != "after a restart" {
+					t.Fatalf("echo after a restart (sessions ended: %t) = %+v", endSessions, r)
+				}
+			}
+			if got := c.ProtocolVersion(); version != "" && got != version {
+				t.Errorf("ProtocolVersion() = %q, want %q", got, version)
+			}
+			if err := c.Close(); err != nil {
+				t.Errorf("Close() = %v", err)
+			}
+			srv.closeOld()
+		})
 	}
-	// Whether the client learns of the restart from its event stream or
-	// from the call (which the server refuses with "session not found"
-	// before running it), the call is made on a new session, even for a
-	// tool without annotations.
-	for _, endSessions := range []bool{true, false} {
-		srv.restart(endSessions)
-		if r := call(t, c, "remote.echo", map[string]any{"text": "after a restart"}); r.IsError || r.Output != "after a restart" {
-			t.Fatalf("echo after a restart (sessions ended: %t) = %+v", endSessions, r)
-		}
-	}
-	if err := c.Close(); err != nil {
-		t.Errorf("Close() = %v", err)
-	}
-	srv.closeOld()
 }
 
 // HTTPHandler serves a set to a client that dials it with HTTP.

@@ -258,30 +258,36 @@ func TestServerPacesProgress(t *testing.T) {
 // (the server pings the client after the last notification, so that
 // go-sdk's client has handled them all when the result comes).
 func TestProgressAcrossSubprocess(t *testing.T) {
-	c := connect(t, serverCommand(t, "progress"), &mcptools.Options{Prefix: "remote_"})
-	srv := newFake(t)
-	srv.Enqueue(fake.Calls(fake.Call("remote_steps", nil)), fake.Text("done"))
-	obs := agent.ObserverFunc(func(context.Context, *agent.Event) {})
-	a, err := agent.New(agent.Config{Models: srv.Client().Models, Model: "gemini-3-flash-preview",
-		Tools: toolset.MustNew(c.Tools()...), Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for e, err := range a.Stream(t.Context(), []*genai.Content{genai.NewContentFromText("go", genai.RoleUser)}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch e.Kind {
-		case agent.EventToolProgress:
-			got = append(got, fmt.Sprintf("%v/%v %s", e.Progress.Done, e.Progress.Total, e.Progress.Message))
-		case agent.EventToolResult:
-			got = append(got, fmt.Sprint("result: ", e.ToolResult.Output))
-		}
-	}
-	// The steps are an interval apart, as are the events the loop hands
-	// out by default: each may come, the last one does, before the result.
-	if n := len(got); n < 2 || got[n-2] != "3/3 step 3" || got[n-1] != "result: three steps done" {
-		t.Errorf("events = %q; want the steps' progress, ending with step 3, then the result", got)
+	// Both revisions: 2026-07-28 (stateless, the default) and 2025-11-25
+	// (a session).
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			c := connect(t, serverCommand(t, "progress"), &mcptools.Options{Prefix: "remote_", ProtocolVersion: version})
+			srv := newFake(t)
+			srv.Enqueue(fake.Calls(fake.Call("remote_steps", nil)), fake.Text("done"))
+			obs := agent.ObserverFunc(func(context.Context, *agent.Event) {})
+			a, err := agent.New(agent.Config{Models: srv.Client().Models, Model: "gemini-3-flash-preview",
+				Tools: toolset.MustNew(c.Tools()...), Observer: obs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for e, err := range a.Stream(t.Context(), []*genai.Content{genai.NewContentFromText("go", genai.RoleUser)}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch e.Kind {
+				case agent.EventToolProgress:
+					got = append(got, fmt.Sprintf("%v/%v %s", e.Progress.Done, e.Progress.Total, e.Progress.Message))
+				case agent.EventToolResult:
+					got = append(got, fmt.Sprint("result: ", e.ToolResult.Output))
+				}
+			}
+			// The steps are an interval apart, as are the events the loop hands
+			// out by default: each may come, the last one does, before the result.
+			if n := len(got); n < 2 || got[n-2] != "3/3 step 3" || got[n-1] != "result: three steps done" {
+				t.Errorf("events = %q; want the steps' progress, ending with step 3, then the result", got)
+			}
+		})
 	}
 }

@@ -3,13 +3,17 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/internal/bodytimeout"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -22,13 +26,16 @@ import (
 // [toolset.Tool.Execute]: the arguments are validated against the schema
 // and a call that fails, invalid arguments included, is answered with
 // isError and the same message a model would read from the agent, so that
-// the client's model can correct itself.
+// the client's model can correct itself; a tool whose error wraps a
+// *jsonrpc.Error (such as -32021, a client capability missing) is
+// answered with that protocol error instead.
 //
 // A successful call's output is sent as text (a string as it is, any other
 // value as JSON) and, when it is a JSON object, as structured content too;
 // the result's media follow as image, audio or embedded resource content
-// (the text of a text/* one as text). A tool reaches the rest of MCP
-// (logging to the client, elicitation, sampling) through [Request].
+// (the text of a text/* one as text). A tool asks its client's user or
+// model through [Input], in every protocol revision, and reaches the rest
+// of MCP (logging to the client) through [Request].
 //
 // A client that asks for a call's progress (a progressToken in the
 // request's _meta) is sent the tool's reports ([toolset.ReportProgress])
@@ -45,16 +52,34 @@ import (
 // The server can be run on any transport: see [ServeStdio] and
 // [HTTPHandler] for the usual two.
 func NewServer(set *toolset.Set, impl *mcp.Implementation) *mcp.Server {
+	return newServer(set, impl, nil, newStateKeeper(nil, 0))
+}
+
+// DefaultToolListTTL is how long a client of protocol revision 2026-07-28
+// may keep the tool list of a server [NewServer] made (its ttlMs): a
+// toolset's tools do not change.
+const DefaultToolListTTL = 5 * time.Minute
+
+// newServer is NewServer speaking versions (nil: every one go-sdk
+// speaks), signing the requestState of stateless calls with states.
+func newServer(set *toolset.Set, impl *mcp.Implementation, versions []string, states *stateKeeper) *mcp.Server {
 	if impl == nil {
 		impl = &mcp.Implementation{Name: "toolnexus-go", Version: "v1"}
 	}
-	srv := mcp.NewServer(impl, nil)
+	srv := mcp.NewServer(impl, &mcp.ServerOptions{
+		SupportedProtocolVersions: versions,
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+			if _, ok := req.(*mcp.ListToolsRequest); ok {
+				c.TTLMs, c.CacheScope = int(DefaultToolListTTL.Milliseconds()), "public"
+			}
+		},
+	})
 	for _, t := range set.Tools() {
 		mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.Schema())}
 		if t.ReadOnly || t.Idempotent {
 			mt.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent}
 		}
-		srv.AddTool(mt, handler(t))
+		srv.AddTool(mt, handler(t, states))
 	}
 	return srv
 }
@@ -67,7 +92,7 @@ func ServeStdio(ctx context.Context, set *toolset.Set, impl *mcp.Implementation)
 }
 
 // HTTPHandler serves the tools of set over MCP's streamable HTTP transport,
-// one session per client, with the default [HandlerOptions]: it is
+// one session per client up to protocol revision 2025-11-25 and none from 2026-07-28 on, with the default [HandlerOptions]: it is
 // NewHTTPHandler(set, impl, nil). Mount it where clients will dial it,
 // behind whatever authentication the deployment needs.
 func HTTPHandler(set *toolset.Set, impl *mcp.Implementation) http.Handler {
@@ -121,10 +146,30 @@ type HandlerOptions struct {
 	// through [TokenInfo]; see [AuthOptions]. Nil serves whoever reaches
 	// the handler.
 	Auth *AuthOptions
+
+	// ProtocolVersions, when set, are the only protocol revisions served
+	// (go-sdk's ServerOptions.SupportedProtocolVersions): leave out
+	// "2026-07-28" to serve every client with a session, as before that
+	// revision. Nil means every revision go-sdk speaks, 2026-07-28
+	// statelessly and the older ones with sessions.
+	ProtocolVersions []string
+
+	// StateKey signs the requestState of the input_required results of
+	// stateless calls ([Input]), so that a client cannot forge the answers
+	// a call carries from round to round: at least 32 random bytes, kept
+	// secret. Give every instance of a server behind a load balancer the
+	// same key, so that any of them takes the next round of a call. Nil
+	// means a random key for this handler.
+	StateKey []byte
+
+	// StateTTL is how long a requestState stays valid: a client that
+	// answers later is refused and calls again without it. Zero means
+	// DefaultStateTTL (10 minutes).
+	StateTTL time.Duration
 }
 
 // NewHTTPHandler serves the tools of set over MCP's streamable HTTP
-// transport, one session per client; impl is as for [NewServer], and opts
+// transport: one session per client up to protocol revision 2025-11-25, each request on its own from 2026-07-28 on (see the package doc); impl is as for [NewServer], and opts
 // may be nil. Mount it where clients will dial it. With opts.Auth, only
 // clients with a valid bearer token are served (see [AuthOptions]; it
 // panics when opts.Auth has no Verify or no absolute Resource URL, rather
@@ -144,29 +189,39 @@ type HandlerOptions struct {
 // open more is refused (503, or 429 for the user's). A request's body must
 // arrive within DefaultBodyTimeout unless opts say otherwise.
 func NewHTTPHandler(set *toolset.Set, impl *mcp.Implementation, opts *HandlerOptions) http.Handler {
+	var o HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
 	var streamable mcp.StreamableHTTPOptions
-	if opts != nil && opts.Streamable != nil {
-		streamable = *opts.Streamable
+	if o.Streamable != nil {
+		streamable = *o.Streamable
 	}
 	if streamable.SessionTimeout == 0 {
 		streamable.SessionTimeout = DefaultSessionTimeout
 	}
-	srv := NewServer(set, impl)
-	h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &streamable))
+	if o.StateKey != nil && len(o.StateKey) < 32 {
+		panic("mcptools: NewHTTPHandler: HandlerOptions.StateKey must have at least 32 bytes")
+	}
+	srv := newServer(set, impl, o.ProtocolVersions, newStateKeeper(o.StateKey, o.StateTTL))
+	getServer := func(*http.Request) *mcp.Server { return srv }
+	h := http.Handler(mcp.NewStreamableHTTPHandler(getServer, &streamable))
 	if !streamable.Stateless {
-		var o HandlerOptions
-		if opts != nil {
-			o = *opts
-		}
 		h = &sessionLimit{srv: srv, next: h, max: limit(o.MaxSessions, DefaultMaxSessions),
 			perUser: limit(o.MaxSessionsPerUser, DefaultMaxSessionsPerUser), opening: map[string]int{}, sessions: map[string]string{}}
+		if o.ProtocolVersions == nil || slices.Contains(o.ProtocolVersions, revisionStateless) {
+			stateless := streamable
+			stateless.Stateless, stateless.EventStore = true, nil
+			h = &byRevision{stateless: mcp.NewStreamableHTTPHandler(getServer, &stateless), sessions: h,
+				maxBody: streamable.MaxRequestBodyBytes}
+		}
 	}
-	if opts != nil && opts.Auth != nil {
-		h = opts.Auth.protect(h)
+	if o.Auth != nil {
+		h = o.Auth.protect(h)
 	}
 	timeout := DefaultBodyTimeout
-	if opts != nil && opts.BodyTimeout != 0 {
-		timeout = opts.BodyTimeout
+	if o.BodyTimeout != 0 {
+		timeout = o.BodyTimeout
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bodytimeout.Limit(w, r, timeout) // first: a body refused unread (401, 429…) is drained within it too
@@ -196,10 +251,39 @@ func objectSchema(s *jsonschema.Schema) *jsonschema.Schema {
 	return c
 }
 
-// handler runs t for a call.
-func handler(t *toolset.Tool) mcp.ToolHandler {
+// handler runs t for a call. A stateless call (protocol revision
+// 2026-07-28 on) whose tool asked the client for input ([Input]) is
+// answered with the questions, and a requestState signed by states that
+// carries the answers the tool read.
+func handler(t *toolset.Tool, states *stateKeeper) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		var args map[string]any
+		if raw := req.Params.Arguments; len(raw) > 0 {
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return errorResult(fmt.Sprintf("invalid arguments for %s: they must be a JSON object", t.Name)), nil
+			}
+		}
+		canonical, _ := json.Marshal(args) // a state is for these arguments, however the client writes them
+		in := &inputs{req: req, legacy: req.ProtocolVersion() != "" && req.ProtocolVersion() < revisionStateless}
+		user := ""
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			user = req.Extra.TokenInfo.UserID
+		}
+		if !in.legacy {
+			prior, err := states.open(req.Params.RequestState, t.Name, canonical, user)
+			if err != nil {
+				return nil, invalidState(err)
+			}
+			in.answers, in.used = map[string]json.RawMessage{}, map[string]json.RawMessage{}
+			maps.Copy(in.answers, prior)
+			for k, v := range req.Params.InputResponses {
+				if b, err := json.Marshal(v); err == nil && v != nil {
+					in.answers[k] = b
+				}
+			}
+		}
+		ctx = context.WithValue(ctx, inputsKey{}, in)
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			// The client asked for the call's progress: the tool's
 			// reports are paced, and the last one is sent before the
@@ -209,15 +293,27 @@ func handler(t *toolset.Tool) mcp.ToolHandler {
 			defer n.flush(pacer)
 			ctx = toolset.WithProgress(ctx, pacer)
 		}
-		var args map[string]any
-		if raw := req.Params.Arguments; len(raw) > 0 {
-			if err := json.Unmarshal(raw, &args); err != nil {
-				return errorResult(fmt.Sprintf("invalid arguments for %s: they must be a JSON object", t.Name)), nil
+		r := t.Execute(ctx, args)
+		if len(in.asked) > 0 {
+			state, err := states.seal(t.Name, canonical, user, in.used)
+			if err != nil {
+				return errorResult(err.Error()), nil
 			}
+			return &mcp.CallToolResult{InputRequests: in.asked, RequestState: state}, nil
 		}
-		return callResult(t.Execute(ctx, args)), nil
+		var protocol *jsonrpc.Error
+		if r.IsError && errors.As(r.Err, &protocol) {
+			// The tool refused the request itself (a capability the
+			// client did not declare, -32021…): a protocol error.
+			return nil, protocol
+		}
+		return callResult(r), nil
 	}
 }
+
+// revisionStateless is the first protocol revision without sessions,
+// whose servers ask their clients through input_required results.
+const revisionStateless = "2026-07-28"
 
 // callResult is the MCP result of a tool's result.
 func callResult(r toolset.Result) *mcp.CallToolResult {
@@ -313,8 +409,8 @@ type requestKey struct{}
 // tools that need more of MCP than arguments and a result: its Session
 // reaches the client that called (Log sends it log messages, at the level
 // it set; Elicit asks its user; CreateMessage asks its model, if the
-// client offers those; on protocol versions up to 2025-11-25, since
-// go-sdk has the server ask through the result from 2026-07-28 on), its
+// client offers those; in a session only, on protocol revisions up to
+// 2025-11-25: [Input] asks in every revision), its
 // Params carry the call's _meta, and its Extra the HTTP request's headers
 // and verified token (see [TokenInfo]). A tool that uses it still runs
 // anywhere: it checks for nil.

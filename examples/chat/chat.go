@@ -180,7 +180,8 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("-api %q: want %s or %s", opts.api, apiGenerateContent, apiInteractions)
 	}
 
-	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out)
+	asker := &elicitor{}
+	tools, sources, closeMCP, err := withMCP(ctx, opts, native, out, asker.handle)
 	if err != nil {
 		return err
 	}
@@ -242,6 +243,7 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		}
 		defer c.live.close()
 	}
+	asker.set(c)
 	return c.loop(ctx, exit, in)
 }
 
@@ -277,6 +279,10 @@ type chat struct {
 	asks    chan<- string
 	lines   <-chan lineRead
 	reading bool
+	// inputMu makes one reader of the input at a time: the loop, an
+	// approval, and an MCP server's question (asked on the goroutine of
+	// the tool call that waits for it).
+	inputMu sync.Mutex
 
 	mu      sync.Mutex
 	current context.CancelFunc // cancels the answer in progress, if any
@@ -486,6 +492,13 @@ func (c *chat) banner() string {
 // when ctx ends goes to the next call, whose prompt is then shown here
 // (on a terminal the line editor keeps showing the prompt it read with).
 func (c *chat) readLine(ctx context.Context, prompt string) (string, error) {
+	c.inputMu.Lock()
+	defer c.inputMu.Unlock()
+	return c.readLineLocked(ctx, prompt)
+}
+
+// readLineLocked is readLine, with inputMu held.
+func (c *chat) readLineLocked(ctx context.Context, prompt string) (string, error) {
 	if !c.reading {
 		select {
 		case c.asks <- prompt:

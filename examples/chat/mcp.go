@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
@@ -85,8 +86,10 @@ func splitName(spec string) (prefix, rest string) {
 // tools: the built-in ones, then each server's. A server's tool replaces a
 // built-in tool of the same name; two servers' tools of the same name are
 // an error. sources says where each tool comes from, for /tools. closeAll
-// ends every server.
-func withMCP(ctx context.Context, opts options, native *toolset.Set, out io.Writer) (tools *toolset.Set, sources map[string]string, closeAll func(), err error) {
+// ends every server. elicit answers the servers' questions to the user,
+// whatever the protocol revision.
+func withMCP(ctx context.Context, opts options, native *toolset.Set, out io.Writer,
+	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (tools *toolset.Set, sources map[string]string, closeAll func(), err error) {
 	var clients []*mcptools.Client
 	closeClients := func() {
 		for _, c := range clients {
@@ -122,7 +125,8 @@ func withMCP(ctx context.Context, opts options, native *toolset.Set, out io.Writ
 			timeout += logins.timeout // the user may have to log in first
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		c, err := mcptools.Connect(cctx, s.dial, &mcptools.Options{Prefix: s.prefix})
+		c, err := mcptools.Connect(cctx, s.dial, &mcptools.Options{Prefix: s.prefix,
+			ClientOptions: &mcp.ClientOptions{ElicitationHandler: elicit}})
 		cancel()
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("MCP server %q: %w", s.spec, err)

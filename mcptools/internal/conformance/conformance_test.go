@@ -1,8 +1,12 @@
 // Package conformance holds mcptools to the official MCP conformance suite,
 // @modelcontextprotocol/conformance, on both sides: the suite plays the
 // servers that ./client (mcptools.Connect, with mcptools.Login) talks to,
-// and the client that talks to ./server (mcptools.NewServer). Every
-// scenario must pass except those in baseline.yml, which says why each
+// and the client that talks to ./server (mcptools.NewServer). Each side
+// is run twice: for the requirements of protocol revision 2026-07-28
+// (stateless; --requirements 2026-07-28) and for those of 2025-11-25
+// (sessions; --spec-version 2025-11-25). Every scenario
+// must pass except those in the revision's baseline,
+// baseline-2026-07-28.yml or baseline-2025-11-25.yml, which says why each
 // one does not.
 //
 // The suite and the Node 22 it needs come from the npm registry through
@@ -29,7 +33,7 @@ import (
 )
 
 // suiteTimeout bounds a whole suite run: a hang guard.
-const suiteTimeout = 8 * time.Minute
+const suiteTimeout = 12 * time.Minute
 
 // suite returns the Node 22 binary and the suite's entry point installed
 // here, skipping the test when they are not (failing it when
@@ -70,14 +74,27 @@ func build(t *testing.T, dir string) string {
 	return bin
 }
 
-// runSuite runs the suite with args and the baseline, and fails the test
-// when it fails: a failure not in the baseline, or a baseline entry that
+// revisions are the protocol revisions the suite holds each side to: the
+// arguments that select a revision's requirements on the server side and
+// on the client side, and its baseline.
+var revisions = []struct {
+	name                   string
+	serverArgs, clientArgs []string
+	baseline               string
+}{
+	{"2026-07-28", []string{"--requirements", "2026-07-28"}, []string{"--requirements", "2026-07-28"}, "baseline-2026-07-28.yml"},
+	{"2025-11-25", []string{"--suite", "active", "--spec-version", "2025-11-25"}, []string{"--suite", "all", "--spec-version", "2025-11-25"},
+		"baseline-2025-11-25.yml"},
+}
+
+// runSuite runs the suite with args and baseline, and fails the test when
+// it fails: a failure not in the baseline, or a baseline entry that
 // passes. The per-scenario lines and the verdict are logged.
-func runSuite(t *testing.T, ctx context.Context, args ...string) {
+func runSuite(t *testing.T, ctx context.Context, baseline string, args ...string) {
 	t.Helper()
 	node, entry := suite(t)
 	args = append([]string{entry}, args...)
-	args = append(args, "--expected-failures", "baseline.yml", "--output-dir", t.TempDir())
+	args = append(args, "--expected-failures", baseline, "--output-dir", t.TempDir())
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "FORCE_COLOR=0")
 	cmd.WaitDelay = 10 * time.Second
@@ -150,7 +167,11 @@ func TestServer(t *testing.T) {
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
 		t.Fatalf("the server's URL is %q", url)
 	}
-	runSuite(t, ctx, "server", "--url", url, "--suite", "all")
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			runSuite(t, ctx, rev.baseline, append([]string{"server", "--url", url}, rev.serverArgs...)...)
+		})
+	}
 }
 
 // The client side: mcptools' client against the suite's servers, its
@@ -165,5 +186,10 @@ func TestClient(t *testing.T) {
 	}
 	// The suite runs the scenarios at once; on a loaded machine a client
 	// may need longer than the suite's default 30 s.
-	runSuite(t, ctx, "client", "--command", client, "--suite", "all", "--timeout", fmt.Sprint((2 * time.Minute).Milliseconds()))
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			runSuite(t, ctx, rev.baseline, append([]string{"client", "--command", client,
+				"--timeout", fmt.Sprint((2 * time.Minute).Milliseconds())}, rev.clientArgs...)...)
+		})
+	}
 }

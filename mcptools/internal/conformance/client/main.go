@@ -53,6 +53,70 @@ var calls = map[string][]call{
 	"tools_call":                          {{"add_numbers", map[string]any{"a": 5, "b": 3}}},
 	"sse-retry":                           {{"test_reconnection", map[string]any{}}},
 	"elicitation-sep1034-client-defaults": {{"test_client_elicitation_defaults", map[string]any{}}},
+	// 2026-07-28: the version and capabilities in each request's _meta,
+	// and a schema's network $ref never fetched, are seen on the
+	// connection and the listing.
+	"request-metadata":         nil,
+	"json-schema-ref-no-deref": nil,
+}
+
+// tolerant are the scenarios whose calls may fail as the scenario means
+// them to (a server that answers wrongly, a tool the client must not
+// call): their failures are logged, not fatal. Their calls are made by
+// callsFor.
+var tolerant = map[string]bool{
+	"sep-2322-client-request-state":    true,
+	"http-standard-headers":            true,
+	"http-custom-headers":              true,
+	"http-invalid-tool-headers":        true,
+	"json-schema-2020-12-preservation": true,
+}
+
+// callsFor returns the calls of a tolerant scenario, given the tools
+// listed and the scenario's context.
+func callsFor(scenario string, set *toolset.Set, config map[string]any) []call {
+	switch scenario {
+	case "sep-2322-client-request-state":
+		// The server asks through input_required results; the client
+		// answers and echoes requestState (go-sdk's multi-round trips).
+		var cs []call
+		for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+			cs = append(cs, call{name, map[string]any{}})
+		}
+		return cs
+	case "http-standard-headers":
+		if tools := set.Tools(); len(tools) > 0 {
+			return []call{{tools[0].Name, map[string]any{}}}
+		}
+	case "http-custom-headers":
+		var cs []call
+		raw, _ := config["toolCalls"].([]any)
+		for _, item := range raw {
+			obj, _ := item.(map[string]any)
+			name, _ := obj["name"].(string)
+			args, _ := obj["arguments"].(map[string]any)
+			cs = append(cs, call{name, args})
+		}
+		return cs
+	case "http-invalid-tool-headers":
+		// The tools whose x-mcp-header is invalid are not listed; the
+		// others are called.
+		var cs []call
+		for _, t := range set.Tools() {
+			cs = append(cs, call{t.Name, map[string]any{"region": "us-west1"}})
+		}
+		return cs
+	case "json-schema-2020-12-preservation":
+		// The schema of the focal tool, as the client keeps it, is
+		// echoed back for the suite to see which keywords survived.
+		if t, ok := set.Lookup("json_schema_2020_12_tool"); ok {
+			b, _ := json.Marshal(t.Schema())
+			var schema map[string]any
+			_ = json.Unmarshal(b, &schema)
+			return []call{{"json_schema_echo", map[string]any{"schema": schema}}}
+		}
+	}
+	return nil
 }
 
 func main() {
@@ -81,6 +145,7 @@ func run(ctx context.Context, url, scenario string, config map[string]any) error
 	if strings.HasPrefix(scenario, "auth/") {
 		want, ok = []call{{"test-tool", map[string]any{}}}, true
 	}
+	ok = ok || tolerant[scenario]
 	if !ok {
 		return fmt.Errorf("unknown scenario")
 	}
@@ -106,6 +171,16 @@ func run(ctx context.Context, url, scenario string, config map[string]any) error
 	if err != nil {
 		return err
 	}
+	if tolerant[scenario] {
+		for _, cl := range callsFor(scenario, set, config) {
+			if t, ok := set.Lookup(cl.name); !ok {
+				log.Printf("the server has no tool %s", cl.name)
+			} else if r := t.Execute(ctx, cl.args); r.IsError {
+				log.Printf("calling %s (as the scenario may mean): %v", cl.name, r.Output)
+			}
+		}
+		return nil
+	}
 	for _, cl := range want {
 		t, ok := set.Lookup(cl.name)
 		if !ok {
@@ -121,7 +196,10 @@ func run(ctx context.Context, url, scenario string, config map[string]any) error
 // accept plays the user asked for input by the server: they accept and
 // fill in nothing, so that the client applies the schema's defaults
 // (elicitation-sep1034-client-defaults).
-func accept(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+func accept(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if os.Getenv("MCP_CONFORMANCE_SCENARIO") == "sep-2322-client-request-state" {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
+	}
 	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 }
 

@@ -12,7 +12,7 @@
 // (elicitation) or its model (sampling) reach the client through
 // mcptools.Request; the one that reports progress calls
 // toolset.ReportProgress. The suite's resources, prompts and completions
-// are no toolset's: see baseline.yml.
+// are no toolset's: see the baselines.
 //
 //lint:file-ignore SA1019 the suite tests logging and sampling, which protocol version 2026-07-28 deprecates (SEP-2577)
 package main
@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
@@ -171,6 +172,99 @@ func tools() *toolset.Set {
 				}
 				return "Reconnection test completed: the answer came after the stream was closed", nil
 			}}),
+		asking("test_input_required_result_elicitation", "Asks the user's name (2026-07-28: input_required)",
+			func(ctx context.Context) (string, error) {
+				name, err := askName(ctx, "user_name", "What is your name?")
+				return "Hello, " + name + "!", err
+			}),
+		asking("test_input_required_result_sampling", "Asks the client's model (2026-07-28: input_required)",
+			func(ctx context.Context) (string, error) {
+				text, err := sample(ctx, "capital_question", "What is the capital of France?")
+				return "Sampling response: " + text, err
+			}),
+		asking("test_input_required_result_list_roots", "Asks the client's roots (2026-07-28: input_required)",
+			func(ctx context.Context) (string, error) {
+				n, err := roots(ctx, "client_roots")
+				return fmt.Sprintf("Client exposed %d root(s)", n), err
+			}),
+		asking("test_input_required_result_request_state", "Asks for a confirmation, carried in a signed requestState",
+			func(ctx context.Context) (string, error) {
+				_, err := mcptools.Elicit(ctx, "confirm", &mcp.ElicitParams{Message: "Please confirm", RequestedSchema: confirmSchema})
+				return "state-ok: requestState received and confirmation accepted", err
+			}),
+		asking("test_input_required_result_tampered_state", "Asks for a confirmation; a tampered requestState is refused",
+			func(ctx context.Context) (string, error) {
+				_, err := mcptools.Elicit(ctx, "confirm", &mcp.ElicitParams{Message: "Please confirm", RequestedSchema: confirmSchema})
+				return "state-ok: requestState received and confirmation accepted", err
+			}),
+		asking("test_input_required_result_multiple_inputs", "Asks the user, the model and the roots in one round",
+			func(ctx context.Context) (string, error) {
+				// Each is asked before any answer is needed: one round.
+				name, err1 := askName(ctx, "user_name", "What is your name?")
+				greeting, err2 := sample(ctx, "greeting", "Generate a greeting")
+				n, err3 := roots(ctx, "client_roots")
+				return fmt.Sprintf("%s %s — %d root(s) visible", greeting, name, n), errors.Join(err1, err2, err3)
+			}),
+		asking("test_input_required_result_multi_round", "Asks the user twice, in two rounds",
+			func(ctx context.Context) (string, error) {
+				name, err := askName(ctx, "step1", "Step 1: What is your name?")
+				if err != nil {
+					return "", err
+				}
+				res, err := mcptools.Elicit(ctx, "step2", &mcp.ElicitParams{Message: "Step 2: What is your favorite color?",
+					RequestedSchema: objectOf(map[string]*jsonschema.Schema{"color": {Type: "string"}}, "color")})
+				if err != nil {
+					return "", err
+				}
+				color, _ := res.Content["color"].(string)
+				return fmt.Sprintf("Multi-round complete: %s likes %s", name, color), nil
+			}),
+		asking("test_input_required_result_capabilities", "Asks only what the client declared it can answer",
+			func(ctx context.Context) (string, error) {
+				var errs []error
+				for _, err := range []error{
+					func() error { _, err := askName(ctx, "user_name", "What is your name?"); return err }(),
+					func() error { _, err := sample(ctx, "greeting", "Generate a short greeting"); return err }(),
+					func() error { _, err := roots(ctx, "client_roots"); return err }(),
+				} {
+					if !errors.Is(err, mcptools.ErrNoCapability) {
+						errs = append(errs, err)
+					}
+				}
+				return "Capability-aware input requests fulfilled", errors.Join(errs...)
+			}),
+		// The stateless scenario's diagnostics (SEP-2575).
+		toolset.MustDefine(toolset.Tool{Name: "test_missing_capability", Description: "Needs the client's sampling capability",
+			InputSchema: noArgs,
+			Run: func(ctx context.Context, _ map[string]any) (any, error) {
+				if req := mcptools.Request(ctx); req != nil {
+					if caps := req.ClientCapabilities(); caps == nil || caps.Sampling == nil {
+						data, _ := json.Marshal(mcp.MissingRequiredClientCapabilityData{
+							RequiredCapabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}})
+						return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities,
+							Message: "sampling capability required but not declared by client", Data: data}
+					}
+				}
+				return "Client declared the sampling capability; tool executed.", nil
+			}}),
+		text("test_streaming_elicitation", "Answers with its result only, no request of its own",
+			"stream observed: result frames only, no top-level requests"),
+		toolset.MustDefine(toolset.Tool{Name: "test_logging_tool", Description: "Logs, at the level the client asked for",
+			InputSchema: noArgs,
+			Run: func(ctx context.Context, _ map[string]any) (any, error) {
+				if req := mcptools.Request(ctx); req != nil {
+					_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "test_logging_tool executed"})
+				}
+				return "Log attempted; go-sdk sends it only at the level the request's _meta asks for.", nil
+			}}),
+		// SEP-2243: an argument mirrored in an Mcp-Param-Region header.
+		toolset.MustDefine(toolset.Tool{Name: "test_x_mcp_header", Description: "Takes a region mirrored in a header",
+			InputSchema: objectOf(map[string]*jsonschema.Schema{
+				"region": {Type: "string", Description: "mirrored into Mcp-Param-Region", Extra: map[string]any{"x-mcp-header": "Region"}},
+				"level":  {Type: "integer", Description: "not mirrored"}}),
+			Run: func(_ context.Context, args map[string]any) (any, error) {
+				return fmt.Sprintf("region=%v", args["region"]), nil
+			}}),
 		toolset.MustDefine(toolset.Tool{Name: "json_schema_2020_12_tool", Description: "Takes arguments described with JSON Schema 2020-12",
 			InputSchema: schema2020,
 			Run: func(_ context.Context, args map[string]any) (any, error) {
@@ -197,6 +291,62 @@ func elicit(name, description string, input *jsonschema.Schema, ask func(args ma
 			b, _ := json.Marshal(res.Content)
 			return fmt.Sprintf("Elicitation result: action=%s, content=%s", res.Action, b), nil
 		}})
+}
+
+// asking is a tool without arguments that asks its client through
+// mcptools.Input (run reports its failures, ErrInputRequired among them,
+// as errors) and answers with what run returns.
+func asking(name, description string, run func(ctx context.Context) (string, error)) *toolset.Tool {
+	return toolset.MustDefine(toolset.Tool{Name: name, Description: description, InputSchema: &jsonschema.Schema{Type: "object"},
+		Run: func(ctx context.Context, _ map[string]any) (any, error) {
+			out, err := run(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		}})
+}
+
+// confirmSchema asks for a yes or no.
+var confirmSchema = objectOf(map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}, "ok")
+
+// askName asks the user for their name under key.
+func askName(ctx context.Context, key, message string) (string, error) {
+	res, err := mcptools.Elicit(ctx, key, &mcp.ElicitParams{Message: message,
+		RequestedSchema: objectOf(map[string]*jsonschema.Schema{"name": {Type: "string"}}, "name")})
+	if err != nil {
+		return "", err
+	}
+	name, _ := res.Content["name"].(string)
+	return name, nil
+}
+
+// sample asks the client's model prompt under key and returns its text.
+func sample(ctx context.Context, key, prompt string) (string, error) {
+	res, err := mcptools.Sample(ctx, key, &mcp.CreateMessageParams{MaxTokens: 100,
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: prompt}}}})
+	if err != nil {
+		return "", err
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text, nil
+		}
+	}
+	return "(not text)", nil
+}
+
+// roots asks the client for its roots under key and returns how many.
+func roots(ctx context.Context, key string) (int, error) {
+	res, err := mcptools.Input(ctx, key, &mcp.ListRootsParams{})
+	if err != nil {
+		return 0, err
+	}
+	r, ok := res.(*mcp.ListRootsResult)
+	if !ok {
+		return 0, fmt.Errorf("the client answered the roots request with a %T", res)
+	}
+	return len(r.Roots), nil
 }
 
 func objectOf(properties map[string]*jsonschema.Schema, required ...string) *jsonschema.Schema {
