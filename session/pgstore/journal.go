@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -151,9 +152,13 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 	}
 	j := session.Journal{ID: id}
 	err := retry(ctx, func() (bool, error) {
-		err := s.pool.QueryRow(ctx, `SELECT run, started, updated,
+		var lease *time.Time
+		err := s.pool.QueryRow(ctx, `SELECT run, started, updated, owner, lease,
 			ARRAY(SELECT entry FROM toolnexus_journal_entries WHERE conversation = $1 ORDER BY seq)
-			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Entries)
+			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Owner, &lease, &j.Entries)
+		if lease != nil {
+			j.Lease = *lease
+		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, session.ErrNoRun // the answer
 		}
@@ -171,7 +176,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 // ListRuns implements [session.Journaler]: an index range of the
 // journals' primary key, sorted, as ListPage's of the conversations.
 func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session.JournalPage, error) {
-	sql, args, err := listQuery(opts, "SELECT id, run, length, started, updated FROM toolnexus_journals", true)
+	sql, args, err := listQuery(opts, "SELECT id, run, length, started, updated, owner, lease FROM toolnexus_journals", true)
 	if err != nil {
 		return session.JournalPage{}, fmt.Errorf("pgstore: listing runs: %w", err)
 	}
@@ -181,7 +186,11 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 		if err == nil {
 			journals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Journal, error) {
 				var j session.Journal
-				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Started, &j.Updated)
+				var lease *time.Time
+				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Started, &j.Updated, &j.Owner, &lease)
+				if lease != nil {
+					j.Lease = *lease
+				}
 				return j, err
 			})
 		}
@@ -197,4 +206,44 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 	}
 	page.Journals = journals
 	return page, nil
+}
+
+// claimRunSQL claims the journal $1 of run $2 for $3 for $4
+// microseconds, if nobody else's claim lasts, on the server's clock.
+// Against a claim being taken by another transaction, the update waits
+// for it to end and looks at the row again: of claims that race, one
+// takes the journal. It returns the transaction's id.
+const claimRunSQL = `UPDATE toolnexus_journals SET owner = $3, lease = clock_timestamp() + $4 * interval '1 microsecond'
+	WHERE id = $1 AND run = $2 AND (owner = $3 OR lease IS NULL OR lease <= clock_timestamp())
+	RETURNING pg_current_xact_id()::text`
+
+// ClaimRun implements [session.Journaler]. It is one transaction, retried
+// as Append is: a claim taken twice by its owner is the same claim.
+func (s *Store) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+	if err := record.CheckClaim(id, run, owner); err != nil {
+		return err
+	}
+	err := retry(ctx, func() (bool, error) {
+		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
+			var xid string
+			err := tx.QueryRow(ctx, claimRunSQL, id, run, owner, max(lease, 0).Microseconds()).Scan(&xid)
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return xid, err
+			}
+			var holder string
+			var until time.Time
+			err = tx.QueryRow(ctx, "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2", id, run).Scan(&holder, &until)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return "", session.ErrNoRun
+			case err != nil:
+				return "", err
+			}
+			return "", fmt.Errorf("%q holds it until %v: %w", holder, until, session.ErrClaimed)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: claiming run %q on %q: %w", run, id, err)
+	}
+	return nil
 }

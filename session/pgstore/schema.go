@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the tables this package writes, kept in
 // the table toolnexus_schema_version.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[v] takes the tables from version v to v+1.
 var migrations = []string{
@@ -48,6 +48,9 @@ CREATE TABLE toolnexus_journal_entries (
 	entry        bytea NOT NULL,
 	PRIMARY KEY (conversation, seq)
 );`,
+	// The claims of the journals (ClaimRun): who holds each, until when.
+	2: `
+ALTER TABLE toolnexus_journals ADD COLUMN owner text NOT NULL DEFAULT '', ADD COLUMN lease timestamptz;`,
 }
 
 // migrationLock is the key of the advisory lock that serializes

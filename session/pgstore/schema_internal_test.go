@@ -38,7 +38,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if v, err := version(ctx, pool); err != nil || v != 2 {
-		t.Errorf("version after the migration = %d, %v; want 2", v, err)
+	if v, err := version(ctx, pool); err != nil || v != SchemaVersion {
+		t.Errorf("version after the migration = %d, %v; want %d", v, err, SchemaVersion)
 	}
 }

@@ -129,7 +129,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 		t.Errorf("Load after the migration and a run = %d contents, %v; want the stored one and the run's", len(got), err)
 	}
 	var version int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != 3 {
-		t.Errorf("user_version = %d, %v; want 3", version, err)
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", version, err, schemaVersion)
 	}
 }
