@@ -31,6 +31,7 @@ const (
 	DefaultWriteTimeout      = 15 * time.Second
 	DefaultBodyTimeout       = 30 * time.Second
 	DefaultKeepFinished      = time.Minute
+	DefaultRunLease          = 30 * time.Second
 	DefaultMaxBodyBytes      = 4 << 20
 	DefaultMaxMessages       = 1000
 	DefaultMaxParts          = 100
@@ -131,6 +132,14 @@ type Config struct {
 	// and read by its id. Zero means DefaultKeepFinished (1 minute).
 	KeepFinished time.Duration
 
+	// RunLease is, on a store that is a session.Journaler, how long the
+	// claim of a run by this process lasts (session.Journaler.ClaimRun):
+	// the in-process runner renews the claims of its runs every third of
+	// it, and another Server on the store takes a run over once its claim
+	// has run out (its process died), within RunLease and a third. Zero
+	// means DefaultRunLease (30 seconds). See Durable runs.
+	RunLease time.Duration
+
 	// MaxRuns bounds the runs in flight, those that wait for decisions
 	// included; more are refused with 503 (too_many_runs). Zero means
 	// DefaultMaxRuns (256); less than zero, no bound.
@@ -208,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Agent.Steps().Err(); err != nil {
 		return nil, fmt.Errorf("agentserver: Config.Agent: %w", err)
 	}
-	if cfg.ApprovalTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 ||
+	if cfg.ApprovalTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 || cfg.RunLease < 0 ||
 		cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
 		return nil, errors.New("agentserver: a negative limit in Config")
 	}
@@ -228,6 +237,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.WriteTimeout = or(cfg.WriteTimeout, DefaultWriteTimeout)
 	cfg.BodyTimeout = or(cfg.BodyTimeout, DefaultBodyTimeout)
 	cfg.KeepFinished = or(cfg.KeepFinished, DefaultKeepFinished)
+	cfg.RunLease = or(cfg.RunLease, DefaultRunLease)
 	cfg.MaxBodyBytes = or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
 	cfg.MaxParts = or(cfg.MaxParts, DefaultMaxParts)
@@ -248,6 +258,7 @@ func New(cfg Config) (*Server, error) {
 			l.Close(context.Background())
 			return nil, err
 		}
+		l.keepClaims()
 		s.runner = l
 	}
 	s.stopStreams, s.stop = context.WithCancel(context.Background())
