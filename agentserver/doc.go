@@ -257,7 +257,9 @@
 //     once its first run is saved, so runs in flight on new threads may
 //     take a user past it, by MaxRunsPerUser at most.
 //   - One user's stored bytes (their threads' contents as the store
-//     encodes them, session.Info.Bytes): DefaultMaxBytesPerUser (64 MiB).
+//     encodes them, session.Info.Bytes, and the journals of their runs in
+//     progress, session.Journal.Bytes, which a run that waits for days
+//     keeps): DefaultMaxBytesPerUser (64 MiB).
 //     Once their threads hold that much, every new run of theirs is
 //     refused with 429 storage_quota (the run accepted last may take them
 //     past it).
@@ -265,7 +267,9 @@
 // Both quotas are [ErrQuota], checked when a run is accepted (decisions
 // for a run that waits are never refused by one), from the store's totals
 // of the user's threads (session.UsageOf: a range of the store's index
-// for a session.Lister, every conversation's Info for another Store).
+// for a session.Lister, every conversation's Info for another Store;
+// session.Journaler.ListRuns of the user's journals, which reads no
+// entry).
 // Without Config.Authenticate every request is one user's, so the
 // per-user bounds are the server's. The default store, a session.Memory,
 // holds 512 MiB at most, and forgets the threads appended to least

@@ -162,7 +162,9 @@ type Config struct {
 	MaxThreadsPerUser int
 
 	// MaxBytesPerUser bounds the size of one user's threads in the store
-	// (their contents as the store encodes them, session.Info.Bytes):
+	// (their contents as the store encodes them, session.Info.Bytes, and
+	// on a session.Journaler the journals of their runs in progress,
+	// session.Journal.Bytes):
 	// once they hold that much, every new run of the user is refused with
 	// 429 (storage_quota). It is checked when a run is accepted, so the
 	// run accepted last may take the user over it. Zero means
@@ -559,6 +561,14 @@ func (s *Server) checkQuotas(ctx context.Context, user, thread string) error {
 	if err != nil {
 		return fmt.Errorf("agentserver: totalling the threads of the user: %w", err)
 	}
+	if js, ok := s.cfg.Store.(session.Journaler); ok && maxBytes >= 0 {
+		// The journals of the user's runs in progress count too.
+		n, err := journalBytes(ctx, js, prefix)
+		if err != nil {
+			return fmt.Errorf("agentserver: totalling the runs in progress of the user: %w", err)
+		}
+		u.Bytes += n
+	}
 	if maxBytes >= 0 && u.Bytes >= maxBytes {
 		return newError(http.StatusTooManyRequests, "storage_quota", ErrQuota,
 			"your threads hold %d bytes, as much as the server keeps of one user: it takes no more runs of yours", u.Bytes)
@@ -573,6 +583,25 @@ func (s *Server) checkQuotas(ctx context.Context, user, thread string) error {
 		}
 	}
 	return nil
+}
+
+// journalBytes returns the size of the journals whose ids start with
+// prefix: the runs in progress of a user.
+func journalBytes(ctx context.Context, js session.Journaler, prefix string) (int64, error) {
+	var n int64
+	opts := session.ListOptions{Prefix: prefix, Limit: session.MaxPageSize}
+	for {
+		p, err := js.ListRuns(ctx, opts)
+		if err != nil {
+			return 0, err
+		}
+		for _, j := range p.Journals {
+			n += j.Bytes
+		}
+		if opts.Cursor = p.Next; opts.Cursor == "" {
+			return n, nil
+		}
+	}
 }
 
 // stored reports whether store holds the conversation id, from the

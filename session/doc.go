@@ -95,6 +95,9 @@
 //     journal; a conversation that has only a journal (its first run in
 //     progress) is deleted too, and Delete is ErrNotFound only when there
 //     is neither.
+//   - LoadRun and ListRuns tell a journal's size, Journal.Bytes: the sum
+//     of its entries' lengths, kept by the writes (ListRuns reads no
+//     entry), for quotas of storage that count runs in progress.
 //   - ListRuns lists the journals whose ids start with a prefix, without
 //     their entries, in pages with opaque cursors as ListPage's, the least
 //     recently written first (Updated, then ID). A journal written to

@@ -189,7 +189,7 @@ func (m *Memory) ClaimRun(ctx context.Context, id, run, owner string, lease time
 // info describes j, the journal of the conversation id, without its
 // entries.
 func (j *memJournal) info(id string) Journal {
-	return Journal{ID: id, Run: j.run, Len: len(j.entries), Started: j.started, Updated: j.updated, Owner: j.owner, Lease: j.lease}
+	return Journal{ID: id, Run: j.run, Len: len(j.entries), Bytes: j.bytes, Started: j.started, Updated: j.updated, Owner: j.owner, Lease: j.lease}
 }
 
 // cloneEntries returns a deep copy of entries, none of them nil.

@@ -183,6 +183,7 @@ type Journal struct {
 	Run     string   // the run's, as BeginRun named it
 	Entries [][]byte // oldest first; nil in a listing
 	Len     int      // the number of entries
+	Bytes   int64    // the sum of their sizes, in bytes
 	Started time.Time
 	Updated time.Time // the last BeginRun or AppendRun
 	// Owner holds the journal's claim (ClaimRun) until Lease, on the

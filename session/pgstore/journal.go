@@ -13,13 +13,13 @@ import (
 )
 
 // beginRunSQL creates the journal $1 of run $2 holding the entries $4
-// (their number $3) in one statement. The primary key lets one journal in
+// (their number $3, their size $5) in one statement. The primary key lets one journal in
 // per conversation: against a journal being created or deleted by
 // another transaction, the insert waits for it to end. It returns whether
 // the journal was created, and the transaction's id.
 const beginRunSQL = `WITH journal AS (
-	INSERT INTO toolnexus_journals (id, run, started, updated, length)
-	SELECT $1, $2, now, now, $3 FROM (SELECT clock_timestamp() AS now) AS t
+	INSERT INTO toolnexus_journals (id, run, started, updated, length, bytes)
+	SELECT $1, $2, now, now, $3, $5 FROM (SELECT clock_timestamp() AS now) AS t
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), entries AS (
@@ -29,7 +29,7 @@ const beginRunSQL = `WITH journal AS (
 )
 SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
 
-// appendRunSQL appends the entries $4 (their number $3) to the journal
+// appendRunSQL appends the entries $4 (their number $3, their size $5) to the journal
 // $1 of run $2 in one statement: it updates the journal's row, which
 // locks it until the transaction ends (an AppendRun or EndRun of the
 // journal waits for this one), and numbers the entries from the length it
@@ -38,7 +38,8 @@ SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
 const appendRunSQL = `WITH journal AS (
 	UPDATE toolnexus_journals AS j SET
 		updated = greatest(clock_timestamp(), j.updated + interval '1 microsecond'),
-		length = j.length + $3
+		length = j.length + $3,
+		bytes = j.bytes + $5
 	WHERE j.id = $1 AND j.run = $2
 	RETURNING j.length - $3 AS first
 ), entries AS (
@@ -51,13 +52,13 @@ SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
 // BeginRun implements [session.Journaler]. It is one transaction around
 // one statement, and it is retried as Append is (see the package doc).
 func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
-	entries, _, err := record.Entries(id, run, entries)
+	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
 	err = retry(ctx, func() (bool, error) {
 		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			return journalWrite(ctx, tx, session.ErrRunInProgress, beginRunSQL, id, run, len(entries), entries)
+			return journalWrite(ctx, tx, session.ErrRunInProgress, beginRunSQL, id, run, len(entries), entries, size)
 		})
 	})
 	if err != nil {
@@ -69,13 +70,13 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 // AppendRun implements [session.Journaler]. It is one transaction around
 // one statement, and it is retried as Append is.
 func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
-	entries, _, err := record.Entries(id, run, entries)
+	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
 	err = retry(ctx, func() (bool, error) {
 		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			return journalWrite(ctx, tx, session.ErrNoRun, appendRunSQL, id, run, len(entries), entries)
+			return journalWrite(ctx, tx, session.ErrNoRun, appendRunSQL, id, run, len(entries), entries, size)
 		})
 	})
 	if err != nil {
@@ -153,9 +154,9 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 	j := session.Journal{ID: id}
 	err := retry(ctx, func() (bool, error) {
 		var lease *time.Time
-		err := s.pool.QueryRow(ctx, `SELECT run, started, updated, owner, lease,
+		err := s.pool.QueryRow(ctx, `SELECT run, started, updated, owner, lease, bytes,
 			ARRAY(SELECT entry FROM toolnexus_journal_entries WHERE conversation = $1 ORDER BY seq)
-			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Owner, &lease, &j.Entries)
+			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Owner, &lease, &j.Bytes, &j.Entries)
 		if lease != nil {
 			j.Lease = *lease
 		}
@@ -176,7 +177,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 // ListRuns implements [session.Journaler]: an index range of the
 // journals' primary key, sorted, as ListPage's of the conversations.
 func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session.JournalPage, error) {
-	sql, args, err := listQuery(opts, "SELECT id, run, length, started, updated, owner, lease FROM toolnexus_journals", true)
+	sql, args, err := listQuery(opts, "SELECT id, run, length, bytes, started, updated, owner, lease FROM toolnexus_journals", true)
 	if err != nil {
 		return session.JournalPage{}, fmt.Errorf("pgstore: listing runs: %w", err)
 	}
@@ -187,7 +188,7 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 			journals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Journal, error) {
 				var j session.Journal
 				var lease *time.Time
-				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Started, &j.Updated, &j.Owner, &lease)
+				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Bytes, &j.Started, &j.Updated, &j.Owner, &lease)
 				if lease != nil {
 					j.Lease = *lease
 				}
