@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,5 +187,63 @@ func TestServersStartingAtOnceRecoverOnce(t *testing.T) {
 				t.Errorf("%d of %d Servers starting at once recovered the run; want 1", recovered, servers)
 			}
 		})
+	}
+}
+
+// claimsDown is a Memory whose ClaimRun fails while down is set: a
+// Server on it cannot renew its claims.
+type claimsDown struct {
+	*session.Memory
+	down atomic.Bool
+}
+
+func (c *claimsDown) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+	if c.down.Load() {
+		return errStoreDown
+	}
+	return c.Memory.ClaimRun(ctx, id, run, owner, lease)
+}
+
+// A Server that could not renew its claim of a run for longer than the
+// lease, and finds another owner holds it, stops the run and writes
+// nothing more of it: the other owner's is the run.
+func TestRunTakenOverIsStopped(t *testing.T) {
+	mem := session.NewMemory()
+	store := &claimsDown{Memory: mem}
+	h := newHarness(t, harnessOpts{
+		agent:  func(c *agent.Config) { c.NeedsApproval = func(*genai.FunctionCall) bool { return true } },
+		config: func(c *agentserver.Config) { c.Store, c.RunLease = store, 600*time.Millisecond },
+	})
+	h.model.Enqueue(fake.Calls(call("Paris")))
+	resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris?"})
+	if p := resp.last(); p.Kind != agentserver.KindPause {
+		t.Fatalf("the run did not pause: %v", resp.kinds())
+	}
+	store.down.Store(true)
+	var held session.Journal
+	until(t, "the claim to run out", func() bool {
+		var err error
+		if held, err = mem.LoadRun(bg, threadT1); err != nil {
+			t.Fatal(err)
+		}
+		return time.Now().After(held.Lease)
+	})
+	if err := mem.ClaimRun(bg, threadT1, held.Run, "another-server", time.Hour); err != nil {
+		t.Fatalf("another owner's claim of a claim that ran out: %v", err)
+	}
+	store.down.Store(false)
+	info := h.awaitRun("alice", resp.run(), over)
+	if info.State == agentserver.StateDone {
+		t.Errorf("the run taken over ended %s; want it stopped", info.State)
+	}
+	j, err := mem.LoadRun(bg, threadT1)
+	if err != nil || j.Owner != "another-server" || j.Len != held.Len {
+		t.Errorf("the journal: %+v, %v; want it as it was, %d entries, the other owner's", j, err, held.Len)
+	}
+	if stored := h.stored("alice", "t1"); len(stored) != 0 {
+		t.Errorf("the Server saved %s of a run taken over; want nothing", dump(stored))
+	}
+	if n := len(h.started); n != 0 {
+		t.Errorf("the tool ran %d times; want 0", n)
 	}
 }
