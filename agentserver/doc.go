@@ -120,7 +120,10 @@
 // nothing more of it. A run begun is claimed at once, in a second write
 // after BeginRun; a Server that looks for runs in the moment between
 // may take it, and the request is then refused 409 busy, its run going
-// on on the other Server.
+// on on the other Server. On a session.Journaler (the default
+// store, a session.Memory, is one), New starts the goroutine that renews
+// and looks for runs, and Close ends it: a Server is closed when it is
+// done with.
 // Its log shows again what its readers were shown: its start, then for
 // each turn written its step, its thoughts and its text (each joined in
 // one record), its calls and their results, pauses and decisions; then
