@@ -112,7 +112,9 @@ func serveChild() {
 	if err != nil {
 		fail(err)
 	}
-	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+	// A short lease: the next process takes over a killed one's runs
+	// once their claims run out.
+	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)), RunLease: time.Second,
 		Authenticate: func(r *http.Request) (string, error) { return r.Header.Get("X-User"), nil }})
 	if err != nil {
 		fail(err)
@@ -452,7 +454,26 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 				c1.kill()
 			}
 
+			s, closeStore, err := openStore(bg, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeStore()
+			held, err := s.LoadRun(bg, "agentserver/alice/t1")
+			if err != nil {
+				t.Fatalf("the first process left no journal: %v", err)
+			}
 			c2 := startChild(t, store, m.URL, count)
+			if !tc.term {
+				// The killed process's claim of the run lasts its lease:
+				// then the new one takes the run over.
+				if held.Owner == "" {
+					t.Errorf("the run's journal is not claimed: %+v", held)
+				}
+				until(t, "the run to be taken over", func() bool {
+					return c2.do(bg, "GET", "/current?thread=t1", nil).status == http.StatusOK
+				})
+			}
 			resp := tc.second(t, c2, read)
 			if last := resp.last(); last.Kind != agentserver.KindDone || last.Done.State != agentserver.StateDone {
 				t.Errorf("the recovered run ended with %+v: %v", last, resp.kinds())
@@ -461,11 +482,6 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			if got := counts(t, count); !mapsEqual(got, tc.counts) {
 				t.Errorf("the tools ran %v times; want %v", got, tc.counts)
 			}
-			s, closeStore, err := openStore(bg, store)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer closeStore()
 			stored, err := s.Load(bg, "agentserver/alice/t1")
 			if err != nil {
 				t.Fatal(err)

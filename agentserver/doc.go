@@ -98,10 +98,32 @@
 //
 // New recovers, before it returns, every run the store's journals show
 // unfinished (session.Journaler.ListRuns over the threads of every user
-// of the server): at start rather than when a thread is next touched, so
-// that Current and the protocols' resume routes show a run that waits
-// from the first request, and a run cut in the middle of an answer
-// finishes for when its user comes back. A recovered run keeps its id.
+// of the server) that no other live Server holds: at start rather than
+// when a thread is next touched, so that Current and the protocols'
+// resume routes show a run that waits from the first request, and a run
+// cut in the middle of an answer finishes for when its user comes back.
+// A recovered run keeps its id.
+//
+// Each run is run by one Server at a time, however many share the store
+// (in one process or several): a Server claims the journal of each run it
+// starts or recovers (session.Journaler.ClaimRun, an atomic claim the
+// store decides, for Config.RunLease), and renews the claims of its runs
+// in flight every third of the lease, those that wait for decisions
+// included. A Server leaves alone the runs another one holds, and looks
+// for runs to take over as often as it renews: one whose claim ran out
+// (its process died, or lost the store for longer than the lease) is
+// claimed by exactly one of the Servers that see it, and recovered
+// there. Close releases the claims of the runs it leaves in the store,
+// so that the next Server (a deploy's) takes them at once; after a kill,
+// the next Server takes them once their lease has run out. A Server
+// whose renewal finds its run claimed by another stops it and writes
+// nothing more of it. A run begun is claimed at once, in a second write
+// after BeginRun; a Server that looks for runs in the moment between
+// may take it, and the request is then refused 409 busy, its run going
+// on on the other Server. On a session.Journaler (the default
+// store, a session.Memory, is one), New starts the goroutine that renews
+// and looks for runs, and Close ends it: a Server is closed when it is
+// done with.
 // Its log shows again what its readers were shown: its start, then for
 // each turn written its step, its thoughts and its text (each joined in
 // one record), its calls and their results, pauses and decisions; then
@@ -128,10 +150,9 @@
 // stays busy until it is deleted). Recovered runs count among the runs in
 // flight (MaxRuns) but are never refused for it. The offsets of a recovered run's log are its own (the
 // text joined): a client resumes it from its start, as the resume routes
-// do. One Server serves a store's threads at a time: two that start on
-// one store, in one process or two, both recover its runs. A run whose
-// save failed (the store down at its end) keeps its journal, and the next
-// Server on the store picks it up from its last step.
+// do. A run whose save failed (the store down at its end) keeps its
+// journal, released, and the next Server to look for runs on the store
+// picks it up from its last step.
 //
 // Close (a deploy's SIGTERM) leaves a run that waits for decisions in its
 // journal as it is: not saved, not ended as cancelled, nothing more
@@ -239,7 +260,9 @@
 //     once its first run is saved, so runs in flight on new threads may
 //     take a user past it, by MaxRunsPerUser at most.
 //   - One user's stored bytes (their threads' contents as the store
-//     encodes them, session.Info.Bytes): DefaultMaxBytesPerUser (64 MiB).
+//     encodes them, session.Info.Bytes, and the journals of their runs in
+//     progress, session.Journal.Bytes, which a run that waits for days
+//     keeps): DefaultMaxBytesPerUser (64 MiB).
 //     Once their threads hold that much, every new run of theirs is
 //     refused with 429 storage_quota (the run accepted last may take them
 //     past it).
@@ -247,7 +270,9 @@
 // Both quotas are [ErrQuota], checked when a run is accepted (decisions
 // for a run that waits are never refused by one), from the store's totals
 // of the user's threads (session.UsageOf: a range of the store's index
-// for a session.Lister, every conversation's Info for another Store).
+// for a session.Lister, every conversation's Info for another Store;
+// session.Journaler.ListRuns of the user's journals, which reads no
+// entry).
 // Without Config.Authenticate every request is one user's, so the
 // per-user bounds are the server's. The default store, a session.Memory,
 // holds 512 MiB at most, and forgets the threads appended to least

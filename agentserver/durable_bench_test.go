@@ -30,6 +30,7 @@ type countingJournal struct {
 	session.Journaler
 	writes atomic.Int64
 	failed atomic.Int64 // writes that returned an error
+	claims atomic.Int64 // ClaimRuns, which are not counted in writes
 
 	mu    sync.Mutex
 	steps []time.Duration // BeginRun and AppendRun: the writes of a run's steps
@@ -62,6 +63,11 @@ func (c *countingJournal) EndRun(ctx context.Context, id, run string, contents [
 	return c.Journaler.EndRun(ctx, id, run, contents)
 }
 
+func (c *countingJournal) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+	c.claims.Add(1)
+	return c.Journaler.ClaimRun(ctx, id, run, owner, lease)
+}
+
 func (c *countingJournal) Append(ctx context.Context, id string, contents []*genai.Content) (err error) {
 	defer c.timed(&c.ends, time.Now(), &err)
 	return c.Journaler.Append(ctx, id, contents)
@@ -72,6 +78,7 @@ func (c *countingJournal) Append(ctx context.Context, id string, contents []*gen
 func (c *countingJournal) report(b *testing.B, runs int) {
 	b.ReportMetric(float64(c.writes.Load())/float64(runs), "writes/run")
 	b.ReportMetric(float64(c.failed.Load())/float64(runs), "failed/run")
+	b.ReportMetric(float64(c.claims.Load())/float64(runs), "claims/run")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range []struct {

@@ -116,7 +116,8 @@ func TestAnswerJournaledWhenEndRunFails(t *testing.T) {
 }
 
 // A run of one call and an answer writes to its journal four times: the
-// run, the call's turn, its result, and EndRun with the answer.
+// run, the call's turn, its result, and EndRun with the answer; and
+// claims it once, as it begins.
 func TestServedRunWrites(t *testing.T) {
 	store := &countingJournal{Journaler: session.NewMemory()}
 	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = store }})
@@ -126,6 +127,9 @@ func TestServedRunWrites(t *testing.T) {
 	}
 	if n := store.writes.Load(); n != 4 {
 		t.Errorf("the run wrote %d times; want 4", n)
+	}
+	if n := store.claims.Load(); n != 1 {
+		t.Errorf("the run was claimed %d times; want 1", n)
 	}
 }
 

@@ -125,7 +125,8 @@ type testRequest struct {
 
 // handler serves the tests' protocol: POST /run submits a request and
 // streams its records as JSON; GET /replay?thread= streams the thread's
-// current run from its start (204 when none).
+// current run from its start (204 when none); GET /current?thread=
+// answers 200 when the thread has a current run, 204 when none.
 func handler(s *agentserver.Server) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /run", func(w http.ResponseWriter, r *http.Request) {
@@ -149,6 +150,19 @@ func handler(s *agentserver.Server) http.Handler {
 			return
 		}
 		s.ServeEvents(w, r, att.Cursor, &recordEncoder{run: att.Run.ID})
+	})
+	mux.HandleFunc("GET /current", func(w http.ResponseWriter, r *http.Request) {
+		user, err := s.User(r)
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
+		}
+		switch _, err := s.Current(r.Context(), user, r.URL.Query().Get("thread")); {
+		case errors.Is(err, agentserver.ErrNotFound):
+			w.WriteHeader(http.StatusNoContent)
+		case err != nil:
+			s.WriteError(w, r, err)
+		}
 	})
 	mux.HandleFunc("GET /replay", func(w http.ResponseWriter, r *http.Request) {
 		user, err := s.User(r)

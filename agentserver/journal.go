@@ -114,7 +114,26 @@ func (l *localRunner) begin(ctx context.Context, r *run, in *Input) error {
 		l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: journaling a run", slog.String("thread", in.Conversation), slog.Any("error", err))
 		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
 	}
+	// The run is this process's: another Server on the store leaves it
+	// alone while the claim lasts (see keepClaims).
+	if err := js.ClaimRun(ctx, in.Thread, r.id, l.owner, l.lease); err != nil {
+		l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: claiming a run", slog.String("run", r.id),
+			slog.String("thread", in.Conversation), slog.Any("error", err))
+		if errors.Is(err, session.ErrClaimed) {
+			// Another Server took the journal in the moment before the
+			// claim: the run is its to run.
+			return newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress on another server", in.Conversation)
+		}
+		// Nobody runs the run: it is dropped, nothing of it saved.
+		if err := js.EndRun(context.WithoutCancel(ctx), in.Thread, r.id, nil); err != nil {
+			l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: dropping a run not claimed", slog.String("run", r.id),
+				slog.String("thread", in.Conversation), slog.Any("error", err))
+		}
+		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
+	}
+	l.mu.Lock() // keepClaims reads it under the lock
 	r.journal = &journal{store: js, thread: in.Thread, run: r.id}
+	l.mu.Unlock()
 	return nil
 }
 
@@ -141,8 +160,10 @@ func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr er
 	case r.journal != nil:
 		if err = r.journal.store.EndRun(ctx, r.thread, r.id, contents); err != nil {
 			// The journal stays, for the next Server on the store: it
-			// must hold the answer, to save it rather than ask again.
+			// must hold the answer, to save it rather than ask again,
+			// and is released, for another Server to save it now.
 			r.flushAnswer(ctx)
+			r.release(ctx)
 		}
 	case len(contents) > 0:
 		err = r.l.store.Append(ctx, r.thread, contents)
@@ -217,7 +238,7 @@ func (l *localRunner) recoverRuns(ctx context.Context) error {
 			return fmt.Errorf("agentserver: listing the runs to recover: %w", err)
 		}
 		for _, j := range page.Journals {
-			if err := l.recoverRun(ctx, js, j.ID); err != nil {
+			if err := l.recoverRun(ctx, js, j); err != nil {
 				return err
 			}
 		}
@@ -232,14 +253,32 @@ func (l *localRunner) recoverRuns(ctx context.Context) error {
 // under its id: its log shows again what the run's readers were shown
 // (a turn's text pieces joined in one record), and the run goes on from
 // its last step.
-func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, thread string) error {
+//
+// The run is claimed first (session.Journaler.ClaimRun): one whose claim
+// another Server holds, and has not let run out, is left to it.
+func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, listed session.Journal) error {
+	thread := listed.ID
 	l.mu.Lock()
-	known := l.threads[thread] != nil
+	cur, closing, skipped := l.threads[thread], l.closing, l.skipped[thread] == listed.Run
 	l.mu.Unlock()
-	if known {
-		return nil // listed twice
+	switch {
+	case closing, skipped:
+		return nil
+	case cur != nil && (cur.id == listed.Run || !cur.over):
+		return nil // this process's, or listed twice
+	case listed.Owner != "" && listed.Owner != l.owner && listed.Lease.After(time.Now()):
+		return nil // held, as far as this clock tells: ClaimRun would say so
+	}
+	switch err := js.ClaimRun(ctx, thread, listed.Run, l.owner, l.lease); {
+	case errors.Is(err, session.ErrClaimed), errors.Is(err, session.ErrNoRun):
+		return nil // held by another Server, or over
+	case err != nil:
+		return fmt.Errorf("agentserver: claiming the run on %q: %w", thread, err)
 	}
 	jr, err := js.LoadRun(ctx, thread)
+	if err == nil && jr.Run != listed.Run {
+		err = session.ErrNoRun // another run began since
+	}
 	if errors.Is(err, session.ErrNoRun) {
 		return nil // it ended meanwhile
 	}
@@ -278,6 +317,12 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, thre
 	runCtx, cancel := context.WithCancelCause(l.ctx)
 	r.cancel = cancel
 	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		cancel(ErrClosed)
+		r.release(ctx)
+		return nil
+	}
 	l.runs[r.id] = r
 	l.threads[thread] = r
 	l.inflight++
@@ -295,6 +340,9 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, thre
 // skip logs a journal that cannot be recovered, and leaves it in the
 // store: the thread stays busy until it is deleted.
 func (l *localRunner) skip(ctx context.Context, jr session.Journal, err error) {
+	l.mu.Lock()
+	l.skipped[jr.ID] = jr.Run // not again
+	l.mu.Unlock()
 	l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: a run cannot be recovered", slog.String("run", jr.Run),
 		slog.String("thread", jr.ID), slog.Any("error", err))
 }
@@ -410,5 +458,102 @@ func (r *run) replayTurn(e *entry, results map[[2]int]*entry) {
 		if res := results[[2]int{e.Turn, i}]; res != nil {
 			r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: shown[i], Result: res.Shown})
 		}
+	}
+}
+
+// errTakenOver is the cause of a run stopped because another Server on
+// the store claimed it: its claim ran out (this process stalled for
+// longer than the lease, or lost the store meanwhile).
+var errTakenOver = errors.New("agentserver: another server took the run over")
+
+// release releases the run's claim, for another Server on the store to
+// take it at once.
+func (r *run) release(ctx context.Context) {
+	j := r.journal
+	if j == nil {
+		return
+	}
+	if err := j.store.ClaimRun(context.WithoutCancel(ctx), j.thread, j.run, r.l.owner, 0); err != nil && !errors.Is(err, session.ErrNoRun) {
+		r.l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: releasing a run", slog.String("run", r.id),
+			slog.String("thread", r.conversation), slog.Any("error", err))
+	}
+}
+
+// keepClaims starts, on a session.Journaler, the goroutine that every
+// third of the lease renews the claims of the runs in flight here, and
+// takes over the runs whose claims ran out (another Server that died):
+// a run is run by one process at a time. Close ends it (releaseClaims).
+func (l *localRunner) keepClaims() {
+	js, ok := l.store.(session.Journaler)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.stopClaims, l.claimsEnded = cancel, make(chan struct{})
+	go func() {
+		defer close(l.claimsEnded)
+		tick := time.NewTicker(l.lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			l.renewClaims(ctx, js)
+			if err := l.recoverRuns(ctx); err != nil && ctx.Err() == nil {
+				l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: looking for runs to take over", slog.Any("error", err))
+			}
+		}
+	}()
+}
+
+// renewClaims renews the claims of the runs in flight here. A run that
+// another Server claimed meanwhile is its: this process stops it, and
+// writes nothing more of it.
+func (l *localRunner) renewClaims(ctx context.Context, js session.Journaler) {
+	l.mu.Lock()
+	var held []*run
+	for _, r := range l.threads {
+		if !r.over && r.journal != nil && !r.kept.Load() {
+			held = append(held, r)
+		}
+	}
+	l.mu.Unlock()
+	for _, r := range held {
+		err := js.ClaimRun(ctx, r.thread, r.id, l.owner, l.lease)
+		switch {
+		case err == nil, errors.Is(err, session.ErrNoRun): // renewed, or it ended meanwhile
+		case errors.Is(err, session.ErrClaimed):
+			l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: another server took a run over", slog.String("run", r.id),
+				slog.String("thread", r.conversation), slog.Any("error", err))
+			r.kept.Store(true)
+			r.cancel(errTakenOver)
+		case ctx.Err() == nil:
+			l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: renewing the claim of a run", slog.String("run", r.id),
+				slog.String("thread", r.conversation), slog.Any("error", err))
+		}
+	}
+}
+
+// releaseClaims ends keepClaims' goroutine, and releases the claims of
+// the runs Close left in the store (kept), for the next Server to take
+// them at once.
+func (l *localRunner) releaseClaims() {
+	if l.stopClaims == nil {
+		return
+	}
+	l.stopClaims()
+	<-l.claimsEnded
+	l.mu.Lock()
+	var kept []*run
+	for _, r := range l.threads {
+		if r.journal != nil && r.kept.Load() {
+			kept = append(kept, r)
+		}
+	}
+	l.mu.Unlock()
+	for _, r := range kept {
+		r.release(context.Background())
 	}
 }

@@ -45,6 +45,14 @@ type localRunner struct {
 	closing  bool
 	wg       sync.WaitGroup // the runs
 	workers  *workers       // the runs' goroutines
+
+	// On a session.Journaler, the runner claims the journal of each run
+	// it runs for owner, for lease at a time (see keepClaims).
+	owner       string
+	lease       time.Duration
+	stopClaims  context.CancelFunc // ends keepClaims' goroutine
+	claimsEnded chan struct{}      // closed when it has ended
+	skipped     map[string]string  // the journals that are not agentserver's: their run, by thread
 }
 
 func newLocalRunner(cfg *Config) *localRunner {
@@ -55,6 +63,7 @@ func newLocalRunner(cfg *Config) *localRunner {
 		ctx: ctx, stop: stop,
 		runs: map[string]*run{}, threads: map[string]*run{}, perUser: map[string]int{},
 		workers: newWorkers(),
+		owner:   "agentserver_" + rand.Text(), lease: cfg.RunLease, skipped: map[string]string{},
 	}
 }
 
@@ -261,6 +270,7 @@ func (l *localRunner) Close(ctx context.Context) error {
 	}
 	l.stop(ErrClosed)
 	l.workers.close()
+	l.releaseClaims()
 	return err
 }
 

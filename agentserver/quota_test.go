@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -254,5 +255,41 @@ func TestQuotaOnAStoreThatIsNotALister(t *testing.T) {
 	}
 	if p, err := h.srv.Threads(context.Background(), "alice", agentserver.ThreadsOptions{}); err != nil || len(p.Threads) != 1 {
 		t.Errorf("Threads = %+v, %v; want t1", p, err)
+	}
+}
+
+// The journals of a user's runs in progress count toward
+// MaxBytesPerUser, as their threads do: a run that waits with a large
+// turn in its journal, and nothing saved yet, takes the user over it;
+// once it ends, its thread counts instead.
+func TestStorageQuotaCountsJournals(t *testing.T) {
+	h := newHarness(t, harnessOpts{
+		config: func(c *agentserver.Config) { c.MaxBytesPerUser = 10_000 },
+		agent:  func(c *agent.Config) { c.NeedsApproval = func(*genai.FunctionCall) bool { return true } },
+	})
+	long := fake.Calls(call("Paris"))
+	c := long.Response.Candidates[0].Content
+	c.Parts = append([]*genai.Part{{Text: strings.Repeat("x", 10_000)}}, c.Parts...)
+	h.model.Enqueue(long, fake.Text("Bob's."), fake.Text("Sunny."))
+	resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris?"})
+	p := resp.last()
+	if p.Kind != agentserver.KindPause {
+		t.Fatalf("the run did not pause: %v %s", resp.kinds(), resp.body)
+	}
+	if stored := h.stored("alice", "t1"); len(stored) != 0 {
+		t.Fatalf("the thread holds %s before the run ends; want nothing", dump(stored))
+	}
+	if r := h.post(bg, "alice", testRequest{Thread: "t2", Text: "more"}); r.status != 429 || r.errorCode() != "storage_quota" {
+		t.Errorf("a run over the quota, counting the journal of the run that waits: %d %s; want 429 storage_quota", r.status, r.body)
+	}
+	if r := h.post(bg, "bob", testRequest{Thread: "t1", Text: "hi"}); r.last().Done == nil || r.last().Done.Text != "Bob's." {
+		t.Errorf("bob's run: %d %s", r.status, r.body)
+	}
+	// A decision is never refused by a quota; the run ends, saved.
+	if r := h.post(bg, "alice", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}}); r.last().Kind != agentserver.KindDone {
+		t.Fatalf("the decision: %d %v %s", r.status, r.kinds(), r.body)
+	}
+	if r := h.post(bg, "alice", testRequest{Thread: "t2", Text: "more"}); r.status != 429 || r.errorCode() != "storage_quota" {
+		t.Errorf("a run over the quota, counting the saved thread: %d %s; want 429 storage_quota", r.status, r.body)
 	}
 }

@@ -414,7 +414,6 @@ func (r *run) pauseIfDone(ctx context.Context, turn int) {
 	}
 	r.write(ctx, &entry{Kind: entryPause, Turn: turn, Pending: list})
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.pending == nil {
 		r.pending = map[string]*pendingCall{}
 	}
@@ -424,6 +423,15 @@ func (r *run) pauseIfDone(ctx context.Context, turn int) {
 	}
 	r.state = StateWaiting
 	r.addLocked(Record{Kind: KindPause, Turn: turn, Pending: list})
+	r.mu.Unlock()
+	// A run that pauses once Close has begun is ended as Close ends the
+	// runs that wait (Close either saw it waiting or is seen here).
+	r.l.mu.Lock()
+	closing := r.l.closing
+	r.l.mu.Unlock()
+	if closing && r.closeWaiting() {
+		r.cancel(ErrClosed)
+	}
 }
 
 func cmpOr(s, def string) string {

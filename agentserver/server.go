@@ -31,6 +31,7 @@ const (
 	DefaultWriteTimeout      = 15 * time.Second
 	DefaultBodyTimeout       = 30 * time.Second
 	DefaultKeepFinished      = time.Minute
+	DefaultRunLease          = 30 * time.Second
 	DefaultMaxBodyBytes      = 4 << 20
 	DefaultMaxMessages       = 1000
 	DefaultMaxParts          = 100
@@ -131,6 +132,14 @@ type Config struct {
 	// and read by its id. Zero means DefaultKeepFinished (1 minute).
 	KeepFinished time.Duration
 
+	// RunLease is, on a store that is a session.Journaler, how long the
+	// claim of a run by this process lasts (session.Journaler.ClaimRun):
+	// the in-process runner renews the claims of its runs every third of
+	// it, and another Server on the store takes a run over once its claim
+	// has run out (its process died), within RunLease and a third. Zero
+	// means DefaultRunLease (30 seconds). See Durable runs.
+	RunLease time.Duration
+
 	// MaxRuns bounds the runs in flight, those that wait for decisions
 	// included; more are refused with 503 (too_many_runs). Zero means
 	// DefaultMaxRuns (256); less than zero, no bound.
@@ -153,7 +162,9 @@ type Config struct {
 	MaxThreadsPerUser int
 
 	// MaxBytesPerUser bounds the size of one user's threads in the store
-	// (their contents as the store encodes them, session.Info.Bytes):
+	// (their contents as the store encodes them, session.Info.Bytes, and
+	// on a session.Journaler the journals of their runs in progress,
+	// session.Journal.Bytes):
 	// once they hold that much, every new run of the user is refused with
 	// 429 (storage_quota). It is checked when a run is accepted, so the
 	// run accepted last may take the user over it. Zero means
@@ -208,7 +219,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Agent.Steps().Err(); err != nil {
 		return nil, fmt.Errorf("agentserver: Config.Agent: %w", err)
 	}
-	if cfg.ApprovalTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 ||
+	if cfg.ApprovalTimeout < 0 || cfg.KeepAlive < 0 || cfg.WriteTimeout < 0 || cfg.BodyTimeout < 0 || cfg.KeepFinished < 0 || cfg.RunLease < 0 ||
 		cfg.MaxBodyBytes < 0 || cfg.MaxMessages < 0 || cfg.MaxParts < 0 || cfg.MaxTools < 0 {
 		return nil, errors.New("agentserver: a negative limit in Config")
 	}
@@ -228,6 +239,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.WriteTimeout = or(cfg.WriteTimeout, DefaultWriteTimeout)
 	cfg.BodyTimeout = or(cfg.BodyTimeout, DefaultBodyTimeout)
 	cfg.KeepFinished = or(cfg.KeepFinished, DefaultKeepFinished)
+	cfg.RunLease = or(cfg.RunLease, DefaultRunLease)
 	cfg.MaxBodyBytes = or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
 	cfg.MaxParts = or(cfg.MaxParts, DefaultMaxParts)
@@ -248,6 +260,7 @@ func New(cfg Config) (*Server, error) {
 			l.Close(context.Background())
 			return nil, err
 		}
+		l.keepClaims()
 		s.runner = l
 	}
 	s.stopStreams, s.stop = context.WithCancel(context.Background())
@@ -553,6 +566,14 @@ func (s *Server) checkQuotas(ctx context.Context, user, thread string) error {
 	if err != nil {
 		return fmt.Errorf("agentserver: totalling the threads of the user: %w", err)
 	}
+	if js, ok := s.cfg.Store.(session.Journaler); ok && maxBytes >= 0 {
+		// The journals of the user's runs in progress count too.
+		n, err := journalBytes(ctx, js, prefix)
+		if err != nil {
+			return fmt.Errorf("agentserver: totalling the runs in progress of the user: %w", err)
+		}
+		u.Bytes += n
+	}
 	if maxBytes >= 0 && u.Bytes >= maxBytes {
 		return newError(http.StatusTooManyRequests, "storage_quota", ErrQuota,
 			"your threads hold %d bytes, as much as the server keeps of one user: it takes no more runs of yours", u.Bytes)
@@ -567,6 +588,25 @@ func (s *Server) checkQuotas(ctx context.Context, user, thread string) error {
 		}
 	}
 	return nil
+}
+
+// journalBytes returns the size of the journals whose ids start with
+// prefix: the runs in progress of a user.
+func journalBytes(ctx context.Context, js session.Journaler, prefix string) (int64, error) {
+	var n int64
+	opts := session.ListOptions{Prefix: prefix, Limit: session.MaxPageSize}
+	for {
+		p, err := js.ListRuns(ctx, opts)
+		if err != nil {
+			return 0, err
+		}
+		for _, j := range p.Journals {
+			n += j.Bytes
+		}
+		if opts.Cursor = p.Next; opts.Cursor == "" {
+			return n, nil
+		}
+	}
 }
 
 // stored reports whether store holds the conversation id, from the

@@ -95,11 +95,30 @@
 //     journal; a conversation that has only a journal (its first run in
 //     progress) is deleted too, and Delete is ErrNotFound only when there
 //     is neither.
+//   - LoadRun and ListRuns tell a journal's size, Journal.Bytes: the sum
+//     of its entries' lengths, kept by the writes (ListRuns reads no
+//     entry), for quotas of storage that count runs in progress.
 //   - ListRuns lists the journals whose ids start with a prefix, without
 //     their entries, in pages with opaque cursors as ListPage's, the least
 //     recently written first (Updated, then ID). A journal written to
 //     between two pages moves to a later page, and may be listed again:
 //     a program that recovers every run tolerates meeting one twice.
+//   - ClaimRun takes a journal for one owner (a process) until a lease
+//     runs out on the store's clock, so that of the processes that pick
+//     up the runs left behind, exactly one takes each, and a process that
+//     still runs a run keeps it by renewing its claim. It is one atomic
+//     compare-and-set, decided by the database (an update whose condition
+//     is that the journal has no claim, its lease has passed, or the
+//     owner holds it), never a read then a write: of claims that race,
+//     one succeeds and the others are [ErrClaimed], and nothing changes
+//     for them. A lease <= 0 releases the owner's claim; a claim held by
+//     its owner is renewed; none on a journal of another run, or none, is
+//     ErrNoRun. A claim is no write of the journal: entries and Updated
+//     stay as they were. LoadRun and ListRuns show it (Journal.Owner,
+//     Lease); EndRun and Delete drop it with the journal, and a journal
+//     that BeginRun creates has none. Lease times come from one clock
+//     that every process sharing the store sees: the database's, or the
+//     machine's for a file that one machine holds.
 //   - A call whose context is done fails with an error wrapping the
 //     context's error.
 //

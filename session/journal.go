@@ -164,10 +164,32 @@ func (m *Memory) ListRuns(ctx context.Context, opts ListOptions) (JournalPage, e
 	return JournalPage{Journals: journals, Next: next}, nil
 }
 
+// ClaimRun implements [Journaler], on the Memory's clock.
+func (m *Memory) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+	if err := record.CheckClaim(id, run, owner); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("session: claiming run %q on %q: %w", run, id, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, err := m.journal(id, run)
+	now := time.Now()
+	if err == nil && j.owner != owner && j.lease.After(now) {
+		err = fmt.Errorf("%q holds it until %v: %w", j.owner, j.lease, ErrClaimed)
+	}
+	if err != nil {
+		return fmt.Errorf("session: claiming run %q on %q: %w", run, id, err)
+	}
+	j.owner, j.lease = owner, now.Add(max(lease, 0))
+	return nil
+}
+
 // info describes j, the journal of the conversation id, without its
 // entries.
 func (j *memJournal) info(id string) Journal {
-	return Journal{ID: id, Run: j.run, Len: len(j.entries), Started: j.started, Updated: j.updated}
+	return Journal{ID: id, Run: j.run, Len: len(j.entries), Bytes: j.bytes, Started: j.started, Updated: j.updated, Owner: j.owner, Lease: j.lease}
 }
 
 // cloneEntries returns a deep copy of entries, none of them nil.

@@ -78,6 +78,8 @@ type memJournal struct {
 	started, updated time.Time
 	entries          [][]byte
 	bytes            int64
+	owner            string    // ClaimRun's
+	lease            time.Time // when owner's claim ends
 }
 
 var (

@@ -163,6 +163,18 @@ type Journaler interface {
 	// restarted server recovers), the least recently appended to first
 	// (ties by id), without their entries.
 	ListRuns(ctx context.Context, opts ListOptions) (JournalPage, error)
+
+	// ClaimRun claims the journal of conversation id's run for owner (a
+	// process, as its caller names it), until lease has passed on the
+	// store's clock, so that of processes that pick runs up, one only
+	// takes each. It succeeds when the journal has no claim, its claim
+	// has run out, or owner holds it (renewing it); it fails with an
+	// error wrapping ErrClaimed, changing nothing, while another owner's
+	// claim lasts, and with one wrapping ErrNoRun when the conversation
+	// has no journal of that run. A lease <= 0 releases owner's claim:
+	// the journal may be claimed by anyone at once. Claims are not writes
+	// of the journal: Updated stays as it was.
+	ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error
 }
 
 // Journal is the journal of a run in progress on a conversation.
@@ -171,8 +183,14 @@ type Journal struct {
 	Run     string   // the run's, as BeginRun named it
 	Entries [][]byte // oldest first; nil in a listing
 	Len     int      // the number of entries
+	Bytes   int64    // the sum of their sizes, in bytes
 	Started time.Time
 	Updated time.Time // the last BeginRun or AppendRun
+	// Owner holds the journal's claim (ClaimRun) until Lease, on the
+	// store's clock: "" and the zero time when it was never claimed. A
+	// claim whose Lease has passed is anyone's to take.
+	Owner string
+	Lease time.Time
 }
 
 // JournalPage is one page of a listing of journals.
@@ -187,4 +205,6 @@ var (
 	ErrRunInProgress = errors.New("session: a run is in progress on the conversation")
 	// ErrNoRun: the conversation has no journal of that run.
 	ErrNoRun = errors.New("session: no such run in progress on the conversation")
+	// ErrClaimed: ClaimRun of a journal another owner's claim holds.
+	ErrClaimed = errors.New("session: another process holds the run in progress")
 )

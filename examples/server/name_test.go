@@ -14,6 +14,7 @@ func TestAgentName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
+	defer a.srv.Close(context.Background())
 	if got := a.srv.Agent().Steps().Name(); got != agentName {
 		t.Errorf("the agent's name: %q, want %q", got, agentName)
 	}

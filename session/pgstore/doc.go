@@ -34,12 +34,14 @@
 //   - toolnexus_journals: a row per run in progress, its primary key the
 //     conversation's id (COLLATE "C" as well), so that a conversation has
 //     at most one, whichever process begins it: its run, its started and
-//     updated times and its number of entries, and an index on (updated,
+//     updated times, its number of entries and its claim (ClaimRun: the
+//     owner, and the end of its lease on the server's clock, so that the
+//     clocks of the processes never matter), and an index on (updated,
 //     id) for ListRuns of the whole store;
 //   - toolnexus_journal_entries: a row per entry, (conversation, seq) its
 //     primary key, the entry as bytea, byte for byte;
 //   - toolnexus_schema_version: the version of these tables, [SchemaVersion]
-//     (version 2 added the journals).
+//     (version 2 added the journals, version 3 their claims).
 //
 // ListPage, ListRuns and Usage take a prefix of ids that PostgreSQL's text can
 // hold: UTF-8, without NUL (a prefix that ends inside a character is an
@@ -47,7 +49,7 @@
 //
 // Open and New create the tables in an empty database, migrate older ones
 // in one transaction, and refuse tables of a newer version rather than
-// misread them (so a database that a version 2 store has opened is refused
+// misread them (so a database that a version 3 store has opened is refused
 // by older versions of the package). Processes that open one database at
 // once take turns (pg_advisory_xact_lock): the tables are made once. When they are up to
 // date, opening only reads their version, so a store opens on a read-only

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -12,13 +13,13 @@ import (
 )
 
 // beginRunSQL creates the journal $1 of run $2 holding the entries $4
-// (their number $3) in one statement. The primary key lets one journal in
+// (their number $3, their size $5) in one statement. The primary key lets one journal in
 // per conversation: against a journal being created or deleted by
 // another transaction, the insert waits for it to end. It returns whether
 // the journal was created, and the transaction's id.
 const beginRunSQL = `WITH journal AS (
-	INSERT INTO toolnexus_journals (id, run, started, updated, length)
-	SELECT $1, $2, now, now, $3 FROM (SELECT clock_timestamp() AS now) AS t
+	INSERT INTO toolnexus_journals (id, run, started, updated, length, bytes)
+	SELECT $1, $2, now, now, $3, $5 FROM (SELECT clock_timestamp() AS now) AS t
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), entries AS (
@@ -28,7 +29,7 @@ const beginRunSQL = `WITH journal AS (
 )
 SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
 
-// appendRunSQL appends the entries $4 (their number $3) to the journal
+// appendRunSQL appends the entries $4 (their number $3, their size $5) to the journal
 // $1 of run $2 in one statement: it updates the journal's row, which
 // locks it until the transaction ends (an AppendRun or EndRun of the
 // journal waits for this one), and numbers the entries from the length it
@@ -37,7 +38,8 @@ SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
 const appendRunSQL = `WITH journal AS (
 	UPDATE toolnexus_journals AS j SET
 		updated = greatest(clock_timestamp(), j.updated + interval '1 microsecond'),
-		length = j.length + $3
+		length = j.length + $3,
+		bytes = j.bytes + $5
 	WHERE j.id = $1 AND j.run = $2
 	RETURNING j.length - $3 AS first
 ), entries AS (
@@ -50,13 +52,13 @@ SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
 // BeginRun implements [session.Journaler]. It is one transaction around
 // one statement, and it is retried as Append is (see the package doc).
 func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
-	entries, _, err := record.Entries(id, run, entries)
+	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
 	err = retry(ctx, func() (bool, error) {
 		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			return journalWrite(ctx, tx, session.ErrRunInProgress, beginRunSQL, id, run, len(entries), entries)
+			return journalWrite(ctx, tx, session.ErrRunInProgress, beginRunSQL, id, run, len(entries), entries, size)
 		})
 	})
 	if err != nil {
@@ -68,13 +70,13 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 // AppendRun implements [session.Journaler]. It is one transaction around
 // one statement, and it is retried as Append is.
 func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
-	entries, _, err := record.Entries(id, run, entries)
+	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
 	err = retry(ctx, func() (bool, error) {
 		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			return journalWrite(ctx, tx, session.ErrNoRun, appendRunSQL, id, run, len(entries), entries)
+			return journalWrite(ctx, tx, session.ErrNoRun, appendRunSQL, id, run, len(entries), entries, size)
 		})
 	})
 	if err != nil {
@@ -151,9 +153,13 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 	}
 	j := session.Journal{ID: id}
 	err := retry(ctx, func() (bool, error) {
-		err := s.pool.QueryRow(ctx, `SELECT run, started, updated,
+		var lease *time.Time
+		err := s.pool.QueryRow(ctx, `SELECT run, started, updated, owner, lease, bytes,
 			ARRAY(SELECT entry FROM toolnexus_journal_entries WHERE conversation = $1 ORDER BY seq)
-			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Entries)
+			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Owner, &lease, &j.Bytes, &j.Entries)
+		if lease != nil {
+			j.Lease = *lease
+		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, session.ErrNoRun // the answer
 		}
@@ -171,7 +177,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 // ListRuns implements [session.Journaler]: an index range of the
 // journals' primary key, sorted, as ListPage's of the conversations.
 func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session.JournalPage, error) {
-	sql, args, err := listQuery(opts, "SELECT id, run, length, started, updated FROM toolnexus_journals", true)
+	sql, args, err := listQuery(opts, "SELECT id, run, length, bytes, started, updated, owner, lease FROM toolnexus_journals", true)
 	if err != nil {
 		return session.JournalPage{}, fmt.Errorf("pgstore: listing runs: %w", err)
 	}
@@ -181,7 +187,11 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 		if err == nil {
 			journals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Journal, error) {
 				var j session.Journal
-				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Started, &j.Updated)
+				var lease *time.Time
+				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Bytes, &j.Started, &j.Updated, &j.Owner, &lease)
+				if lease != nil {
+					j.Lease = *lease
+				}
 				return j, err
 			})
 		}
@@ -197,4 +207,44 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 	}
 	page.Journals = journals
 	return page, nil
+}
+
+// claimRunSQL claims the journal $1 of run $2 for $3 for $4
+// microseconds, if nobody else's claim lasts, on the server's clock.
+// Against a claim being taken by another transaction, the update waits
+// for it to end and looks at the row again: of claims that race, one
+// takes the journal. It returns the transaction's id.
+const claimRunSQL = `UPDATE toolnexus_journals SET owner = $3, lease = clock_timestamp() + $4 * interval '1 microsecond'
+	WHERE id = $1 AND run = $2 AND (owner = $3 OR lease IS NULL OR lease <= clock_timestamp())
+	RETURNING pg_current_xact_id()::text`
+
+// ClaimRun implements [session.Journaler]. It is one transaction, retried
+// as Append is: a claim taken twice by its owner is the same claim.
+func (s *Store) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+	if err := record.CheckClaim(id, run, owner); err != nil {
+		return err
+	}
+	err := retry(ctx, func() (bool, error) {
+		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
+			var xid string
+			err := tx.QueryRow(ctx, claimRunSQL, id, run, owner, max(lease, 0).Microseconds()).Scan(&xid)
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return xid, err
+			}
+			var holder string
+			var until time.Time
+			err = tx.QueryRow(ctx, "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2", id, run).Scan(&holder, &until)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return "", session.ErrNoRun
+			case err != nil:
+				return "", err
+			}
+			return "", fmt.Errorf("%q holds it until %v: %w", holder, until, session.ErrClaimed)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: claiming run %q on %q: %w", run, id, err)
+	}
+	return nil
 }

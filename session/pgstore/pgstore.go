@@ -222,7 +222,7 @@ func (s *Store) writeOnce(ctx context.Context, write func(pgx.Tx) (xid string, e
 	defer tx.Rollback(ctx)
 	xid, err := write(tx)
 	if err != nil { // nothing is stored before the commit
-		return !errors.Is(err, session.ErrRunInProgress) && !errors.Is(err, session.ErrNoRun), err
+		return !errors.Is(err, session.ErrRunInProgress) && !errors.Is(err, session.ErrNoRun) && !errors.Is(err, session.ErrClaimed), err
 	}
 	err = tx.Commit(ctx)
 	if err == nil || refused(err) {

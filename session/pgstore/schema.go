@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the tables this package writes, kept in
 // the table toolnexus_schema_version.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[v] takes the tables from version v to v+1.
 var migrations = []string{
@@ -48,6 +48,12 @@ CREATE TABLE toolnexus_journal_entries (
 	entry        bytea NOT NULL,
 	PRIMARY KEY (conversation, seq)
 );`,
+	// The claims of the journals (ClaimRun): who holds each, until when;
+	// and their sizes.
+	2: `
+ALTER TABLE toolnexus_journals ADD COLUMN owner text NOT NULL DEFAULT '', ADD COLUMN lease timestamptz,
+	ADD COLUMN bytes bigint NOT NULL DEFAULT 0; -- the sum of the entries' sizes
+UPDATE toolnexus_journals AS j SET bytes = (SELECT coalesce(sum(length(entry)), 0) FROM toolnexus_journal_entries WHERE conversation = j.id);`,
 }
 
 // migrationLock is the key of the advisory lock that serializes

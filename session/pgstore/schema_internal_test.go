@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
@@ -38,7 +39,31 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if v, err := version(ctx, pool); err != nil || v != 2 {
-		t.Errorf("version after the migration = %d, %v; want 2", v, err)
+	if v, err := version(ctx, pool); err != nil || v != SchemaVersion {
+		t.Errorf("version after the migration = %d, %v; want %d", v, err, SchemaVersion)
+	}
+}
+
+// Tables of version 2 (journals without claims nor sizes) are migrated:
+// each journal gets its size, from its entries, and no claim.
+func TestMigrateFromVersion2(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.Database(t)
+	pgtest.Exec(t, u, migrations[0], migrations[1],
+		"CREATE TABLE toolnexus_schema_version (version integer NOT NULL)",
+		"INSERT INTO toolnexus_schema_version VALUES (2)",
+		`INSERT INTO toolnexus_journals VALUES ('c', 'run', now(), now(), 2)`,
+		`INSERT INTO toolnexus_journal_entries VALUES ('c', 0, '\x0102030405'), ('c', 1, '\x060708')`)
+	s, err := Open(ctx, u)
+	if err != nil {
+		t.Fatalf("Open of version 2 tables = %v", err)
+	}
+	defer s.Close()
+	j, err := s.LoadRun(ctx, "c")
+	if err != nil || j.Bytes != 8 || j.Len != 2 || j.Owner != "" || !j.Lease.IsZero() {
+		t.Errorf("LoadRun after the migration = %+v, %v; want 2 entries of 8 bytes, no claim", j, err)
+	}
+	if err := s.ClaimRun(ctx, "c", "run", "me", time.Minute); err != nil {
+		t.Errorf("ClaimRun after the migration = %v", err)
 	}
 }

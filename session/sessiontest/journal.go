@@ -80,6 +80,17 @@ func checkRun(t *testing.T, j session.Journaler, id, run string, want [][]byte) 
 	if !equalEntries(got.Entries, want) {
 		t.Errorf("LoadRun(%q).Entries = %.200q; want %.200q", id, got.Entries, want)
 	}
+	var size int64
+	for _, e := range want {
+		size += int64(len(e))
+	}
+	if got.Bytes != size {
+		t.Errorf("LoadRun(%q).Bytes = %d; want %d, the sum of the entries' sizes", id, got.Bytes, size)
+	}
+	listed := slices.IndexFunc(listRuns(t, j, id, session.MaxPageSize), func(l session.Journal) bool { return l.ID == id && l.Bytes == size })
+	if listed < 0 {
+		t.Errorf("ListRuns(%q) does not list the journal of %q, of %d bytes", id, id, size)
+	}
 	return got
 }
 

@@ -82,6 +82,8 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"ConcurrentRuns", testConcurrentRuns},
 		{"RunInvalid", testRunInvalid},
 		{"RunDoneContext", testRunDoneContext},
+		{"ClaimRun", testClaimRun},
+		{"ConcurrentClaims", testConcurrentClaims},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.test(t, newStore(t))

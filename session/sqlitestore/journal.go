@@ -16,23 +16,30 @@ import (
 const (
 	// insertEntry inserts a journal entry, for insertSeq.
 	insertEntry = "INSERT INTO journal_entries (conversation, seq, entry) VALUES (?, ?, ?)"
-	// beginJournal inserts a journal (?1 id, ?2 run, ?3 length, ?4 now),
+	// beginJournal inserts a journal (?1 id, ?2 run, ?3 length, ?4 now,
+	// ?5 bytes),
 	// unless the conversation has one. The time of a write to a journal
 	// is now, or later than every journal's last write, so that ListRuns'
 	// order is the order of the writes, whatever the clocks say: the
 	// statement that writes computes it (journals_by_updated finds the
 	// last).
-	beginJournal = `INSERT INTO journals (id, run, started, updated, length)
-		SELECT ?1, ?2, t, t, ?3 FROM (SELECT max(?4, coalesce(max(updated), 0) + 1) AS t FROM journals) WHERE true
+	beginJournal = `INSERT INTO journals (id, run, started, updated, length, bytes)
+		SELECT ?1, ?2, t, t, ?3, ?5 FROM (SELECT max(?4, coalesce(max(updated), 0) + 1) AS t FROM journals) WHERE true
 		ON CONFLICT (id) DO NOTHING`
-	// appendJournal counts ?2 entries more in the journal ?3 of run ?4,
-	// written at ?1 or later (as beginJournal), and returns the first new
-	// entry's seq.
-	appendJournal = `UPDATE journals SET updated = max(?1, (SELECT coalesce(max(updated), 0) + 1 FROM journals)), length = length + ?2
+	// appendJournal counts ?2 entries more, of ?5 bytes, in the journal
+	// ?3 of run ?4, written at ?1 or later (as beginJournal), and returns
+	// the first new entry's seq.
+	appendJournal = `UPDATE journals SET updated = max(?1, (SELECT coalesce(max(updated), 0) + 1 FROM journals)), length = length + ?2,
+		bytes = bytes + ?5
 		WHERE id = ?3 AND run = ?4 RETURNING length - ?2`
 	deleteJournal = "DELETE FROM journals WHERE id = ? AND run = ?"
 	deleteEntries = "DELETE FROM journal_entries WHERE conversation = ?"
-	loadJournal   = `SELECT j.run, j.started, j.updated, e.seq, e.entry
+	// claimJournal claims the journal ?1 of run ?2 for ?3 until ?5, if
+	// nobody else's claim lasts past ?4 (now).
+	claimJournal = `UPDATE journals SET owner = ?3, lease = ?5
+		WHERE id = ?1 AND run = ?2 AND (owner = ?3 OR lease <= ?4)`
+	claimedBy   = "SELECT owner, lease FROM journals WHERE id = ? AND run = ?"
+	loadJournal = `SELECT j.run, j.started, j.updated, j.owner, j.lease, j.bytes, e.seq, e.entry
 		FROM journals j LEFT JOIN journal_entries e ON e.conversation = j.id
 		WHERE j.id = ? ORDER BY e.seq`
 )
@@ -40,12 +47,12 @@ const (
 // BeginRun implements [session.Journaler]. It is one transaction; the
 // journals' primary key, the conversation's id, lets one run in.
 func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
-	entries, _, err := record.Entries(id, run, entries)
+	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.stmt(ctx, tx, beginJournal).ExecContext(ctx, id, run, len(entries), time.Now().UnixNano())
+		res, err := s.stmt(ctx, tx, beginJournal).ExecContext(ctx, id, run, len(entries), time.Now().UnixNano(), size)
 		if err != nil {
 			return err
 		}
@@ -65,13 +72,13 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 
 // AppendRun implements [session.Journaler]. It is one transaction.
 func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
-	entries, _, err := record.Entries(id, run, entries)
+	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var first int
-		err := s.stmt(ctx, tx, appendJournal).QueryRowContext(ctx, time.Now().UnixNano(), len(entries), id, run).Scan(&first)
+		err := s.stmt(ctx, tx, appendJournal).QueryRowContext(ctx, time.Now().UnixNano(), len(entries), id, run, size).Scan(&first)
 		if errors.Is(err, sql.ErrNoRows) {
 			return session.ErrNoRun
 		}
@@ -136,14 +143,14 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 	j := session.Journal{ID: id}
 	found := false
 	for rows.Next() {
-		var started, updated int64
+		var started, updated, lease int64
 		var seq sql.NullInt64
 		var entry []byte
-		if err := rows.Scan(&j.Run, &started, &updated, &seq, &entry); err != nil {
+		if err := rows.Scan(&j.Run, &started, &updated, &j.Owner, &lease, &j.Bytes, &seq, &entry); err != nil {
 			return session.Journal{}, fmt.Errorf("sqlitestore: loading the run on %q: %w", id, err)
 		}
 		found = true
-		j.Started, j.Updated = time.Unix(0, started), time.Unix(0, updated)
+		j.Started, j.Updated, j.Lease = time.Unix(0, started), time.Unix(0, updated), leaseTime(lease)
 		if seq.Valid { // else the journal has no entries
 			j.Entries = append(j.Entries, entry)
 		}
@@ -160,7 +167,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 
 // listRuns is ListRuns' query: the range of the journals' primary key
 // that the prefix spans, sorted, as listPage is for conversations.
-const listRuns = `SELECT id, run, length, started, updated FROM journals
+const listRuns = `SELECT id, run, length, bytes, started, updated, owner, lease FROM journals
 	WHERE id >= ?1 AND id < ?2 AND (?3 = 0 OR updated > ?4 OR (updated = ?4 AND id > ?5))
 	ORDER BY updated, id LIMIT ?6`
 
@@ -179,11 +186,11 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 	var p session.JournalPage
 	for rows.Next() {
 		var j session.Journal
-		var started, updated int64
-		if err := rows.Scan(&j.ID, &j.Run, &j.Len, &started, &updated); err != nil {
+		var started, updated, lease int64
+		if err := rows.Scan(&j.ID, &j.Run, &j.Len, &j.Bytes, &started, &updated, &j.Owner, &lease); err != nil {
 			return session.JournalPage{}, fmt.Errorf("sqlitestore: listing runs: %w", err)
 		}
-		j.Started, j.Updated = time.Unix(0, started), time.Unix(0, updated)
+		j.Started, j.Updated, j.Lease = time.Unix(0, started), time.Unix(0, updated), leaseTime(lease)
 		p.Journals = append(p.Journals, j)
 	}
 	if err := rows.Err(); err != nil {
@@ -194,4 +201,49 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 		p.Next = record.Cursor(p.Journals[n-1].Updated, p.Journals[n-1].ID)
 	}
 	return p, nil
+}
+
+// leaseTime returns the time of a journal's lease column: the zero time
+// for a journal never claimed.
+func leaseTime(lease int64) time.Time {
+	if lease == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, lease)
+}
+
+// ClaimRun implements [session.Journaler], on this machine's clock (the
+// processes that share a SQLite file share a machine). It is one
+// transaction: the update claims the journal only if nobody else's claim
+// lasts, and when it claims nothing, the journal's row says why.
+func (s *Store) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+	if err := record.CheckClaim(id, run, owner); err != nil {
+		return err
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		now := time.Now().UnixNano()
+		res, err := tx.ExecContext(ctx, claimJournal, id, run, owner, now, now+max(int64(lease), 0))
+		if err != nil {
+			return err
+		}
+		switch n, err := res.RowsAffected(); {
+		case err != nil:
+			return err
+		case n == 1:
+			return nil
+		}
+		var holder string
+		var until int64
+		switch err := tx.QueryRowContext(ctx, claimedBy, id, run).Scan(&holder, &until); {
+		case errors.Is(err, sql.ErrNoRows):
+			return session.ErrNoRun
+		case err != nil:
+			return err
+		}
+		return fmt.Errorf("%q holds it until %v: %w", holder, time.Unix(0, until), session.ErrClaimed)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlitestore: claiming run %q on %q: %w", run, id, err)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
@@ -129,7 +130,44 @@ func TestMigrateFromVersion2(t *testing.T) {
 		t.Errorf("Load after the migration and a run = %d contents, %v; want the stored one and the run's", len(got), err)
 	}
 	var version int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != 3 {
-		t.Errorf("user_version = %d, %v; want 3", version, err)
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", version, err, schemaVersion)
+	}
+}
+
+// A version 3 file's journals get their sizes, from their entries, and
+// no claim.
+func TestMigrateFromVersion3(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(migrations[1] + migrations[2] + migrations[3] + `
+		INSERT INTO journals VALUES ('c', 'run', 1, 2, 2);
+		INSERT INTO journal_entries VALUES ('c', 0, x'0102030405'), ('c', 1, x'060708');
+		PRAGMA user_version = 3;`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a version 3 file = %v", err)
+	}
+	defer s.Close()
+	j, err := s.LoadRun(ctx, "c")
+	if err != nil || j.Bytes != 8 || j.Len != 2 || j.Owner != "" || !j.Lease.IsZero() {
+		t.Errorf("LoadRun after the migration = %+v, %v; want 2 entries of 8 bytes, no claim", j, err)
+	}
+	if err := s.AppendRun(ctx, "c", "run", [][]byte{[]byte("ab")}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.ListRuns(ctx, session.ListOptions{}); err != nil || len(p.Journals) != 1 || p.Journals[0].Bytes != 10 {
+		t.Errorf("ListRuns after an AppendRun = %+v, %v; want the journal, of 10 bytes", p, err)
+	}
+	if err := s.ClaimRun(ctx, "c", "run", "me", time.Minute); err != nil {
+		t.Errorf("ClaimRun after the migration = %v", err)
 	}
 }

@@ -52,9 +52,11 @@
 // file of an older version in one transaction (a process that opens it
 // meanwhile waits, then finds it migrated): version 2 added the size of
 // each conversation, computed from its contents for the conversations the
-// file holds; version 3 added the journals. A file written by a newer
-// version of this package is refused rather than misread, so a file that
-// a version 3 store has opened is refused by older versions of the
+// file holds; version 3 added the journals; version 4 their claims and sizes
+// (ClaimRun: an owner and the end of its lease, on this machine's clock,
+// which the processes that share the file share). A file written by a
+// newer version of this package is refused rather than misread, so a file
+// that a version 4 store has opened is refused by older versions of the
 // package.
 package sqlitestore
 
@@ -117,6 +119,13 @@ CREATE TABLE journal_entries (
 	entry        BLOB    NOT NULL,
 	PRIMARY KEY (conversation, seq)
 );`,
+	// The claims of the journals (ClaimRun): who holds each, until when;
+	// and their sizes.
+	4: `
+ALTER TABLE journals ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE journals ADD COLUMN lease INTEGER NOT NULL DEFAULT 0; -- Unix nanoseconds
+ALTER TABLE journals ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0; -- the sum of the entries' sizes
+UPDATE journals SET bytes = (SELECT coalesce(sum(length(entry)), 0) FROM journal_entries WHERE conversation = journals.id);`,
 }
 
 // schemaVersion is the version of the schema this package writes.

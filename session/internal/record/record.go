@@ -30,6 +30,18 @@ func CheckID(id string) error { return checkName("conversation id", id) }
 // same rules as a conversation's id.
 func CheckRun(run string) error { return checkName("run", run) }
 
+// CheckClaim checks the arguments of a ClaimRun: a conversation's id, a
+// run's and an owner's, none empty.
+func CheckClaim(id, run, owner string) error {
+	if err := CheckID(id); err != nil {
+		return err
+	}
+	if err := CheckRun(run); err != nil {
+		return err
+	}
+	return checkName("owner", owner)
+}
+
 func checkName(what, s string) error {
 	switch {
 	case s == "":
