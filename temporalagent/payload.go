@@ -77,7 +77,7 @@ type carried struct {
 	Typed        agent.TypedState       // a typed run's state
 	Working      []*genai.Content       `json:",omitempty"` // the shortened history PrepareHistory made, if it did
 	PromptTokens int
-	Decided      []string `json:",omitempty"` // the approval ids decided so far, in order
+	Decided      []string   `json:",omitempty"` // the approval ids decided so far, in order
 	Served       *servedLog `json:",omitempty"` // a served run's log
 }
 
