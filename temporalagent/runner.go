@@ -227,6 +227,7 @@ func (r *Runner) view(ctx context.Context, wid string, from int64) (*LogView, er
 	if err := v.Get(&lv); err != nil {
 		return nil, fmt.Errorf("temporalagent: reading a run: %w", err)
 	}
+	lv.Info.User = lv.User
 	return &lv, nil
 }
 

@@ -69,7 +69,9 @@ type servedLog struct {
 // LogView is what the log query answers: the run, and its records from
 // the offset asked for (at most 512 of them).
 type LogView struct {
-	Info    agentserver.RunInfo
+	Info agentserver.RunInfo
+	// User is Info.User, which RunInfo's JSON leaves out.
+	User    string
 	Records []agentserver.Record
 }
 
@@ -120,7 +122,7 @@ func (s *servedLog) view(from int64) (*LogView, error) {
 		return nil, fmt.Errorf("temporalagent: offset %d is outside the log (0 to %d)", from, len(s.Records))
 	}
 	end := min(int64(len(s.Records)), from+maxQueryRecords)
-	return &LogView{Info: s.info(), Records: s.Records[from:end]}, nil
+	return &LogView{Info: s.info(), User: s.In.User, Records: s.Records[from:end]}, nil
 }
 
 // serveBegin sets up a served run's log and handlers: a new run's log
