@@ -199,9 +199,10 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 		// The thread's previous run is saved (its journal is gone) and
 		// its workflow is closing: wait for it, then start.
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = r.cfg.Client.GetWorkflow(wctx, wid, "").Get(wctx, nil)
+		_ = r.cfg.Client.GetWorkflow(wctx, wid, "").Get(wctx, nil) // how it ended is in its log
+		late := wctx.Err()
 		cancel()
-		if wctx.Err() != nil {
+		if late != nil {
 			return agentserver.RunInfo{}, busy(in.Conversation)
 		}
 	}
