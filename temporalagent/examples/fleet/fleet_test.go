@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -32,7 +33,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
-	"go.uber.org/goleak"
 	"google.golang.org/genai"
 )
 
@@ -117,16 +117,22 @@ type instance struct {
 
 var queues atomic.Int64
 
+// run makes the tests' thread ids unique to this process: the PostgreSQL
+// database outlives it.
+var procID = fmt.Sprintf("%d", time.Now().UnixNano())
+
+// id returns a thread id unique to this process.
+func id(name string) string { return name + "-" + procID }
+
 func newFleet(t *testing.T) *fleet {
 	ts := shared(t)
 	f := &fleet{t: t, ts: ts, queue: fmt.Sprintf("fleet-%d", queues.Add(1)), store: openStore(t)}
-	tools := toolset.New()
-	err := toolset.Add(tools, "send_email", "Sends an email", func(ctx context.Context, in struct {
+	tools, err := toolset.New(toolset.MustFunc("send_email", "Sends an email", func(ctx context.Context, in struct {
 		To string `json:"to"`
 	}) (map[string]string, error) {
 		f.sent.Add(1)
 		return map[string]string{"sent": in.To}, nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +289,13 @@ func approvalIDs(r *reply) []string {
 // away; the client resumes the stream on B and approves there: the run
 // finishes, the tool ran once, and the thread is saved once.
 func TestFailOverAISDK(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "bob"})), fake.Text("Sent to Bob."))
 	msgs := []any{userMessage("u1", "Email Bob")}
-	r1 := do(t, f.a, "POST", "/api/chat", map[string]any{"id": "chat-aisdk", "messages": msgs})
+	r1 := do(t, f.a, "POST", "/api/chat", map[string]any{"id": id("chat-aisdk"), "messages": msgs})
 	want := []string{"start", "start-step", "tool-input-available", "tool-approval-request", "finish-step", "finish"}
 	if !slices.Equal(r1.types(), want) {
 		t.Fatalf("on A: %d %v %s", r1.status, r1.types(), r1.body)
@@ -295,13 +303,13 @@ func TestFailOverAISDK(t *testing.T) {
 	ids := approvalIDs(r1)
 	f.a.stop(t)
 
-	resumed := do(t, f.b, "GET", "/api/chat/chat-aisdk/stream", nil)
+	resumed := do(t, f.b, "GET", "/api/chat/"+id("chat-aisdk")+"/stream", nil)
 	if !slices.Equal(resumed.types(), want) || !slices.Equal(approvalIDs(resumed), ids) {
 		t.Fatalf("resumed on B: %d %v %s", resumed.status, resumed.types(), resumed.body)
 	}
 	msgs = append(msgs, map[string]any{"id": r1.events[0]["messageId"], "role": "assistant", "parts": []any{approvalPart(ids[0], true)}})
-	r2 := do(t, f.b, "POST", "/api/chat", map[string]any{"id": "chat-aisdk", "messages": msgs})
-	want2 := []string{"start", "tool-approval-response", "tool-output-available", "finish-step",
+	r2 := do(t, f.b, "POST", "/api/chat", map[string]any{"id": id("chat-aisdk"), "messages": msgs})
+	want2 := []string{"start", "tool-approval-response", "tool-output-available",
 		"start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"}
 	if !slices.Equal(r2.types(), want2) {
 		t.Fatalf("approved on B: %d %v %s", r2.status, r2.types(), r2.body)
@@ -309,11 +317,11 @@ func TestFailOverAISDK(t *testing.T) {
 	if n := f.sent.Load(); n != 1 {
 		t.Errorf("send_email ran %d times", n)
 	}
-	again := do(t, f.b, "POST", "/api/chat", map[string]any{"id": "chat-aisdk", "messages": msgs})
+	again := do(t, f.b, "POST", "/api/chat", map[string]any{"id": id("chat-aisdk"), "messages": msgs})
 	if again.status != http.StatusConflict || (again.code() != "decided" && again.code() != "unknown_call") {
 		t.Errorf("the approval again: %d %s", again.status, again.body)
 	}
-	saved, err := f.store.Load(context.Background(), threadOf(t, f.store, "chat-aisdk"))
+	saved, err := f.store.Load(context.Background(), threadOf(t, f.store, id("chat-aisdk")))
 	if err != nil || len(saved) != 4 {
 		t.Fatalf("saved %d contents, %v", len(saved), err)
 	}
@@ -339,12 +347,14 @@ func threadOf(t *testing.T, store session.Store, id string) string {
 // The same through AG-UI: the run interrupts on A, reconnects on B
 // (/agui/connect), and is resumed there.
 func TestFailOverAGUI(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "ann"})), fake.Text("Sent to Ann."))
 	msgs := []any{map[string]any{"id": "u1", "role": "user", "content": "Email Ann"}}
 	input := func(run string) map[string]any {
-		return map[string]any{"threadId": "t-agui", "runId": run, "messages": msgs, "tools": []any{}, "context": []any{}}
+		return map[string]any{"threadId": id("t-agui"), "runId": run, "messages": msgs, "tools": []any{}, "context": []any{}}
 	}
 	r1 := do(t, f.a, "POST", "/agui", input("r1"))
 	want := []string{"RUN_STARTED", "STEP_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "STEP_FINISHED", "RUN_FINISHED"}
@@ -359,6 +369,10 @@ func TestFailOverAGUI(t *testing.T) {
 	if !slices.Equal(connected.types(), want) {
 		t.Fatalf("connected on B: %d %v %s", connected.status, connected.types(), connected.body)
 	}
+	// The client's messages now hold the assistant's tool call.
+	msgs = append(msgs, map[string]any{"id": r1.events[2]["parentMessageId"], "role": "assistant", "toolCalls": []any{
+		map[string]any{"id": id, "type": "function", "function": map[string]any{"name": "send_email", "arguments": `{"to":"ann"}`}},
+	}})
 	resume := input("r2")
 	resume["resume"] = []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"approved": true}}}
 	r2 := do(t, f.b, "POST", "/agui", resume)
@@ -373,11 +387,13 @@ func TestFailOverAGUI(t *testing.T) {
 // Records read from A until the pause, then from B after the decision,
 // are every record of the run exactly once, in order.
 func TestRecordsOnceAcrossInstances(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "cy"})), fake.Text("Sent to Cy."))
-	in := &agentserver.Input{Thread: "/records", Conversation: "records", Message: genai.NewContentFromText("Email Cy", genai.RoleUser)}
+	in := &agentserver.Input{Thread: "/" + id("records"), Conversation: id("records"), Message: genai.NewContentFromText("Email Cy", genai.RoleUser)}
 	_, cur, err := f.a.runner.Start(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +405,7 @@ func TestRecordsOnceAcrossInstances(t *testing.T) {
 		t.Errorf("a second run on the thread: %v", err)
 	}
 	f.a.stop(t)
-	cur, err = f.b.runner.Decide(ctx, runIDOf(t, f, "/records"), []agentserver.Decision{{CallID: pause.Pending[0].Call.ID, Approved: true}})
+	cur, err = f.b.runner.Decide(ctx, runIDOf(t, f, "/"+id("records")), []agentserver.Decision{{CallID: pause.Pending[0].Call.ID, Approved: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +416,7 @@ func TestRecordsOnceAcrossInstances(t *testing.T) {
 			t.Fatalf("record %d has offset %d: %v", i, rec.Offset, kinds(read))
 		}
 	}
-	all, err := f.b.runner.Attach(ctx, runIDOf(t, f, "/records"), 0)
+	all, err := f.b.runner.Attach(ctx, runIDOf(t, f, "/"+id("records")), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,11 +481,13 @@ func readUntil(t *testing.T, cur agentserver.Cursor, kind agentserver.Kind) []ag
 // Two instances decide the same call at once: one wins, the other is
 // refused with the protocol's 409.
 func TestConcurrentDecisions(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "dee"})), fake.Text("Sent to Dee."))
 	msgs := []any{userMessage("u1", "Email Dee")}
-	r1 := do(t, f.a, "POST", "/api/chat", map[string]any{"id": "chat-race", "messages": msgs})
+	r1 := do(t, f.a, "POST", "/api/chat", map[string]any{"id": id("chat-race"), "messages": msgs})
 	ids := approvalIDs(r1)
 	if len(ids) != 1 {
 		t.Fatalf("%v %s", r1.types(), r1.body)
@@ -479,7 +497,7 @@ func TestConcurrentDecisions(t *testing.T) {
 	replies := make([]*reply, 2)
 	for i, in := range []*instance{f.a, f.b} {
 		wg.Go(func() {
-			replies[i] = do(t, in, "POST", "/api/chat", map[string]any{"id": "chat-race", "messages": msgs})
+			replies[i] = do(t, in, "POST", "/api/chat", map[string]any{"id": id("chat-race"), "messages": msgs})
 		})
 	}
 	wg.Wait()
@@ -505,8 +523,10 @@ func TestConcurrentDecisions(t *testing.T) {
 // A conversation whose requests alternate between the two instances
 // behaves as it does on one in-process server: the same events.
 func TestRoundRobinAsOneInstance(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	script := func() {
 		model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "eve"})), fake.Text("Sent to Eve."),
 			fake.Calls(fake.Call("send_email", map[string]any{"to": "fay"})), fake.Text("Not sent."))
@@ -515,14 +535,14 @@ func TestRoundRobinAsOneInstance(t *testing.T) {
 		var seqs [][]string
 		msgs := []any{userMessage("u1", "Email Eve")}
 		for i, approve := range []bool{true, false} {
-			r := do(t, next(), "POST", "/api/chat", map[string]any{"id": "chat-rr", "messages": msgs})
+			r := do(t, next(), "POST", "/api/chat", map[string]any{"id": id("chat-rr"), "messages": msgs})
 			seqs = append(seqs, r.types())
 			ids := approvalIDs(r)
 			if len(ids) != 1 {
 				t.Fatalf("request %d: %v %s", i, r.types(), r.body)
 			}
 			msgs = append(msgs, map[string]any{"id": r.events[0]["messageId"], "role": "assistant", "parts": []any{approvalPart(ids[0], approve)}})
-			r = do(t, next(), "POST", "/api/chat", map[string]any{"id": "chat-rr", "messages": msgs})
+			r = do(t, next(), "POST", "/api/chat", map[string]any{"id": id("chat-rr"), "messages": msgs})
 			seqs = append(seqs, r.types())
 			msgs = append(msgs, userMessage(fmt.Sprintf("u%d", i+2), "Email Fay"))
 		}
@@ -556,5 +576,44 @@ func TestRoundRobinAsOneInstance(t *testing.T) {
 	}
 	if n := f.sent.Load(); n != 2 {
 		t.Errorf("send_email ran %d times", n)
+	}
+}
+
+// ours counts the goroutines of this repository's serving code (servers,
+// runners, cursors, workflows and activities), the tests' own left out:
+// the shared Temporal server's goroutines come and go, and a stopped
+// worker's pollers end with their long poll, so goleak, which sees them
+// all, cannot tell a leak of ours from them.
+func ours() int {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for i, g := range strings.Split(string(buf), "\n\n") {
+		if i == 0 || strings.Contains(g, "testing.tRunner") {
+			continue // this goroutine, and the tests'
+		}
+		if strings.Contains(g, "toolnexus-go/agentserver") || strings.Contains(g, "toolnexus-go/temporalagent") {
+			n++
+		}
+	}
+	return n
+}
+
+// noLeaks fails the test unless the goroutines it counts (see ours) are
+// back to before once the test's servers, workers and clients stopped.
+func noLeaks(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := ours()
+		if n <= before {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 8<<20)
+			t.Errorf("%d goroutines of the fleet's code are left, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
