@@ -94,14 +94,13 @@ func openStore(t *testing.T) session.Journaler {
 // fleet is two server instances on one Temporal server and one store,
 // each with a worker of the task queue.
 type fleet struct {
-	t      *testing.T
-	ts     *temporaltest.TestServer
-	queue  string
-	store  session.Journaler
-	sent   atomic.Int32 // send_email's runs
-	agent  *agent.Agent
-	a, b   *instance
-	closed []func()
+	t     *testing.T
+	ts    *temporaltest.TestServer
+	queue string
+	store session.Journaler
+	sent  atomic.Int32 // send_email's runs
+	agent *agent.Agent
+	a, b  *instance
 }
 
 // instance is one server instance: its Temporal client, its worker, its
