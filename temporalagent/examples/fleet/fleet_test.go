@@ -616,3 +616,48 @@ func noLeaks(t *testing.T, before int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A long answer, streamed in thousands of chunks: the in-process runner's
+// log has a record per chunk; a served run on Temporal has one text
+// record, and its workflow history a few events, whatever the answer's
+// length (see the package doc of temporalagent, "Serving").
+func TestLongAnswerRecords(t *testing.T) {
+	shared(t)
+	f := newFleet(t)
+	ctx := context.Background()
+	long := strings.Repeat("All work and no play. ", 2000) // 44,000 bytes
+	count := func(r agentserver.Runner, thread string) (texts, all int) {
+		in := &agentserver.Input{Thread: "/" + thread, Conversation: thread, Message: genai.NewContentFromText("Write", genai.RoleUser)}
+		_, cur, err := r.Start(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cur.Close()
+		for _, rec := range readUntil(t, cur, agentserver.KindDone) {
+			all++
+			if rec.Kind == agentserver.KindText {
+				texts++
+			}
+		}
+		return texts, all
+	}
+	model.Enqueue(fake.Text(long).WithTextChunk(16))
+	local, err := agentserver.New(agentserver.Config{Agent: f.agent, Store: session.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close(ctx)
+	localTexts, localAll := count(local.Runner(), id("long-local"))
+	model.Enqueue(fake.Text(long).WithTextChunk(16))
+	texts, all := count(f.a.runner, id("long-fleet"))
+	d, err := f.a.c.DescribeWorkflowExecution(ctx, "agentserver//"+id("long-fleet"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := d.GetWorkflowExecutionInfo().GetHistoryLength()
+	t.Logf("a %d-byte answer in 16-byte chunks: in process %d text records (%d in all); on Temporal %d text record (%d in all), %d history events",
+		len(long), localTexts, localAll, texts, all, events)
+	if texts != 1 || localTexts < 1000 || events > 40 {
+		t.Errorf("in process %d text records; on Temporal %d, and %d history events", localTexts, texts, events)
+	}
+}
