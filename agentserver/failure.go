@@ -36,6 +36,13 @@ func outcome(runErr, err error, ran bool, cause error) (State, *Failure) {
 	return StateFailed, failureOf(runErr)
 }
 
+// FailureOf returns the Failure a client is shown for err, an agent's
+// error (what agent.Run returned): a stable code and a short message that
+// hold nothing of the error's text. A [Runner] of another kind than the
+// in-process one ends its runs' logs with it, so that every runner tells
+// clients the same.
+func FailureOf(err error) *Failure { return failureOf(err) }
+
 // failureOf returns the safe failure of an agent's error.
 func failureOf(err error) *Failure {
 	var apiErr genai.APIError

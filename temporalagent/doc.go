@@ -265,6 +265,56 @@
 // agent.Run, and its events reach the worker's Observer with the call that
 // ran it as their Parent.
 //
+// # Serving
+//
+// A [Runner] hosts the runs an agentserver.Server serves (set it as
+// agentserver.Config.Runner on every instance), so that any instance
+// answers any request about any run, and a run outlives the instance that
+// started it. A served run is a run of this package's workflow (no second
+// loop), with the workflow id "agentserver/" and the thread's store id:
+// one run per thread at a time. What agentserver's Runner contract asks
+// (its package doc, "Runners"), and how it holds:
+//
+//   - One run per thread: Start takes the thread in the store
+//     (session.Journaler.BeginRun, whose journal holds the user's message)
+//     and starts the thread's workflow, which Temporal refuses while one
+//     runs; either refusal is ErrBusy. The thread's previous workflow,
+//     saved but not yet closed, is waited for.
+//   - Saved exactly once: the workflow's last activity ([RegisterStore])
+//     calls EndRun, which appends the run's contents and drops its journal
+//     in one step; an attempt that finds the journal gone after an earlier
+//     attempt counts as saved. It runs on a disconnected context, so that a
+//     cancelled run is saved too, before its KindDone record.
+//   - The log is workflow state: the workflow code makes each record from
+//     what its history holds (the model's response, each result, each
+//     decision), so a replay makes the same records, with workflow time,
+//     and no record costs a history event. It is carried over
+//     continue-as-new. Any instance reads it with the [LogQueryName] query
+//     (from an offset, 512 records at most per answer); a cursor polls it
+//     every RunnerConfig.PollInterval while it waits, and never blocks
+//     the run (a query writes nothing). The model call returns an answer
+//     whole, so a turn's text (and its thoughts) is one record: a long
+//     answer, thousands of streamed chunks in the in-process runner, is
+//     one record and no history event here, far from Temporal's limits
+//     (10,240 events warned, 51,200 refused).
+//   - A pause comes once the turn's other calls have their results.
+//     Decisions are one update ([ServedDecideUpdateName]) per request,
+//     validated all or none against the run's own pending calls before
+//     anything is written: the first request anywhere wins; a second gets
+//     ErrDecided, a late one ErrExpired, a forged one ErrUnknownCall. The
+//     update answers the offset of its first record: Decide's cursor
+//     starts there, before the records the decisions cause.
+//   - Cancel cancels the workflow (its tools through their heartbeats);
+//     RunnerConfig.RunTimeout is a workflow timer that does the same; both
+//     save the run as far as it went.
+//   - Close only stops taking runs: the runs live in Temporal, and go on.
+//
+// A run's records stay readable while Temporal keeps its workflow (the
+// namespace's retention) and the thread starts no newer run. Browser tools
+// are not served (Start refuses a request that declares them), and the
+// Runner lists no runs (it is not an agentserver.RunLister). docs/fleet.md
+// runs two instances on one machine.
+//
 // # Typed answers
 //
 // A run gives a Go value, as agent.RunTyped does, when its agent is the

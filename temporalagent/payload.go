@@ -64,6 +64,7 @@ type runInput struct {
 	Contents []*genai.Content  // the history so far: at first, the run's input
 	State    *carried          `json:",omitempty"` // nil for a new run
 	Context  map[string]string `json:",omitempty"` // a new run's Input.Context
+	Served   *servedInput      `json:",omitempty"` // a run a Runner serves
 }
 
 // carried is what a run carries over a continue-as-new, besides its
@@ -78,6 +79,7 @@ type carried struct {
 	PromptTokens int
 	Decided      []string       `json:",omitempty"` // the approval ids decided so far, in order
 	Cache        agent.CacheRef `json:",omitempty"` // the cache the last model call named
+	Served       *servedLog     `json:",omitempty"` // a served run's log
 }
 
 // runOutput is the workflow's result, and the partial result a failed run

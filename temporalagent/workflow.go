@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -46,6 +47,11 @@ type wfRun struct {
 	decided  map[string]bool // ids of calls decided in earlier turns
 	order    []string        // those ids, in the order decided, for a continue-as-new
 	finished bool
+	running  int // tool calls started and not finished
+
+	// served is the log of a run an agentserver serves through a
+	// Runner (served.go); nil otherwise.
+	served *servedLog
 
 	// obs is the context the workflow's own events are observed with:
 	// the one the Observer chose for the run when it began, while this
@@ -131,6 +137,9 @@ func (h *host) begin(ctx workflow.Context, in runInput) (*wfRun, error) {
 	}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, DecideUpdateName, r.decide,
 		workflow.UpdateHandlerOptions{Validator: r.validate})
+	if err == nil && (in.Served != nil || (in.State != nil && in.State.Served != nil)) {
+		err = r.serveBegin(in)
+	}
 	return r, err
 }
 
@@ -151,6 +160,9 @@ func (r *wfRun) loop() (*runOutput, error) {
 		if turn-r.typed.Reasks == r.st.MaxTurns { // a typed run's re-asks do not count
 			return r.fail(failure{Kind: failMaxTurns, Turn: turn - 1, MaxTurns: r.st.MaxTurns})
 		}
+		if r.served != nil {
+			r.served.add(r.ctx, agentserver.Record{Kind: agentserver.KindStep, Turn: turn})
+		}
 		t, out, f := r.modelTurn(turn)
 		r.usage = r.usage.Plus(t.Usage)
 		if f != nil {
@@ -163,6 +175,7 @@ func (r *wfRun) loop() (*runOutput, error) {
 		at := len(r.history)
 		r.add(content)
 		t.Calls = agent.FunctionCalls(content)
+		r.serveModel(turn, content, out.Plans)
 		if len(t.Calls) > 0 {
 			start := workflow.Now(r.ctx)
 			t.Results = r.runTools(turn, t.Calls, out.Plans)
@@ -177,6 +190,7 @@ func (r *wfRun) loop() (*runOutput, error) {
 		}
 		r.turns, r.at = append(r.turns, *t), append(r.at, at)
 		r.made++
+		r.serveTurnEnd(turn, t)
 		r.observe(&agent.Event{Kind: agent.EventTurnEnd, Turn: turn, TurnInfo: t,
 			Usage: t.Usage, FinishReason: t.FinishReason})
 		if r.ctx.Err() != nil {
@@ -348,14 +362,18 @@ func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan
 	wg := workflow.NewWaitGroup(r.ctx)
 	start := func(i int, approved bool) {
 		wg.Add(1)
+		r.running++
 		workflow.Go(r.ctx, func(ctx workflow.Context) {
 			defer wg.Done()
+			defer func() { r.running-- }()
 			if err := sem.Acquire(ctx, 1); err != nil {
 				results[i] = r.cancelled(calls[i])
+				r.serveResult(turn, i, &results[i], false)
 				return
 			}
 			defer sem.Release(1)
 			results[i] = r.runTool(ctx, turn, i, calls[i], plans[i], approved)
+			r.serveResult(turn, i, &results[i], false)
 		})
 	}
 	var waiting []int
@@ -363,6 +381,7 @@ func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan
 		switch p := plans[i]; {
 		case p.Answer != nil:
 			results[i] = agent.ToolResult{Call: call, Result: toolset.Result{Output: p.Answer.Output, IsError: p.Answer.IsError}}
+			r.serveResult(turn, i, &results[i], false)
 		case p.Approval:
 			waiting = append(waiting, i)
 		default:
@@ -376,6 +395,7 @@ func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan
 	for i := range results {
 		if results[i].Call == nil {
 			results[i] = r.cancelled(calls[i])
+			r.serveResult(turn, i, &results[i], false)
 		}
 	}
 	return results
@@ -384,6 +404,11 @@ func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan
 // approve waits until every call of waiting is decided, or its deadline
 // passes, then starts the approved ones and answers the others.
 func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, results []agent.ToolResult, start func(int, bool)) {
+	if r.served != nil {
+		// A served run pauses once the turn's other calls have their
+		// results (agentserver's Runner contract).
+		_ = workflow.Await(r.ctx, func() bool { return r.running == 0 })
+	}
 	now := workflow.Now(r.ctx)
 	var deadline time.Time
 	if r.st.ApprovalTimeout > 0 {
@@ -395,6 +420,9 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 		r.pending = append(r.pending, p)
 		r.observe(&agent.Event{Kind: agent.EventApproval, Turn: turn, Index: i, Call: calls[i],
 			Approval: &agent.Approval{Call: calls[i]}})
+	}
+	if r.ctx.Err() == nil {
+		r.servePause(turn)
 	}
 	all := func() bool {
 		for _, p := range r.pending {
@@ -409,6 +437,7 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 	} else {
 		_ = workflow.Await(r.ctx, all)
 	}
+	r.serveExpired(turn)
 	for _, p := range r.pending {
 		r.decided[p.ID] = true
 		r.order = append(r.order, p.ID)
@@ -428,6 +457,7 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 			answer = agent.NotApproved(call, "it needed approval and no decision came before its deadline")
 		}
 		results[p.Index] = agent.ToolResult{Call: call, Result: toolset.Result{Output: answer.Output, IsError: answer.IsError}}
+		r.serveResult(turn, p.Index, &results[p.Index], true)
 		r.observeAnswer(turn, p.Index, call, &results[p.Index], true)
 	}
 	r.pending = nil
@@ -587,6 +617,7 @@ func (r *wfRun) succeed() (*runOutput, error) {
 	if err := workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) }); err != nil {
 		return r.fail(failure{Kind: failCanceled, Turn: len(r.turns) - 1})
 	}
+	r.serveEnd(nil, false)
 	r.finished = true
 	r.observe(&agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
 		Result: r.result()})
@@ -597,15 +628,16 @@ func (r *wfRun) succeed() (*runOutput, error) {
 // with an error that carries the partial result and what agent.Run would
 // have returned.
 func (r *wfRun) fail(f failure) (*runOutput, error) {
-	r.finished = true
 	err := f.err()
+	r.serveEnd(err, f.Kind == failCanceled)
+	r.finished = true
 	r.observe(&agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
 		Result: r.result(), Err: err})
 	out := r.output()
 	if jsonSize(out) > r.st.MaxPayload {
 		out = &runOutput{Usage: r.usage} // too large to carry: the error still says why
 	}
-	if f.Kind == failCanceled {
+	if f.Kind == failCanceled && (r.served == nil || !r.served.TimedOut) {
 		return nil, temporal.NewCanceledError(*out, f)
 	}
 	return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeRun, nil, *out, f)
@@ -619,7 +651,7 @@ func (r *wfRun) continueAsNew() error {
 		return err
 	}
 	in := runInput{Agent: r.name, Contents: r.history, State: &carried{Settings: r.st, Turns: compact(r.history, r.turns, r.at),
-		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens, Decided: r.order, Cache: r.cache}}
+		Usage: r.usage, Agents: r.agents, Typed: r.typed, Working: r.working, PromptTokens: r.tokens, Decided: r.order, Cache: r.cache, Served: r.served}}
 	if size := jsonSize(in); size > r.st.MaxPayload {
 		_, err := r.fail(failure{Kind: failPayload, Turn: len(r.turns) - 1, Message: fmt.Sprintf(
 			"the state to continue as new would be %d bytes, over the limit of %d", size, r.st.MaxPayload)})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // lists: the card's interfaces (1.0 first) and push notifications, a
 // streamed task that waits for approval, the decision, and ListTasks.
 func TestServerA2AV1(t *testing.T) {
-	url := start(t, options{approve: true})
+	url := start(t, options{Options: serverapp.Options{Approve: true}})
 	ctx := context.Background()
 	defer http.DefaultClient.CloseIdleConnections()
 	card, err := agentcard.DefaultResolver.Resolve(ctx, url)

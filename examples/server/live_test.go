@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestVoice(t *testing.T) {
 	}
 	fake.EnqueueLive(geminitest.LiveCalls(&genai.FunctionCall{Name: "get_weather", Args: map[string]any{"city": "Paris"}}),
 		geminitest.LiveAudio("It is sunny in Paris.", []byte{1, 0, 2, 0}))
-	url := start(t, options{liveClient: client, liveModel: "gemini-2.5-flash-native-audio-preview-12-2025"})
+	url := start(t, options{Options: serverapp.Options{LiveClient: client, LiveModel: "gemini-2.5-flash-native-audio-preview-12-2025"}})
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+"/live?thread=v1", nil)
 	if err != nil {
 		t.Fatal(err)

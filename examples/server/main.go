@@ -44,30 +44,33 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/toolnexus/toolnexus-go/examples/internal/httpserver"
+	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
 )
+
+// options configure the command: the app's, and where it listens.
+type options struct {
+	serverapp.Options
+	addr string
+}
 
 func main() {
 	var opts options
 	flag.StringVar(&opts.addr, "addr", "localhost:8080", "listen on `host:port`")
-	flag.BoolVar(&opts.approve, "approve", false, "get_weather needs approval")
-	flag.StringVar(&opts.model, "model", defaultModel, "Gemini model to use with an API key")
-	flag.StringVar(&opts.liveModel, "live-model", defaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key")
-	flag.StringVar(&opts.db, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
-	flag.Var(&opts.cors, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
+	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
+	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
+	flag.StringVar(&opts.LiveModel, "live-model", serverapp.DefaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key")
+	flag.StringVar(&opts.DB, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
+	flag.Var(&opts.CORS, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-live-model name] [-db file|postgres://…] [-cors origin]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
@@ -81,9 +84,9 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	opts.apiKey = os.Getenv("GEMINI_API_KEY")
-	if opts.apiKey == "" {
-		opts.apiKey = os.Getenv("GOOGLE_API_KEY")
+	opts.APIKey = os.Getenv("GEMINI_API_KEY")
+	if opts.APIKey == "" {
+		opts.APIKey = os.Getenv("GOOGLE_API_KEY")
 	}
 	// genai writes stream hiccups to the standard logger.
 	log.SetOutput(io.Discard)
@@ -101,40 +104,8 @@ func main() {
 	}
 }
 
-// serve serves on ln until ctx is done, then shuts down: it stops taking
-// requests and gives runs in flight some time to finish (each is saved).
+// serve serves on ln until ctx is done, then shuts down (see
+// serverapp.Serve).
 func serve(ctx context.Context, opts options, ln net.Listener, logger *slog.Logger) error {
-	app, err := newApp(ctx, opts, logger)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	defer app.close()
-	hs := httpserver.New(app.handler)
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	logger.Info("serving", "url", "http://"+ln.Addr().String(), "model", app.model,
-		"agui", "POST /agui, /agui/connect, /agui/cancel; GET /agui/messages", "aisdk", "POST /api/chat, GET and DELETE /api/chat/{id}/stream, GET /api/chat/{id}/messages",
-		"a2a", "GET /.well-known/agent-card.json; 1.0: POST /a2a/v1, /a2a/v1/rest/; 0.3: POST /a2a", "approve", opts.approve)
-	var serveErr error
-	select {
-	case serveErr = <-done:
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if app.live != nil {
-		app.live.Close(shutdown) // voice sessions end, their transcripts saved
-	}
-	err = app.srv.Close(shutdown) // runs end and are saved; streams end
-	if herr := hs.Shutdown(shutdown); herr != nil && err == nil {
-		err = herr
-	}
-	if serveErr == nil {
-		serveErr = <-done
-	}
-	if !errors.Is(serveErr, http.ErrServerClosed) {
-		return serveErr
-	}
-	return err
+	return serverapp.Serve(ctx, opts.Options, ln, logger)
 }

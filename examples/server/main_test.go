@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
 	"io"
 	"log/slog"
 	"net"
@@ -82,7 +83,7 @@ func field(events []string, key string) string {
 // The README's session: a run, an approval, a resume, over the AI SDK
 // protocol, then a run over AG-UI, all on the offline model.
 func TestServerOffline(t *testing.T) {
-	url := start(t, options{approve: true})
+	url := start(t, options{Options: serverapp.Options{Approve: true}})
 	resp, err := http.Get(url + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestServerOffline(t *testing.T) {
 // README's A2A session: the card, a streamed message that waits for an
 // approval, the decision on the same task.
 func TestServerA2A(t *testing.T) {
-	url := start(t, options{approve: true})
+	url := start(t, options{Options: serverapp.Options{Approve: true}})
 	resp, err := http.Get(url + "/.well-known/agent-card.json")
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,9 @@ func TestShutdownWithRunWaiting(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- serve(ctx, options{approve: true}, ln, slog.New(slog.DiscardHandler)) }()
+	go func() {
+		done <- serve(ctx, options{Options: serverapp.Options{Approve: true}}, ln, slog.New(slog.DiscardHandler))
+	}()
 	defer http.DefaultClient.CloseIdleConnections()
 	_, events := post(t, "http://"+ln.Addr().String()+"/api/chat", `{"id":"c","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"Weather in Oslo?"}]}]}`)
 	if field(events, "approvalId") == "" {
@@ -216,7 +219,7 @@ func TestShutdownWithRunWaiting(t *testing.T) {
 // a thread served by one server is there for the next.
 func TestServerPostgres(t *testing.T) {
 	db := pgtest.Database(t)
-	url := start(t, options{db: db})
+	url := start(t, options{Options: serverapp.Options{DB: db}})
 	_, events := post(t, url+"/api/chat", `{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"What is (12+7)*3?"}]}]}`)
 	if all := strings.Join(events, "\n"); !strings.Contains(all, `"result":"57"`) {
 		t.Fatalf("a run:\n%s", all)
@@ -235,9 +238,9 @@ func TestServerPostgres(t *testing.T) {
 // -cors lets a dev server's pages call both protocols: the browser's
 // preflight is answered, and the stream is the page's to read.
 func TestServerCORS(t *testing.T) {
-	var cors originList
+	var cors serverapp.OriginList
 	cors.Set("http://localhost:5173, http://127.0.0.1:5173")
-	url := start(t, options{cors: cors})
+	url := start(t, options{Options: serverapp.Options{CORS: cors}})
 	for _, path := range []string{"/api/chat", "/api/chat/c1/stream", "/agui", "/agui/connect"} {
 		req, _ := http.NewRequest(http.MethodOptions, url+path, nil)
 		req.Header.Set("Origin", "http://127.0.0.1:5173")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
 	"log/slog"
 	"testing"
 )
@@ -9,13 +10,13 @@ import (
 // The served agent has a name (agent.Config.Name), which its events,
 // traces and a dev UI show: the one on its A2A card.
 func TestAgentName(t *testing.T) {
-	a, err := newApp(context.Background(), options{}, slog.New(slog.DiscardHandler))
+	a, err := serverapp.New(context.Background(), serverapp.Options{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
-	defer a.srv.Close(context.Background())
-	if got := a.srv.Agent().Steps().Name(); got != agentName {
-		t.Errorf("the agent's name: %q, want %q", got, agentName)
+	defer a.Close()
+	defer a.Server.Close(context.Background())
+	if got := a.Server.Agent().Steps().Name(); got != serverapp.AgentName {
+		t.Errorf("the agent's name: %q, want %q", got, serverapp.AgentName)
 	}
 }

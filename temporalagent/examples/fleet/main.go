@@ -1,0 +1,147 @@
+// The fleet command serves examples/server's demo agent as one instance
+// of a fleet: its runs are workflows on a Temporal server, its threads in
+// a PostgreSQL database (or a SQLite file) that every instance shares, so
+// that any request of any protocol reaches any instance, and an instance
+// that stops (a deploy, a kill) loses no run.
+//
+// Usage:
+//
+//	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet] [-approve] [-cors origin]
+//	go run ./fleet -temporal-server   # a Temporal server for the fleet, in this process
+//
+// Each instance also runs a worker of the task queue, holding the agent
+// and the store. Without -temporal it is examples/server, the single
+// process server. The flags live here, not on examples/server, because
+// the root module never requires Temporal: docs/fleet.md says how to run
+// a fleet on one machine, offline.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
+	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/temporalagent"
+	"github.com/toolnexus/toolnexus-go/temporalagent/examples/internal/devtemporal"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+)
+
+// options configure an instance.
+type options struct {
+	serverapp.Options
+	addr      string
+	temporal  string // the Temporal server's frontend, host:port
+	namespace string
+	queue     string
+}
+
+func main() {
+	var opts options
+	var temporalServer bool
+	flag.StringVar(&opts.addr, "addr", "localhost:8080", "listen on `host:port`")
+	flag.StringVar(&opts.temporal, "temporal", "", "serve the runs on the Temporal server at `host:port` (default: in this process, as examples/server)")
+	flag.StringVar(&opts.namespace, "namespace", "default", "the Temporal `namespace`")
+	flag.StringVar(&opts.queue, "queue", "toolnexus-fleet", "the Temporal task `queue` of the fleet's workers")
+	flag.BoolVar(&temporalServer, "temporal-server", false, "start a Temporal server (SQLite in memory, loopback ports) in this process, print its frontend's host:port, and serve nothing else")
+	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
+	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
+	flag.StringVar(&opts.DB, "db", "", "the threads' store: a postgres:// URL (or a SQLite `file`), shared by every instance")
+	flag.Var(&opts.CORS, "cors", "let pages of this `origin` call the server; repeat it, or separate origins with commas")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	opts.APIKey = os.Getenv("GEMINI_API_KEY")
+	if opts.APIKey == "" {
+		opts.APIKey = os.Getenv("GOOGLE_API_KEY")
+	}
+	log.SetOutput(io.Discard) // genai's stream hiccups
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if temporalServer {
+		err = serveTemporal(ctx, os.Stdout)
+	} else {
+		err = run(ctx, opts, logger)
+	}
+	if err != nil {
+		logger.Error("fleet: " + err.Error())
+		os.Exit(1)
+	}
+}
+
+// serveTemporal runs a Temporal server until ctx is done, and prints its
+// frontend's address and namespace.
+func serveTemporal(ctx context.Context, out io.Writer) error {
+	ts, err := devtemporal.Start(nil)
+	if err != nil {
+		return err
+	}
+	defer ts.Stop()
+	fmt.Fprintf(out, "temporal %s namespace %s\n", ts.GetFrontendHostPort(), ts.GetDefaultNamespace())
+	<-ctx.Done()
+	return nil
+}
+
+// run serves one instance until ctx is done.
+func run(ctx context.Context, opts options, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return err
+	}
+	if opts.temporal != "" {
+		if opts.DB == "" {
+			ln.Close()
+			return errors.New("-temporal needs -db: the instances of a fleet share one store")
+		}
+		opts.Runner = temporalRunner(opts, logger)
+	}
+	return serverapp.Serve(ctx, opts.Options, ln, logger)
+}
+
+// temporalRunner returns what makes the instance's Runner on Temporal, and
+// its worker: the agent and the store, on the fleet's task queue.
+func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *agent.Agent, session.Store) (agentserver.Runner, func(), error) {
+	return func(ctx context.Context, a *agent.Agent, store session.Store) (agentserver.Runner, func(), error) {
+		j, ok := store.(session.Journaler)
+		if !ok {
+			return nil, nil, fmt.Errorf("the store %T keeps no journals", store)
+		}
+		c, err := client.DialContext(ctx, client.Options{HostPort: opts.temporal, Namespace: opts.namespace, Logger: devtemporal.QuietLogger})
+		if err != nil {
+			return nil, nil, fmt.Errorf("connecting to Temporal at %s: %w", opts.temporal, err)
+		}
+		w := worker.New(c, opts.queue, worker.Options{})
+		err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "demo", Agent: a}), temporalagent.RegisterStore(w, j))
+		if err == nil {
+			err = w.Start()
+		}
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		r, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: opts.queue, Agent: "demo", Store: j})
+		if err != nil {
+			w.Stop()
+			c.Close()
+			return nil, nil, err
+		}
+		logger.Info("serving through Temporal", "temporal", opts.temporal, "queue", opts.queue)
+		return r, func() { w.Stop(); c.Close() }, nil
+	}
+}
