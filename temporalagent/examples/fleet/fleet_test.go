@@ -101,6 +101,8 @@ type fleet struct {
 	sent  atomic.Int32 // send_email's runs
 	agent *agent.Agent
 	a, b  *instance
+	// runTimeout is the instances' RunTimeout (0: the default).
+	runTimeout time.Duration
 }
 
 // instance is one server instance: its Temporal client, its worker, its
@@ -123,9 +125,12 @@ var procID = fmt.Sprintf("%d", time.Now().UnixNano())
 // id returns a thread id unique to this process.
 func id(name string) string { return name + "-" + procID }
 
-func newFleet(t *testing.T) *fleet {
+func newFleet(t *testing.T) *fleet { return newFleetTimeout(t, 0) }
+
+// newFleetTimeout returns a fleet whose runs time out after runTimeout.
+func newFleetTimeout(t *testing.T, runTimeout time.Duration) *fleet {
 	ts := shared(t)
-	f := &fleet{t: t, ts: ts, queue: fmt.Sprintf("fleet-%d", queues.Add(1)), store: openStore(t)}
+	f := &fleet{t: t, ts: ts, queue: fmt.Sprintf("fleet-%d", queues.Add(1)), store: openStore(t), runTimeout: runTimeout}
 	tools, err := toolset.New(toolset.MustFunc("send_email", "Sends an email", func(ctx context.Context, in struct {
 		To string `json:"to"`
 	}) (map[string]string, error) {
@@ -165,7 +170,7 @@ func (f *fleet) instance() *instance {
 		t.Fatal(err)
 	}
 	in.runner, err = temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: f.queue, Agent: "mail", Store: f.store,
-		PollInterval: 10 * time.Millisecond})
+		PollInterval: 10 * time.Millisecond, RunTimeout: f.runTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
