@@ -197,4 +197,3 @@ func waitingRun(t *testing.T) {
 		}
 	}
 }
-
