@@ -4,17 +4,24 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/temporalagent"
+	"github.com/toolnexus/toolnexus-go/temporalagent/examples/internal/devtemporal"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 	"google.golang.org/genai"
 )
 
@@ -27,6 +34,7 @@ func TestFigures(t *testing.T) {
 	}
 	t.Logf("load average before: %s", loadavg())
 	failOver(t)
+	failOverKilled(t)
 	cpuPerRun(t)
 	waitingRun(t)
 	t.Logf("load average after: %s", loadavg())
@@ -196,4 +204,128 @@ func waitingRun(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// proxy forwards TCP connections to addr until cut, which closes its
+// listener and every connection at once: what a killed process's peers
+// see.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newProxy(t *testing.T, addr string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	p.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", addr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			p.wg.Go(func() { io.Copy(u, c); u.Close() })
+			p.wg.Go(func() { io.Copy(c, u); c.Close() })
+		}
+	})
+	return p
+}
+
+func (p *proxy) cut() {
+	p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// failOverKilled is failOver with A killed rather than closed: A's
+// connections to Temporal are cut at once, so that its worker tells
+// Temporal nothing. A's worker alone polls the queue until the run waits
+// (so that the workflow is in its cache and on its sticky queue); B's
+// starts then, as a worker of another instance that is up already.
+func failOverKilled(t *testing.T) {
+	f := newFleet(t)
+	f.a.stop(t)
+	queue := f.queue + "-killed"
+	rb, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: f.b.c, TaskQueue: queue, Agent: "mail", Store: f.store, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newWorker := func(c client.Client) worker.Worker {
+		w := worker.New(c, queue, worker.Options{})
+		if err := temporalagent.Register(w, temporalagent.Agent{Name: "mail", Agent: f.agent}); err != nil {
+			t.Fatal(err)
+		}
+		if err := temporalagent.RegisterStore(w, f.store); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	const n = 20
+	var total []time.Duration
+	for i := range n {
+		p := newProxy(t, f.ts.GetFrontendHostPort())
+		c, err := client.Dial(client.Options{HostPort: p.ln.Addr().String(), Namespace: f.ts.GetDefaultNamespace(), Logger: devtemporal.QuietLogger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wa := newWorker(c)
+		ra, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: queue, Agent: "mail", Store: f.store, PollInterval: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		thread := id(fmt.Sprintf("killed-%d", i))
+		model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "ned"})), fake.Text("Sent to Ned."))
+		ctx := context.Background()
+		info, cur, err := ra.Start(ctx, &agentserver.Input{Thread: "/" + thread, Conversation: thread, Message: genai.NewContentFromText("Email Ned", genai.RoleUser)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pause := readUntil(t, cur, agentserver.KindPause)
+		cur.Close()
+		wb := newWorker(f.b.c)
+		start := time.Now()
+		p.cut()
+		cur, err = rb.Attach(ctx, info.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		_, ok, err := cur.Next(rctx, time.Minute)
+		cancel()
+		cur.Close()
+		if err != nil || !ok {
+			t.Fatalf("the first record on B: %v %v", ok, err)
+		}
+		total = append(total, time.Since(start))
+		cur, err = rb.Decide(ctx, info.ID, []agentserver.Decision{{CallID: pause[len(pause)-1].Pending[0].Call.ID, Approved: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		readUntil(t, cur, agentserver.KindDone)
+		cur.Close()
+		wb.Stop()
+		wa.Stop()
+		c.Close()
+	}
+	t.Logf("fail-over, A's connections cut (%d runs): the first record on B after p50 %v p99 %v; all: %v",
+		n, quantile(total, .5), quantile(total, .99), total)
 }
