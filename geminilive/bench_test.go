@@ -117,10 +117,10 @@ func TestBenchFake(t *testing.T) {
 // BenchmarkToolTurn is one turn in which the model calls one tool and
 // answers "Found.": through geminilive on an open session against the
 // fake's Live websocket (Live), and through agent.Run against the fake's
-// generateContent (Run), with the same tool, both over loopback and with
-// the fake's work in the same process. BENCHMARKS.md ("Live against Run")
-// reports the ratio of their callgrind instructions, with the fake in the
-// process and in another (benchFakeEnv).
+// generateContent (Run), with the same tool, both over loopback, the fake
+// in this process or in another (benchFakeEnv). BENCHMARKS.md ("Live
+// against Run") reports the ratio of their callgrind instructions, both
+// ways.
 func BenchmarkToolTurn(b *testing.B) {
 	b.Run("Live", func(b *testing.B) {
 		_, liveConfig := benchFake(b)
