@@ -43,7 +43,9 @@ const LiveModel = model.LiveModelName
 // live session by the same rules, with calls that carry ids, then the
 // answer once every call is answered, in text when the session asks for
 // TEXT and otherwise in audio (silence) with the words as its output
-// transcription. It understands text only, not audio.
+// transcription. It hears audio but understands no words: a spoken turn
+// (audio, then the microphone's stream or the activity ended) is taken for
+// "What is the weather in Paris?", as its input transcription says.
 func (s *Server) LiveClient() *genai.Client {
 	client, err := genai.NewClient(context.Background(), s.srv.LiveClientConfig())
 	if err != nil {

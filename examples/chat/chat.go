@@ -155,12 +155,14 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 			return err
 		}
 		models, model = client.Models, offline.ModelName
-		if opts.liveAPI {
+		if opts.liveAPI || opts.web != "" {
 			// The fake's Live API is dialled as ws://; its client serves
-			// client.Live only.
+			// client.Live only (-web: the page's voice sessions).
 			if liveClient, err = genai.NewClient(ctx, srv.LiveClientConfig()); err != nil {
 				return err
 			}
+		}
+		if opts.liveAPI {
 			model = offline.LiveModelName
 		}
 		if opts.web != "" {
@@ -225,7 +227,23 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	}
 	defer convs.Close()
 	if opts.web != "" {
-		return serveWeb(ctx, opts, a, convs, out)
+		// The page's voice sessions: the same tools and approvals on a
+		// Live model (the offline model's, or Gemini's with a key).
+		vcfg := cfg
+		vcfg.PrepareHistory = nil // a live session keeps its own context
+		vcfg.BuiltinTools = nil
+		if liveClient != nil {
+			vcfg.Models, vcfg.Model = liveClient.Models, offline.LiveModelName
+		} else {
+			vcfg.Model = webLiveModel
+		}
+		var voice *agent.Agent
+		if client != nil || liveClient != nil {
+			if voice, err = agent.New(vcfg); err != nil {
+				return err
+			}
+		}
+		return serveWeb(ctx, opts, a, voice, cmp.Or(liveClient, client), convs, out)
 	}
 	if opts.term != nil {
 		opts.interactive = true

@@ -18,6 +18,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/devui"
+	"github.com/toolnexus/toolnexus-go/agentserver/live"
 	"github.com/toolnexus/toolnexus-go/examples/internal/httpserver"
 	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
@@ -26,7 +27,12 @@ import (
 // serveWeb serves the dev UI for a on opts.web until ctx is done or an
 // interrupt comes, then shuts down: runs in flight get a few seconds to
 // end, and every run is saved.
-func serveWeb(ctx context.Context, opts options, a *agent.Agent, convs *conversations, out io.Writer) error {
+// webLiveModel is the Live model of the page's voice sessions on Gemini.
+const webLiveModel = "gemini-3.8-live"
+
+// serveWeb's voice is the agent of the page's voice sessions on
+// liveClient's Live API (nil: the page has no Voice button).
+func serveWeb(ctx context.Context, opts options, a, voice *agent.Agent, liveClient *genai.Client, convs *conversations, out io.Writer) error {
 	ln, err := net.Listen("tcp", opts.web)
 	if err != nil {
 		return err
@@ -46,6 +52,15 @@ func serveWeb(ctx context.Context, opts options, a *agent.Agent, convs *conversa
 		return err
 	}
 	uiOpts := &devui.Options{Recorder: rec, Title: "chat · " + a.Steps().Model()}
+	var lh *live.Handler
+	if voice != nil && liveClient != nil {
+		if lh, err = live.New(srv, live.Config{Client: liveClient, Agent: voice}); err != nil {
+			srv.Close(ctx)
+			ln.Close()
+			return err
+		}
+		uiOpts.Live = lh
+	}
 	if convs.path != "" {
 		uiOpts.Thread = convs.name
 	}
@@ -65,6 +80,9 @@ func serveWeb(ctx context.Context, opts options, a *agent.Agent, convs *conversa
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if lh != nil {
+		lh.Close(shutdown) // voice sessions end, their transcripts saved
+	}
 	err = srv.Close(shutdown)
 	if herr := hs.Shutdown(shutdown); herr != nil && err == nil {
 		err = herr

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/gorilla/websocket"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -146,5 +147,58 @@ func TestWebSession(t *testing.T) {
 	out := chatOutput(t, options{session: "demo", sessionDB: db}, "/history\n")
 	if !strings.Contains(out, "user:  And the weather in Tokyo?") {
 		t.Errorf("the terminal's history:\n%s", out)
+	}
+}
+
+// -web offline: the page's Voice button has the offline model behind it
+// (api/info says live; api/live is the websocket): a spoken turn is taken
+// for the weather in Paris and answered in speech, its tool call shown.
+func TestWebVoice(t *testing.T) {
+	base := startWeb(t, options{})
+	var info struct{ Live bool }
+	getJSON(t, base+"api/info", &info)
+	if !info.Live {
+		t.Fatal("api/info: no live")
+	}
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"api/live?thread=spoken", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := ws.WriteMessage(websocket.BinaryMessage, make([]byte, 3200)); err != nil { // 100 ms at 16 kHz
+		t.Fatal(err)
+	}
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"audio_end"}`)); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	var heard, said string
+	for {
+		kind, data, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("after %v: %v", seen, err)
+		}
+		if kind == websocket.BinaryMessage {
+			continue
+		}
+		var m struct{ Type, Text, Name string }
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, m.Type)
+		switch m.Type {
+		case "input_transcript":
+			heard += m.Text
+		case "output_transcript":
+			said += m.Text
+		case "error":
+			t.Fatalf("error: %s", data)
+		}
+		if m.Type == "turn_complete" {
+			break
+		}
+	}
+	if !strings.Contains(heard, "weather in Paris") || !strings.Contains(said, "Paris: ") || !strings.Contains(strings.Join(seen, " "), "tool_call tool_result") {
+		t.Errorf("heard %q, said %q; events %v", heard, said, seen)
 	}
 }

@@ -23,10 +23,12 @@
 // request carries the decision. Threads are kept in memory, or with -db in
 // a SQLite file or a PostgreSQL database (-db postgres://user:pw@host/db). Every request is the one local user: the server is meant
 // for localhost (see agentserver.Config.Authenticate to serve users).
-// With an API key, GET /live?thread=ID is a websocket for voice sessions
-// (package agentserver/live): the same tools and approvals on a Live model
-// (-live-model, gemini-3.8-live by default), microphone audio in, the
-// model's speech, transcripts and tool calls out.
+// GET /live?thread=ID is a websocket for voice sessions (package
+// agentserver/live): the same tools and approvals on a Live model
+// (-live-model, gemini-3.8-live by default, with an API key; offline, the
+// offline model, which takes any speech for "What is the weather in
+// Paris?"), microphone audio in, the model's speech, transcripts and tool
+// calls out.
 // With -cors http://localhost:5173 (repeated, or origins separated by
 // commas) the pages of those origins, such as a Vite dev server's, may
 // call it (agentserver.Config.AllowedOrigins).
@@ -68,7 +70,7 @@ func main() {
 	flag.StringVar(&opts.addr, "addr", "localhost:8080", "listen on `host:port`")
 	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
-	flag.StringVar(&opts.LiveModel, "live-model", serverapp.DefaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key")
+	flag.StringVar(&opts.LiveModel, "live-model", serverapp.DefaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key (offline: the offline model's)")
 	flag.StringVar(&opts.DB, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
 	flag.Var(&opts.CORS, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
 	flag.Usage = func() {

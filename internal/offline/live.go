@@ -36,7 +36,8 @@ type liveConversation struct {
 	asked     []string // ids of the last toolCall's calls, in order
 	pending   []string // those not answered yet
 	responses map[string]*genai.FunctionResponse
-	calls     int // the calls made, numbering their ids
+	calls     int  // the calls made, numbering their ids
+	heard     bool // audio came since the last spoken turn
 }
 
 // ServeLive makes srv answer Live sessions as the offline model (it
@@ -46,15 +47,40 @@ type liveConversation struct {
 // the answer that sums them up. Calls carry ids ("offline-N"). The answer
 // is text when the setup asks for TEXT, otherwise audio (silence) with
 // the words as its output transcription when the setup asks for one.
-// Audio the user sends is not understood: only text is.
+// Audio the user sends is heard but not understood: a spoken turn is
+// answered as [SpokenQuestion].
 func ServeLive(srv *fake.Server) {
 	l := &live{srv: srv, sessions: map[string]*liveConversation{}}
 	srv.SetLiveReplyFunc(l.reply)
 }
 
+// SpokenQuestion is what the offline model takes any speech for: it hears
+// audio but understands no words, so a spoken turn (audio, then the
+// microphone's stream or the user's activity ended) is answered as this
+// question, and its input transcription says so.
+const SpokenQuestion = "What is the weather in Paris?"
+
+// spokenTranscript is the input transcription of a spoken turn.
+const spokenTranscript = SpokenQuestion + " (the offline model hears speech but no words: it takes any for this question)"
+
 func (l *live) reply(m *fake.LiveMessage) *fake.LiveReply {
 	var user *genai.Content
-	switch {
+	spoken := false
+	switch in := m.RealtimeInput; {
+	case in != nil && in.Audio != nil && len(in.Audio.Data) > 0:
+		l.mu.Lock()
+		l.conversation(m.Session).heard = true
+		l.mu.Unlock()
+		return nil
+	case in != nil && (in.AudioStreamEnd || in.ActivityEnd != nil):
+		l.mu.Lock()
+		conv := l.conversation(m.Session)
+		spoken, conv.heard = conv.heard, false
+		l.mu.Unlock()
+		if !spoken {
+			return nil
+		}
+		user = genai.NewContentFromText(SpokenQuestion, genai.RoleUser)
 	case m.RealtimeInput != nil && m.RealtimeInput.Text != "":
 		user = genai.NewContentFromText(m.RealtimeInput.Text, genai.RoleUser)
 	case m.ClientContent != nil && m.ClientContent.TurnComplete:
@@ -68,11 +94,7 @@ func (l *live) reply(m *fake.LiveMessage) *fake.LiveReply {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	conv := l.sessions[m.Session]
-	if conv == nil {
-		conv = &liveConversation{}
-		l.sessions[m.Session] = conv
-	}
+	conv := l.conversation(m.Session)
 	if user == nil { // a tool response
 		for _, r := range m.ToolResponse.FunctionResponses {
 			if i := slices.Index(conv.pending, r.ID); i >= 0 {
@@ -97,6 +119,27 @@ func (l *live) reply(m *fake.LiveMessage) *fake.LiveReply {
 		req.Tools = setup.Tools
 	}
 	calls, text := Answer(req)
+	reply := l.answer(conv, setup, calls, text)
+	if spoken {
+		reply.Messages = append([]*genai.LiveServerMessage{fake.LiveInputTranscription(spokenTranscript, true)}, reply.Messages...)
+	}
+	return reply
+}
+
+// conversation returns the session's conversation, made on first use;
+// l.mu is held.
+func (l *live) conversation(session string) *liveConversation {
+	conv := l.sessions[session]
+	if conv == nil {
+		conv = &liveConversation{}
+		l.sessions[session] = conv
+	}
+	return conv
+}
+
+// answer is the reply that gives calls, or text, to the conversation;
+// l.mu is held.
+func (l *live) answer(conv *liveConversation, setup *genai.LiveClientSetup, calls []*genai.FunctionCall, text string) *fake.LiveReply {
 	if len(calls) > 0 {
 		model := &genai.Content{Role: genai.RoleModel}
 		conv.responses = map[string]*genai.FunctionResponse{}

@@ -55,8 +55,10 @@ type Options struct {
 	APIKey  string     // empty: the offline model
 	DB      string     // the SQLite file or PostgreSQL URL of the threads; empty: memory
 	CORS    OriginList // the origins whose pages may call the server
-	// LiveModel is the model of the voice sessions at /live, served with
-	// an API key (or LiveClient); empty: DefaultLiveModel.
+	// LiveModel is the model of the voice sessions at /live, with an API
+	// key or LiveClient; empty: DefaultLiveModel. Offline, the voice
+	// sessions are the offline model's (it hears speech but no words:
+	// any spoken turn asks it the weather in Paris).
 	LiveModel string
 
 	// Models, when set, replaces both the API and the offline model
@@ -108,7 +110,7 @@ type App struct {
 func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 	a := &App{}
 	models, model := opts.Models, opts.Model
-	liveClient := opts.LiveClient
+	liveClient, liveModel := opts.LiveClient, cmp.Or(opts.LiveModel, DefaultLiveModel)
 	switch {
 	case models != nil:
 	case opts.APIKey != "":
@@ -129,6 +131,13 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 			return nil, err
 		}
 		models, model = client.Models, offline.ModelName
+		if liveClient == nil { // voice sessions on the offline model too
+			if liveClient, err = genai.NewClient(ctx, fake.LiveClientConfig()); err != nil {
+				a.Close()
+				return nil, err
+			}
+			liveModel = offline.LiveModelName
+		}
 		logger.Info("no GEMINI_API_KEY set: running on the built-in offline model")
 	}
 	a.Model = model
@@ -181,7 +190,7 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 	if liveClient != nil {
 		// The voice sessions: the same tools and approvals, on a Live model.
 		lcfg := cfg
-		lcfg.Models, lcfg.Model = liveClient.Models, cmp.Or(opts.LiveModel, DefaultLiveModel)
+		lcfg.Models, lcfg.Model = liveClient.Models, liveModel
 		voice, err := agent.New(lcfg)
 		if err == nil {
 			a.Live, err = live.New(a.Server, live.Config{Client: liveClient, Agent: voice})
