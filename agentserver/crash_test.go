@@ -331,27 +331,10 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 	}, {
 		name:  "waiting for an approval",
 		reply: replies(fake.Calls(fake.Call("send", what)), fake.Text("Sent.")),
-		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
-			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Send it"})
-			if p := resp.last(); p.Kind != agentserver.KindPause {
-				t.Fatalf("the run did not pause: %v %s", resp.kinds(), resp.body)
-			}
-			return resp
-		},
+		first: sendPaused,
 		second: func(t *testing.T, c *child, read *response) *response {
-			replay := c.do(bg, "GET", "/replay?thread=t1", nil)
-			p := replay.last()
-			if p.Kind != agentserver.KindPause || len(p.Pending) != 1 || p.Pending[0].Call.ID != read.last().Pending[0].Call.ID {
-				t.Fatalf("the recovered run shows %v; want it to end at the pause for %s", replay.kinds(), read.last().Pending[0].Call.ID)
-			}
-			if replay.run() != read.run() {
-				t.Errorf("the recovered run is %s; want %s, its id", replay.run(), read.run())
-			}
-			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}})
-			if resp.status != 200 {
-				t.Fatalf("the decision: %d %s", resp.status, resp.body)
-			}
-			return resp
+			_, p := recoveredPause(t, c, read)
+			return approvePending(t, c, p)
 		},
 		counts: map[string]int{"send": 1},
 		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"result":"sent"}`, "model: Sent."},
@@ -360,30 +343,13 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 		name:  "waiting for an approval, stopped with SIGTERM",
 		term:  true,
 		reply: replies(fake.Calls(fake.Call("send", what)), fake.Text("Sent.")),
-		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
-			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Send it"})
-			if p := resp.last(); p.Kind != agentserver.KindPause {
-				t.Fatalf("the run did not pause: %v %s", resp.kinds(), resp.body)
-			}
-			return resp
-		},
+		first: sendPaused,
 		second: func(t *testing.T, c *child, read *response) *response {
-			replay := c.do(bg, "GET", "/replay?thread=t1", nil)
-			p := replay.last()
-			if p.Kind != agentserver.KindPause || len(p.Pending) != 1 || p.Pending[0].Call.ID != read.last().Pending[0].Call.ID {
-				t.Fatalf("the recovered run shows %v; want it to end at the pause for %s", replay.kinds(), read.last().Pending[0].Call.ID)
-			}
-			if replay.run() != read.run() {
-				t.Errorf("the recovered run is %s; want %s, its id", replay.run(), read.run())
-			}
+			replay, p := recoveredPause(t, c, read)
 			if n := len(replay.of(agentserver.KindToolResult)) + len(replay.of(agentserver.KindDecision)); n != 0 {
 				t.Errorf("the recovered run shows %d results or decisions of the first process's Close: %v", n, replay.kinds())
 			}
-			resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}})
-			if resp.status != 200 {
-				t.Fatalf("the decision: %d %s", resp.status, resp.body)
-			}
-			return resp
+			return approvePending(t, c, p)
 		},
 		counts: map[string]int{"send": 1},
 		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"result":"sent"}`, "model: Sent."},
@@ -515,4 +481,40 @@ func mapsEqual(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// sendPaused asks for the send of the approval cases, and checks that
+// the run paused for it.
+func sendPaused(t *testing.T, c *child, _ *fake.Server, _ string) *response {
+	resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Text: "Send it"})
+	if p := resp.last(); p.Kind != agentserver.KindPause {
+		t.Fatalf("the run did not pause: %v %s", resp.kinds(), resp.body)
+	}
+	return resp
+}
+
+// recoveredPause replays the recovered run of t1 and checks that it is
+// the run read, ending at the pause read ended at; it returns the replay
+// and its pause.
+func recoveredPause(t *testing.T, c *child, read *response) (*response, event) {
+	t.Helper()
+	replay := c.do(bg, "GET", "/replay?thread=t1", nil)
+	p := replay.last()
+	if p.Kind != agentserver.KindPause || len(p.Pending) != 1 || p.Pending[0].Call.ID != read.last().Pending[0].Call.ID {
+		t.Fatalf("the recovered run shows %v; want it to end at the pause for %s", replay.kinds(), read.last().Pending[0].Call.ID)
+	}
+	if replay.run() != read.run() {
+		t.Errorf("the recovered run is %s; want %s, its id", replay.run(), read.run())
+	}
+	return replay, p
+}
+
+// approvePending approves the pending call of pause p.
+func approvePending(t *testing.T, c *child, p event) *response {
+	t.Helper()
+	resp := c.do(bg, "POST", "/run", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}})
+	if resp.status != 200 {
+		t.Fatalf("the decision: %d %s", resp.status, resp.body)
+	}
+	return resp
 }
