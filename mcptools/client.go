@@ -411,7 +411,7 @@ func (c *Client) callOnce(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, err
-	case errors.Is(err, ErrRefreshFailed):
+	case errors.Is(err, ErrRefreshFailed), errors.Is(err, ErrClientRejected):
 		// The request was not sent: the session is fine.
 		return nil, fmt.Errorf("%s was not run: %w", name, err)
 	}

@@ -43,7 +43,10 @@
 // (invalid_grant) or its access token expired without one; a refresh that
 // fails otherwise (the authorization server down or unreachable) fails
 // the request with an error wrapping [ErrRefreshFailed] and keeps the
-// login for the next request. A user who does not finish in time gets an
+// login for the next request; one that the authorization server refuses
+// because it rejects the client itself (invalid_client,
+// unauthorized_client) fails at once with an error wrapping
+// [ErrClientRejected], since trying again would not help. A user who does not finish in time gets an
 // error wrapping [ErrLoginTimeout]; a server whose metadata names another
 // server as the resource ([ErrWrongResource]), or that refuses the token
 // just issued for it ([ErrTokenRefused]), is not logged in to again and

@@ -45,6 +45,15 @@ var ErrTokenRefused = errors.New("mcptools: the server refused the token its aut
 // refresh token are kept, and a later request tries again.
 var ErrRefreshFailed = errors.New("mcptools: the access token could not be refreshed for now; the login is kept, try again later")
 
+// ErrClientRejected is wrapped by the error of a request whose access
+// token could not be refreshed because the authorization server does not
+// accept the client itself (invalid_client or unauthorized_client: an
+// unknown or expired registration, a wrong secret, a grant the client may
+// not use). Trying again would fail the same way, so the request fails at
+// once, and no browser is opened; the [Login] and its refresh token are
+// kept, for once the client's registration or credentials are fixed.
+var ErrClientRejected = errors.New("mcptools: the authorization server rejected this client; fix its registration or credentials (trying again will not help)")
+
 // DefaultLoginTimeout is how long a user has to finish logging in, unless
 // [LoginOptions] say otherwise.
 const DefaultLoginTimeout = 5 * time.Minute
@@ -354,29 +363,33 @@ func (l *Login) refresh(st loginState, next phase, why string) (*oauth2.Token, e
 		log.Warn("mcptools: the authorization server refused the refresh token; the next request logs in again", slog.String("error", oauthError(err)))
 		l.logOut(st.token)
 		return nil, errGone
+	case errors.As(err, &re) && (re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client"):
+		log.Error("mcptools: the authorization server rejected the client; the login is kept", slog.String("error", oauthError(err)))
+		return nil, &refreshError{server: l.server, err: err, kind: ErrClientRejected}
 	case err != nil:
 		log.Warn("mcptools: refreshing the access token failed; the login is kept", slog.String("error", oauthError(err)))
-		return nil, &refreshError{server: l.server, err: err}
+		return nil, &refreshError{server: l.server, err: err, kind: ErrRefreshFailed}
 	}
 	l.logIn(next, st.cfg, tok)
 	log.Info("mcptools: refreshed the access token")
 	return tok, nil
 }
 
-// refreshError is the error of a refresh that failed for a reason that
-// may pass: it wraps ErrRefreshFailed and the cause (an
-// *oauth2.RetrieveError, a network error), and shows of the cause only
-// what oauthError does.
+// refreshError is the error of a refresh that failed with the login
+// kept: it wraps its kind (ErrRefreshFailed for a reason that may pass,
+// ErrClientRejected) and the cause (an *oauth2.RetrieveError, a network
+// error), and shows of the cause only what oauthError does.
 type refreshError struct {
 	server string
 	err    error
+	kind   error
 }
 
 func (e *refreshError) Error() string {
-	return fmt.Sprintf("%v: refreshing the access token for %s: %s", ErrRefreshFailed, e.server, oauthError(e.err))
+	return fmt.Sprintf("%v: refreshing the access token for %s: %s", e.kind, e.server, oauthError(e.err))
 }
 
-func (e *refreshError) Unwrap() []error { return []error{ErrRefreshFailed, e.err} }
+func (e *refreshError) Unwrap() []error { return []error{e.kind, e.err} }
 
 // take waits for the login's turn, until ctx ends.
 func (l *Login) take(ctx context.Context) error {

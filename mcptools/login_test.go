@@ -723,6 +723,39 @@ func TestLoginTokenEndpointDown(t *testing.T) {
 	}
 }
 
+// An authorization server that rejects the client itself at a refresh
+// (invalid_client: a registration it forgot, a wrong secret) is not a
+// failure that may pass: the request fails at once with an error wrapping
+// ErrClientRejected and not ErrRefreshFailed, no browser is opened, and
+// the login is kept for once the client is fixed.
+func TestLoginClientRejectedAtRefresh(t *testing.T) {
+	for _, code := range []string{"invalid_client", "unauthorized_client"} {
+		t.Run(code, func(t *testing.T) {
+			w := newOAuthWorld(t, nil)
+			c, err := w.connect(t, w.login(t, nil))
+			if err != nil {
+				t.Fatalf("Connect() = %v", err)
+			}
+			c.Close()
+			w.expireKeptLogin(t)
+			w.as.FailTokenRequests(100, oauthtest.TokenFault{Status: http.StatusUnauthorized, Error: code})
+			kept := w.keptToken(t)["refresh_token"]
+			_, err = w.connect(t, w.login(t, nil))
+			var cause *oauth2.RetrieveError
+			if !errors.Is(err, mcptools.ErrClientRejected) || errors.Is(err, mcptools.ErrRefreshFailed) || !errors.As(err, &cause) || cause.ErrorCode != code {
+				t.Fatalf("Connect() with the client rejected = %v; want ErrClientRejected (not ErrRefreshFailed), with its cause", err)
+			}
+			t.Log(err)
+			if got := w.keptToken(t)["refresh_token"]; got != kept || got == nil {
+				t.Errorf("the refresh token kept after the rejection = %v; want it kept", got)
+			}
+			if n := w.browser.count(); n != 1 {
+				t.Errorf("the browser was opened %d times; want once (the first login)", n)
+			}
+		})
+	}
+}
+
 // A kept login whose refresh fails at the start of the next run, the
 // authorization server being down, fails the connection with an error
 // wrapping ErrRefreshFailed, and is kept for the next try.
