@@ -732,15 +732,9 @@ func TestLoginClientRejectedAtRefresh(t *testing.T) {
 	for _, code := range []string{"invalid_client", "unauthorized_client"} {
 		t.Run(code, func(t *testing.T) {
 			w := newOAuthWorld(t, nil)
-			c, err := w.connect(t, w.login(t, nil))
-			if err != nil {
-				t.Fatalf("Connect() = %v", err)
-			}
-			c.Close()
-			w.expireKeptLogin(t)
-			w.as.FailTokenRequests(100, oauthtest.TokenFault{Status: http.StatusUnauthorized, Error: code})
+			w.keptExpiredLogin(t, oauthtest.TokenFault{Status: http.StatusUnauthorized, Error: code})
 			kept := w.keptToken(t)["refresh_token"]
-			_, err = w.connect(t, w.login(t, nil))
+			_, err := w.connect(t, w.login(t, nil))
 			var cause *oauth2.RetrieveError
 			if !errors.Is(err, mcptools.ErrClientRejected) || errors.Is(err, mcptools.ErrRefreshFailed) || !errors.As(err, &cause) || cause.ErrorCode != code {
 				t.Fatalf("Connect() with the client rejected = %v; want ErrClientRejected (not ErrRefreshFailed), with its cause", err)
@@ -756,20 +750,28 @@ func TestLoginClientRejectedAtRefresh(t *testing.T) {
 	}
 }
 
-// A kept login whose refresh fails at the start of the next run, the
-// authorization server being down, fails the connection with an error
-// wrapping ErrRefreshFailed, and is kept for the next try.
-func TestLoginTokenEndpointDownAtConnect(t *testing.T) {
-	w := newOAuthWorld(t, nil)
+// keptExpiredLogin logs in once, leaves a kept login whose access token
+// expired, and makes the authorization server answer the refreshes to
+// come with fault.
+func (w *oauthWorld) keptExpiredLogin(t *testing.T, fault oauthtest.TokenFault) {
+	t.Helper()
 	c, err := w.connect(t, w.login(t, nil))
 	if err != nil {
 		t.Fatalf("Connect() = %v", err)
 	}
 	c.Close()
 	w.expireKeptLogin(t)
-	w.as.FailTokenRequests(100, oauthtest.TokenFault{Status: http.StatusServiceUnavailable, Error: "temporarily_unavailable"})
+	w.as.FailTokenRequests(100, fault)
+}
+
+// A kept login whose refresh fails at the start of the next run, the
+// authorization server being down, fails the connection with an error
+// wrapping ErrRefreshFailed, and is kept for the next try.
+func TestLoginTokenEndpointDownAtConnect(t *testing.T) {
+	w := newOAuthWorld(t, nil)
+	w.keptExpiredLogin(t, oauthtest.TokenFault{Status: http.StatusServiceUnavailable, Error: "temporarily_unavailable"})
 	l := w.login(t, nil)
-	_, err = w.connect(t, l)
+	_, err := w.connect(t, l)
 	var cause *oauth2.RetrieveError
 	if !errors.Is(err, mcptools.ErrRefreshFailed) || !errors.As(err, &cause) || !strings.Contains(err.Error(), "503 Service Unavailable: temporarily_unavailable") {
 		t.Fatalf("Connect() while the authorization server fails = %v; want ErrRefreshFailed, with its cause", err)
