@@ -14,6 +14,7 @@
 // Usage:
 //
 //	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file|postgres://…] [-cors origin]
+//	go run ./examples/server -temporal host:port -db postgres://… [-namespace default] [-queue toolnexus-fleet] [flags above]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // without one it runs on the built-in offline model (an in-process fake of
@@ -41,6 +42,13 @@
 //
 //	printf 'Ask the demo agent: what is the weather in Paris?\n' | go run ./examples/chat -a2a http://localhost:8080
 //
+// With -temporal (and -db, which every instance shares) the server is one
+// instance of a fleet: its runs are workflows on that Temporal server, and
+// any request of any protocol reaches any instance (docs/fleet.md). The
+// root module never requires Temporal, so this builds and runs the fleet
+// command of the temporalagent/examples module (the first build compiles
+// the Temporal SDK), with the same flags.
+//
 // docs/serving.md has curl lines for an approval and a resume.
 package main
 
@@ -54,6 +62,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
@@ -73,8 +82,13 @@ func main() {
 	flag.StringVar(&opts.LiveModel, "live-model", serverapp.DefaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key (offline: the offline model's)")
 	flag.StringVar(&opts.DB, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
 	flag.Var(&opts.CORS, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
+	temporal := flag.String("temporal", "", "serve as an instance of a fleet: the runs on the Temporal server at `host:port`, the threads in -db (shared by every instance); run by "+fleetModule+"/fleet, which this builds")
+	flag.String("namespace", "default", "with -temporal: the Temporal `namespace`")
+	flag.String("queue", "toolnexus-fleet", "with -temporal: the task `queue` of the fleet's workers")
+	flag.Duration("run-timeout", 0, "with -temporal: how long a run may take, waits for approval included (default: temporalagent's)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-live-model name] [-db file|postgres://…] [-cors origin]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-live-model name] [-db file|postgres://…] [-cors origin]\n"+
+			"       server -temporal host:port -db postgres://… [-namespace ns] [-queue name] [-run-timeout d] [flags above]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
 			"GET and DELETE /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json; 1.0: POST /a2a/v1, /a2a/v1/rest/;\n"+
 			"0.3: POST /a2a), on Gemini when "+
@@ -86,6 +100,17 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if *temporal != "" {
+		err := execFleet(os.Args[1:])
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+	flag.Visit(func(f *flag.Flag) {
+		if slices.Contains(fleetFlags, f.Name) {
+			fmt.Fprintf(os.Stderr, "server: -%s needs -temporal\n", f.Name)
+			os.Exit(2)
+		}
+	})
 	opts.APIKey = os.Getenv("GEMINI_API_KEY")
 	if opts.APIKey == "" {
 		opts.APIKey = os.Getenv("GOOGLE_API_KEY")
