@@ -192,12 +192,13 @@ func TestA2AAcrossInstances(t *testing.T) {
 	before := ours()
 	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
+	alice, _, mallory, _ := users(t)
 	a, b := f.a2a(f.a, nil), f.a2a(f.b, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "bob"})), fake.Text("Sent to Bob."))
 
-	res, err := a.client03(t, "alice").SendMessage(ctx, &a2a.MessageSendParams{Message: text03("Email Bob")})
+	res, err := a.client03(t, alice).SendMessage(ctx, &a2a.MessageSendParams{Message: text03("Email Bob")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,19 +208,19 @@ func TestA2AAcrossInstances(t *testing.T) {
 	}
 	call := confirmations(task.Status.Message)[0]
 
-	alice := b.client03(t, "alice")
-	got, err := alice.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
+	onB := b.client03(t, alice)
+	got, err := onB.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateInputRequired || !slices.Equal(confirmations(got.Status.Message), []string{call}) || got.ContextID != task.ContextID {
 		t.Fatalf("tasks/get on B: %v %s", err, jsonOf(got))
 	}
-	events := collect03(t, alice.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: task.ID}))
+	events := collect03(t, onB.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: task.ID}))
 	if st := last03(t, events); st.State != a2a.TaskStateInputRequired || !slices.Equal(confirmations(st.Message), []string{call}) {
 		t.Fatalf("tasks/resubscribe on B ends with %s", jsonOf(st))
 	}
 
-	alice1 := b.client10(t, "alice")
+	onB1 := b.client10(t, alice)
 	var last a2av1.Event
-	for ev, err := range alice1.SubscribeToTask(ctx, &a2av1.SubscribeToTaskRequest{ID: a2av1.TaskID(task.ID)}) {
+	for ev, err := range onB1.SubscribeToTask(ctx, &a2av1.SubscribeToTaskRequest{ID: a2av1.TaskID(task.ID)}) {
 		if err != nil {
 			t.Fatalf("SubscribeToTask on B: %v", err)
 		}
@@ -228,28 +229,28 @@ func TestA2AAcrossInstances(t *testing.T) {
 	if st, ok := last.(*a2av1.TaskStatusUpdateEvent); !ok || st.Status.State != a2av1.TaskStateInputRequired {
 		t.Fatalf("SubscribeToTask on B ends with %s", jsonOf(last))
 	}
-	list, err := alice1.ListTasks(ctx, &a2av1.ListTasksRequest{})
+	list, err := onB1.ListTasks(ctx, &a2av1.ListTasksRequest{})
 	if err != nil || len(list.Tasks) != 1 || string(list.Tasks[0].ID) != string(task.ID) || list.Tasks[0].Status.State != a2av1.TaskStateInputRequired {
 		t.Fatalf("ListTasks of alice on B: %v %s", err, jsonOf(list))
 	}
 
 	// Another user: nothing of alice's task, on either instance.
-	mallory1 := b.client10(t, "mallory")
+	mallory1 := b.client10(t, mallory)
 	if list, err := mallory1.ListTasks(ctx, &a2av1.ListTasksRequest{}); err != nil || len(list.Tasks) != 0 {
 		t.Errorf("ListTasks of mallory on B: %v %s", err, jsonOf(list))
 	}
-	mallory := a.client03(t, "mallory")
-	if _, err := mallory.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	malloryA := a.client03(t, mallory)
+	if _, err := malloryA.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("mallory's tasks/get: %v", err)
 	}
-	if _, err := mallory.SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := malloryA.SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("mallory's approval: %v", err)
 	}
-	if _, err := mallory.CancelTask(ctx, &a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := malloryA.CancelTask(ctx, &a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("mallory's tasks/cancel: %v", err)
 	}
 
-	res, err = alice.SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)})
+	res, err = onB.SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,10 +262,10 @@ func TestA2AAcrossInstances(t *testing.T) {
 		t.Errorf("send_email ran %d times", n)
 	}
 	// The same approval again, on A: the task is over.
-	if _, err := a.client03(t, "alice").SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+	if _, err := a.client03(t, alice).SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
 		t.Errorf("the approval again on A: %v", err)
 	}
-	list, err = a.client10(t, "alice").ListTasks(ctx, &a2av1.ListTasksRequest{})
+	list, err = a.client10(t, alice).ListTasks(ctx, &a2av1.ListTasksRequest{})
 	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].Status.State != a2av1.TaskStateCompleted {
 		t.Errorf("ListTasks of alice on A once done: %v %s", err, jsonOf(list))
 	}
@@ -277,25 +278,26 @@ func TestA2ACancelAcrossInstances(t *testing.T) {
 	before := ours()
 	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
+	alice, _, _, _ := users(t)
 	a, b := f.a2a(f.a, nil), f.a2a(f.b, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "cy"})))
 
-	events := collect03(t, a.client03(t, "alice").SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: text03("Email Cy")}))
+	events := collect03(t, a.client03(t, alice).SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: text03("Email Cy")}))
 	if st := last03(t, events); st.State != a2a.TaskStateInputRequired {
 		t.Fatalf("message/stream on A ends with %s", jsonOf(st))
 	}
 	id := events[0].TaskInfo().TaskID
-	canceled, err := b.client03(t, "alice").CancelTask(ctx, &a2a.TaskIDParams{ID: id})
+	canceled, err := b.client03(t, alice).CancelTask(ctx, &a2a.TaskIDParams{ID: id})
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("tasks/cancel on B: %v %s", err, jsonOf(canceled))
 	}
-	got, err := a.client03(t, "alice").GetTask(ctx, &a2a.TaskQueryParams{ID: id})
+	got, err := a.client03(t, alice).GetTask(ctx, &a2a.TaskQueryParams{ID: id})
 	if err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("tasks/get on A: %v %s", err, jsonOf(got))
 	}
-	if _, err := b.client03(t, "alice").CancelTask(ctx, &a2a.TaskIDParams{ID: id}); err != nil {
+	if _, err := b.client03(t, alice).CancelTask(ctx, &a2a.TaskIDParams{ID: id}); err != nil {
 		t.Errorf("tasks/cancel again: %v", err)
 	}
 	if n := f.sent.Load(); n != 0 {
@@ -310,6 +312,7 @@ func TestRunsPerUserAcrossInstances(t *testing.T) {
 	before := ours()
 	t.Cleanup(func() { noLeaks(t, before) })
 	f := newFleet(t)
+	alice, bob, _, carol := users(t)
 	a, b := f.a2a(f.a, nil), f.a2a(f.b, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -325,10 +328,10 @@ func TestRunsPerUserAcrossInstances(t *testing.T) {
 		att.Cursor.Close()
 		return att.Run.ID
 	}
-	alice1, alice2 := start(a, "alice", "a1"), start(b, "alice", "a2")
-	bob1 := start(a, "bob", "b1")
+	alice1, alice2 := start(a, alice, "a1"), start(b, alice, "a2")
+	bob1 := start(a, bob, "b1")
 	for _, n := range []*a2aNode{a, b} {
-		for user, want := range map[string][]string{"alice": {alice1, alice2}, "bob": {bob1}, "carol": nil} {
+		for user, want := range map[string][]string{alice: {alice1, alice2}, bob: {bob1}, carol: nil} {
 			runs, err := n.srv.Runs(ctx, user)
 			if err != nil {
 				t.Fatal(err)
@@ -348,19 +351,19 @@ func TestRunsPerUserAcrossInstances(t *testing.T) {
 		}
 	}
 	// Once cancelled, a run is listed for KeepFinished.
-	if err := b.srv.Cancel(ctx, "bob", bob1); err != nil {
+	if err := b.srv.Cancel(ctx, bob, bob1); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, a.srv, "bob", bob1, agentserver.StateCancelled)
-	runs, err := a.srv.Runs(ctx, "bob")
+	waitState(t, a.srv, bob, bob1, agentserver.StateCancelled)
+	runs, err := a.srv.Runs(ctx, bob)
 	if err != nil || len(runs) != 1 || runs[0].State != agentserver.StateCancelled {
 		t.Errorf("bob's runs once cancelled: %v %s", err, jsonOf(runs))
 	}
 	for _, id := range []string{alice1, alice2} {
-		if err := a.srv.Cancel(ctx, "alice", id); err != nil {
+		if err := a.srv.Cancel(ctx, alice, id); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, a.srv, "alice", id, agentserver.StateCancelled)
+		waitState(t, a.srv, alice, id, agentserver.StateCancelled)
 	}
 }
 
@@ -378,4 +381,119 @@ func waitState(t *testing.T, srv *agentserver.Server, user, id string, state age
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// The limits of a fleet: a user's runs in flight are counted across the
+// instances (MaxRunsPerUser, from the store's journals), a refused run
+// leaves its thread free, another user is not refused; the readers of a
+// run are bounded per instance (agentserver.MaxReaders); a run over for
+// longer than KeepFinished is not listed; a Runner lists no runs of a
+// user it cannot name.
+func TestFleetLimits(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
+	f := newFleet(t)
+	alice, bob, _, _ := users(t)
+	one := func(c *temporalagent.RunnerConfig) { c.MaxRunsPerUser = 1 }
+	a, b := f.a2a(f.a, one), f.a2a(f.b, one)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	email := fake.Calls(fake.Call("send_email", map[string]any{"to": "x"}))
+	model.Enqueue(email, email)
+	submit := func(n *a2aNode, user, thread string) (agentserver.Attachment, error) {
+		return n.srv.Submit(ctx, user, agentserver.Request{Thread: thread, Message: genai.NewContentFromText("Email someone", genai.RoleUser)})
+	}
+	att, err := submit(a, alice, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, att.Cursor, agentserver.KindPause)
+	att.Cursor.Close()
+	first := att.Run.ID
+
+	var ae *agentserver.Error
+	if _, err := submit(b, alice, "t2"); !errors.Is(err, agentserver.ErrTooManyRuns) || !errors.As(err, &ae) || ae.Status != http.StatusTooManyRequests {
+		t.Fatalf("alice's second run, on B: %v", err)
+	}
+	att, err = submit(b, bob, "t1")
+	if err != nil {
+		t.Fatalf("bob's run on B: %v", err)
+	}
+	readUntil(t, att.Cursor, agentserver.KindPause)
+	att.Cursor.Close()
+	bobs := att.Run.ID
+
+	// The readers of one run, per instance.
+	var curs []agentserver.Cursor
+	for range agentserver.MaxReaders {
+		c, err := b.srv.Attach(ctx, alice, first, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		curs = append(curs, c)
+	}
+	if _, err := b.srv.Attach(ctx, alice, first, 0); !errors.Is(err, agentserver.ErrTooManyReaders) {
+		t.Errorf("one reader too many on B: %v", err)
+	}
+	c, err := a.srv.Attach(ctx, alice, first, 0)
+	if err != nil {
+		t.Errorf("a reader on A: %v", err)
+	} else {
+		c.Close()
+	}
+	curs[0].Close()
+	curs[0].Close() // twice: counted once
+	if c, err := b.srv.Attach(ctx, alice, first, 0); err != nil {
+		t.Errorf("a reader on B once one left: %v", err)
+	} else {
+		curs[0] = c
+	}
+	if _, err := b.srv.Attach(ctx, alice, first, 0); !errors.Is(err, agentserver.ErrTooManyReaders) {
+		t.Errorf("one reader too many on B again: %v", err)
+	}
+	for _, c := range curs {
+		c.Close()
+	}
+
+	// Once alice's run is over, her next one starts, on the thread the
+	// refused one left free.
+	if err := b.srv.Cancel(ctx, alice, first); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, b.srv, alice, first, agentserver.StateCancelled)
+	model.Enqueue(fake.Text("Nothing to send."))
+	att, err = submit(b, alice, "t2")
+	if err != nil {
+		t.Fatalf("alice's run once the first is over: %v", err)
+	}
+	if recs := readUntil(t, att.Cursor, agentserver.KindDone); recs[len(recs)-1].Done.State != agentserver.StateDone {
+		t.Errorf("alice's second run: %s", jsonOf(recs[len(recs)-1]))
+	}
+	att.Cursor.Close()
+
+	// KeepFinished: a run over for longer is not listed.
+	brief := f.a2a(f.a, func(c *temporalagent.RunnerConfig) { c.KeepFinished = time.Nanosecond })
+	if runs, err := brief.srv.Runs(ctx, alice); err != nil || len(runs) != 0 {
+		t.Errorf("alice's runs, over for longer than KeepFinished: %v %s", err, jsonOf(runs))
+	}
+	if runs, err := brief.srv.Runs(ctx, bob); err != nil || len(runs) != 1 || runs[0].ID != bobs {
+		t.Errorf("bob's runs, in progress: %v %s", err, jsonOf(runs))
+	}
+	if _, err := brief.runner.Runs(ctx, ""); err == nil {
+		t.Error("the runs of no user: no error")
+	}
+	if err := a.srv.Cancel(ctx, bob, bobs); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, a.srv, bob, bobs, agentserver.StateCancelled)
+}
+
+// users returns the names of the test's users, unique to the test and
+// this process: the PostgreSQL database outlives both, and a user's
+// threads of another test are runs of a task queue no worker serves any
+// more.
+func users(t *testing.T) (alice, bob, mallory, carol string) {
+	u := func(name string) string { return id(t.Name() + "-" + name) }
+	return u("alice"), u("bob"), u("mallory"), u("carol")
 }
