@@ -51,7 +51,7 @@ type RunnerConfig struct {
 	// 0 means DefaultPollInterval.
 	PollInterval time.Duration
 	// KeepFinished is how long Runs lists a run that is over (Lookup
-	// finds it for as long as Temporal keeps its workflow). 0 means
+	// finds it for as long as Temporal keeps its workflow). 0 (or less) means
 	// agentserver.DefaultKeepFinished.
 	KeepFinished time.Duration
 	// MaxRunsPerUser bounds the runs in flight of one user across the
