@@ -9,10 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -489,11 +491,15 @@ func TestFleetLimits(t *testing.T) {
 	waitState(t, a.srv, bob, bobs, agentserver.StateCancelled)
 }
 
-// users returns the names of the test's users, unique to the test and
+// userSets numbers the calls of users.
+var userSets atomic.Int64
+
+// users returns the names of the test's users, unique to this call and
 // this process: the PostgreSQL database outlives both, and a user's
-// threads of another test are runs of a task queue no worker serves any
-// more.
+// threads of another test (or of this one run again, -count) are runs of
+// a task queue no worker serves any more.
 func users(t *testing.T) (alice, bob, mallory, carol string) {
-	u := func(name string) string { return id(t.Name() + "-" + name) }
+	n := userSets.Add(1)
+	u := func(name string) string { return id(fmt.Sprintf("%s-%d-%s", t.Name(), n, name)) }
 	return u("alice"), u("bob"), u("mallory"), u("carol")
 }
