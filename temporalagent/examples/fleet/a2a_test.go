@@ -38,6 +38,7 @@ type a2aNode struct {
 	runner *temporalagent.Runner
 	srv    *agentserver.Server
 	http   *httptest.Server
+	down   bool
 }
 
 // a2a returns in's A2A node; edit, when not nil, edits its Runner's
@@ -70,13 +71,21 @@ func (f *fleet) a2a(in *instance, edit func(*temporalagent.RunnerConfig)) *a2aNo
 	mux.Handle(a2aagent.DefaultPath+"/", h)
 	n := &a2aNode{runner: runner, srv: srv, http: httptest.NewServer(mux)}
 	// Before the fleet's own cleanup, which closes the Temporal clients.
-	t.Cleanup(func() {
-		if err := srv.Close(context.Background()); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		n.http.Close()
-	})
+	t.Cleanup(func() { n.stop(t) })
 	return n
+}
+
+// stop closes the node's server and its HTTP server; the instance's
+// stop does the rest.
+func (n *a2aNode) stop(t *testing.T) {
+	if n.down {
+		return
+	}
+	n.down = true
+	if err := n.srv.Close(context.Background()); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	n.http.Close()
 }
 
 // bearer adds the user's token to each request.
@@ -184,11 +193,11 @@ func last03(t *testing.T, events []a2a.Event) a2a.TaskStatus {
 	return a2a.TaskStatus{}
 }
 
-// A task begun on A, waiting for approval, is the same task on B: B's
-// tasks/get shows it waiting with its pending call, B's 0.3
+// A task begun on A, waiting for approval, is the same task on B once A
+// is gone: B's tasks/get shows it waiting with its pending call, B's 0.3
 // tasks/resubscribe and 1.0 SubscribeToTask stream it, B's ListTasks
 // lists it to its user only (another user finds nothing of it), and the
-// approval sent to B finishes it: the tool runs once.
+// approval sent to B finishes it, on B's worker: the tool runs once.
 func TestA2AAcrossInstances(t *testing.T) {
 	shared(t)
 	before := ours()
@@ -209,6 +218,8 @@ func TestA2AAcrossInstances(t *testing.T) {
 		t.Fatalf("message/send on A: %s", jsonOf(res))
 	}
 	call := confirmations(task.Status.Message)[0]
+	a.stop(t)
+	f.a.stop(t) // its server, its worker and its Temporal client
 
 	onB := b.client03(t, alice)
 	got, err := onB.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
@@ -236,19 +247,19 @@ func TestA2AAcrossInstances(t *testing.T) {
 		t.Fatalf("ListTasks of alice on B: %v %s", err, jsonOf(list))
 	}
 
-	// Another user: nothing of alice's task, on either instance.
+	// Another user finds nothing of alice's task.
 	mallory1 := b.client10(t, mallory)
 	if list, err := mallory1.ListTasks(ctx, &a2av1.ListTasksRequest{}); err != nil || len(list.Tasks) != 0 {
 		t.Errorf("ListTasks of mallory on B: %v %s", err, jsonOf(list))
 	}
-	malloryA := a.client03(t, mallory)
-	if _, err := malloryA.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	mallory03 := b.client03(t, mallory)
+	if _, err := mallory03.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("mallory's tasks/get: %v", err)
 	}
-	if _, err := malloryA.SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := mallory03.SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("mallory's approval: %v", err)
 	}
-	if _, err := malloryA.CancelTask(ctx, &a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := mallory03.CancelTask(ctx, &a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("mallory's tasks/cancel: %v", err)
 	}
 
@@ -263,13 +274,13 @@ func TestA2AAcrossInstances(t *testing.T) {
 	if n := f.sent.Load(); n != 1 {
 		t.Errorf("send_email ran %d times", n)
 	}
-	// The same approval again, on A: the task is over.
-	if _, err := a.client03(t, alice).SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
-		t.Errorf("the approval again on A: %v", err)
+	// The same approval again: the task is over.
+	if _, err := onB.SendMessage(ctx, &a2a.MessageSendParams{Message: confirm(task, call, true)}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Errorf("the approval again: %v", err)
 	}
-	list, err = a.client10(t, alice).ListTasks(ctx, &a2av1.ListTasksRequest{})
+	list, err = onB1.ListTasks(ctx, &a2av1.ListTasksRequest{})
 	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].Status.State != a2av1.TaskStateCompleted {
-		t.Errorf("ListTasks of alice on A once done: %v %s", err, jsonOf(list))
+		t.Errorf("ListTasks of alice once done: %v %s", err, jsonOf(list))
 	}
 }
 
@@ -334,10 +345,12 @@ func TestRunsPerUserAcrossInstances(t *testing.T) {
 	bob1 := start(a, bob, "b1")
 	for _, n := range []*a2aNode{a, b} {
 		for user, want := range map[string][]string{alice: {alice1, alice2}, bob: {bob1}, carol: nil} {
+			began := time.Now()
 			runs, err := n.srv.Runs(ctx, user)
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("Runs of %d waiting runs: %v", len(runs), time.Since(began))
 			var ids []string
 			for _, r := range runs {
 				ids = append(ids, r.ID)
