@@ -153,7 +153,12 @@
 // not found (-32001) to every push method. They are kept in the
 // handler's memory: a config is notified by the process it was set on,
 // until the server closes (agentserver.Server.Done), which drops the
-// notifications still due; GetTask says where the task stands.
+// notifications still due; GetTask says where the task stands. They are
+// the one thing the handler keeps about tasks: a task is a run, found
+// through the server's agentserver.Runner, so on a fleet of instances
+// sharing one (temporalagent's Runner) every other method answers on any
+// instance, while a config is seen by the push methods, and notified, by
+// the instance it was set on only.
 //
 // # Input required
 //

@@ -316,7 +316,7 @@
 // run's log from an offset, [Server.Cancel] stops it ([Server.CancelThread]
 // stops a thread's run and waits for its end), [Server.Runs] lists a
 // user's runs that are kept (of a [RunLister] Runner: the in-process one
-// is), [Server.Threads]
+// is, and temporalagent's), [Server.Threads]
 // and [Server.History] list a user's threads and read one: the Go API a
 // development UI or another protocol builds on. Threads lists a page at a
 // time, with a cursor for the next, from the store's listing by owner

@@ -67,9 +67,12 @@ type Runner interface {
 }
 
 // A RunLister is a [Runner] that lists runs, for [Server.Runs]. The
-// in-process Runner is one.
+// in-process Runner is one, and so is temporalagent's.
 type RunLister interface {
-	// Runs describes user's runs that the Runner keeps, in any order.
+	// Runs describes user's runs that the Runner keeps, in any order,
+	// and never another user's. A Runner whose runs live outside the
+	// process finds a user's under [UserPrefix] in its store, and bounds
+	// what one listing costs.
 	Runs(ctx context.Context, user string) ([]RunInfo, error)
 }
 

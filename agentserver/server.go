@@ -710,6 +710,13 @@ const (
 // conversations too.
 const storePrefix = "agentserver/"
 
+// UserPrefix returns the start of the store ids of user's threads (the
+// Input.Thread of every run of user starts with it, and no other user's
+// does): what a [Runner] lists or counts a user's runs under, as
+// temporalagent's does. A user the server would not take (empty, longer
+// than 256 bytes, or not UTF-8) is an error.
+func UserPrefix(user string) (string, error) { return userPrefix(user) }
+
 // userPrefix returns the start of the store ids of user's threads: the
 // user escaped, so that no user's prefix is another's.
 func userPrefix(user string) (string, error) {

@@ -311,9 +311,61 @@
 //
 // A run's records stay readable while Temporal keeps its workflow (the
 // namespace's retention) and the thread starts no newer run. Browser tools
-// are not served (Start refuses a request that declares them), and the
-// Runner lists no runs (it is not an agentserver.RunLister). docs/fleet.md
-// runs two instances on one machine.
+// are not served (Start refuses a request that declares them).
+// docs/fleet.md runs two instances on one machine.
+//
+// # Listing runs
+//
+// The Runner is an agentserver.RunLister, so agentserver.Server.Runs and
+// what reads it (A2A's ListTasks) work on a fleet: [Runner.Runs] lists a
+// user's runs in progress, and those over for less than
+// RunnerConfig.KeepFinished, on whichever instance they began. The list
+// comes from the store, not from Temporal's visibility:
+//
+//   - The store is what takes a thread for a run (BeginRun, before the
+//     workflow starts), so a run in progress has a journal from its first
+//     moment: the listing of a user's journals is exact, where visibility
+//     is eventually consistent (a second or so behind on Elasticsearch)
+//     and misses a run just started.
+//   - A user's journals and threads are an index range of the store under
+//     the user's prefix (agentserver.UserPrefix): one user's listing cannot
+//     reach another's, no query string is built from a user's name, and
+//     it is the listing agentserver's quotas read already. Visibility would
+//     need the user in a search attribute an operator registers in the
+//     namespace, or a prefix query over workflow ids.
+//
+// Each thread listed (those with a journal, then those appended to within
+// KeepFinished, the latest first) is then read with the log query, which
+// says how its latest run stands; a run whose workflow names another user
+// is left out, as is a thread whose workflow is not a served run or is
+// gone. The cost of a listing is bounded: two index ranges of the store
+// and one query per thread, 4 at a time, [MaxListedRuns] (100) threads at
+// most. A query of a workflow that is closed is answered by a worker that
+// replays its history, so a listing waits for the workers.
+//
+// # Limits of a fleet
+//
+// agentserver.Config's MaxRuns and MaxRunsPerUser bound the server's own
+// in-process runner, and are not applied to a Runner it is given. Its
+// quotas (MaxThreadsPerUser, MaxBytesPerUser) are, and count across the
+// fleet, since they read the shared store. This Runner applies:
+//
+//   - RunnerConfig.MaxRunsPerUser, across the fleet: Start begins the
+//     run's journal, then counts the user's journals (an index range of
+//     MaxRunsPerUser+1 entries at most); over the bound, it drops the
+//     journal and refuses the run with 429 (too_many_runs), and the thread
+//     is free again. Runs of one user that start at once all count, so the
+//     bound is never passed (all of them may be refused: the client tries
+//     again).
+//   - agentserver.MaxReaders cursors of Attach per run, per instance: each
+//     one that waits queries the workflow every PollInterval. More get 429
+//     (too_many_readers). A count across instances would need a shared
+//     counter, which an instance killed would leave wrong.
+//   - No bound on the runs in flight of the fleet: an instance holds none
+//     (a run that waits for a decision costs it nothing); what a running
+//     run costs is a worker's, bounded by its worker.Options
+//     (MaxConcurrentActivityExecutionSize,
+//     MaxConcurrentWorkflowTaskExecutionSize), and Temporal's storage.
 //
 // # Typed answers
 //

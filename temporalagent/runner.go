@@ -50,6 +50,16 @@ type RunnerConfig struct {
 	// PollInterval is how often a waiting cursor asks for new records;
 	// 0 means DefaultPollInterval.
 	PollInterval time.Duration
+	// KeepFinished is how long Runs lists a run that is over (Lookup
+	// finds it for as long as Temporal keeps its workflow). 0 (or less) means
+	// agentserver.DefaultKeepFinished.
+	KeepFinished time.Duration
+	// MaxRunsPerUser bounds the runs in flight of one user across the
+	// fleet, those that wait for decisions included, counted from the
+	// store's journals: more are refused with 429 (too_many_runs). 0
+	// means agentserver.DefaultMaxRunsPerUser; less than 0, no bound.
+	// See the package documentation, "Limits of a fleet".
+	MaxRunsPerUser int
 }
 
 // A Runner serves an agentserver.Server's runs as workflows on Temporal:
@@ -59,9 +69,13 @@ type RunnerConfig struct {
 type Runner struct {
 	cfg     RunnerConfig
 	closing atomic.Bool
+	readers readers
 }
 
-var _ agentserver.Runner = (*Runner)(nil)
+var (
+	_ agentserver.Runner    = (*Runner)(nil)
+	_ agentserver.RunLister = (*Runner)(nil)
+)
 
 // NewRunner returns a Runner. It checks its config, not the server.
 func NewRunner(cfg RunnerConfig) (*Runner, error) {
@@ -81,7 +95,13 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
-	return &Runner{cfg: cfg}, nil
+	if cfg.KeepFinished <= 0 {
+		cfg.KeepFinished = agentserver.DefaultKeepFinished
+	}
+	if cfg.MaxRunsPerUser == 0 {
+		cfg.MaxRunsPerUser = agentserver.DefaultMaxRunsPerUser
+	}
+	return &Runner{cfg: cfg, readers: readers{n: map[string]int{}}}, nil
 }
 
 // workflowID is the id of the workflow of a thread's runs: one at a time.
@@ -148,7 +168,11 @@ func (r *Runner) Start(ctx context.Context, in *agentserver.Input) (agentserver.
 		return agentserver.RunInfo{}, nil, &agentserver.Error{Status: http.StatusServiceUnavailable, Code: "store_error",
 			Message: "the conversation could not be stored", Err: err}
 	}
-	info, err := r.start(ctx, in, id, wid)
+	var info agentserver.RunInfo
+	err = r.checkUser(ctx, in.User)
+	if err == nil {
+		info, err = r.start(ctx, in, id, wid)
+	}
 	if err != nil {
 		// Nothing runs: the thread is free again.
 		if derr := r.cfg.Store.EndRun(context.WithoutCancel(ctx), in.Thread, id, nil); derr != nil {
@@ -264,7 +288,10 @@ func (r *Runner) Attach(ctx context.Context, runID string, offset int64) (agents
 	if err != nil {
 		return nil, err
 	}
-	return &cursor{r: r, wid: wid, run: runID, next: offset, buf: lv.Records, length: lv.Info.Len}, nil
+	if err := r.readers.add(runID); err != nil {
+		return nil, err
+	}
+	return &cursor{r: r, wid: wid, run: runID, next: offset, buf: lv.Records, length: lv.Info.Len, counted: true}, nil
 }
 
 // Decide implements agentserver.Runner: the decisions go to the run's
@@ -390,6 +417,9 @@ type cursor struct {
 	length int64 // the log's length, as last read
 	eof    bool
 	closed bool
+	// counted is set on a cursor of Attach, which counts among the run's
+	// readers in this process until it is closed.
+	counted bool
 }
 
 // Next implements agentserver.Cursor.
@@ -447,4 +477,10 @@ func (c *cursor) Buffered() int {
 }
 
 // Close implements agentserver.Cursor.
-func (c *cursor) Close() { c.closed = true; c.buf = nil }
+func (c *cursor) Close() {
+	if c.counted && !c.closed {
+		c.r.readers.done(c.run)
+	}
+	c.closed = true
+	c.buf = nil
+}
