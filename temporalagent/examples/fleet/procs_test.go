@@ -319,6 +319,7 @@ type procFleet struct {
 	store  session.Journaler
 	c      client.Client
 	runner *temporalagent.Runner
+	sticky time.Duration // the instances' -sticky-timeout; 0: the command's default
 }
 
 func newProcFleet(t *testing.T) *procFleet {
@@ -362,6 +363,9 @@ func (f *procFleet) instances(names ...string) []*server {
 			s := &server{}
 			args := []string{"-temporal", ts.GetFrontendHostPort(), "-namespace", ts.GetDefaultNamespace(), "-db", f.db,
 				"-queue", f.queue, "-addr", "127.0.0.1:0", "-approve"}
+			if f.sticky > 0 {
+				args = append(args, "-sticky-timeout", f.sticky.String())
+			}
 			var url string
 			s.proc, errs[i] = startProc(f.t, name, []string{envCommand + "=1"}, args, func(line string) bool {
 				u, ok := field(line, "msg=serving", "url")
@@ -441,12 +445,56 @@ var (
 	killedRunLog = []agentserver.Kind{"start", "step", "tool-call", "pause", "decision", "tool-result", "step-end", "step", "text", "step-end", "done"}
 )
 
+// storeThread returns the store's id of the thread name of the instances'
+// one user (they have no Authenticate: agentserver's user "local").
+func storeThread(name string) string { return "agentserver/local/" + name }
+
+// holder returns the identity of the worker that ran the last workflow
+// task of thread name's run.
+func (f *procFleet) holder(name string) string {
+	f.t.Helper()
+	var held string
+	it := f.c.GetWorkflowHistory(context.Background(), "agentserver/"+storeThread(name), "", false, 0)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if attrs := e.GetWorkflowTaskStartedEventAttributes(); attrs != nil {
+			held = attrs.GetIdentity()
+		}
+	}
+	return held
+}
+
+// holds reports whether the worker of identity is the instance's (the
+// SDK's identities start with the process id).
+func (s *server) holds(identity string) bool {
+	return strings.HasPrefix(identity, strconv.Itoa(s.cmd.Process.Pid)+"@")
+}
+
+// killHolder checks that instance a, the only one so far, ran the workflow
+// of thread name's run (so that the run sits in its worker's cache, and on
+// its sticky queue), starts instance B, and kills A with SIGKILL.
+func (f *procFleet) killHolder(a *server, name string) *server {
+	f.t.Helper()
+	if held := f.holder(name); !a.holds(held) {
+		f.t.Fatalf("the run's last workflow task ran on %q, not on A (pid %d)", held, a.cmd.Process.Pid)
+	}
+	b := f.instances("B")[0]
+	a.kill()
+	return b
+}
+
 // checkEnd checks what every kill test ends with: the tool ran once, on
 // B; the thread saved once, with one function response; B ends cleanly.
 // name is the thread's name in the protocol.
 func (f *procFleet) checkEnd(a, b *server, name string) {
 	t := f.t
-	thread := threadOf(t, f.store, name)
+	thread := storeThread(name)
+	if listed := threadOf(t, f.store, name); listed != thread {
+		t.Fatalf("the store lists the thread as %q, not %q", listed, thread)
+	}
 	if got := f.wholeLog(thread); !slices.Equal(got, killedRunLog) {
 		t.Errorf("the run's log %v, want %v", got, killedRunLog)
 	}
@@ -460,14 +508,14 @@ func (f *procFleet) checkEnd(a, b *server, name string) {
 }
 
 // TestKilledAISDK: a run started on instance A through the AI SDK route
-// waits for approval; A is killed (SIGKILL); the client resumes the
+// waits for approval; instance B starts (A alone ran the run so far: it
+// holds it); A is killed (SIGKILL); the client resumes the
 // stream on B, which replays it, and approves there: the run finishes, the
 // records read from A and then from B are the run's log once, in order,
 // and get_weather ran once.
 func TestKilledAISDK(t *testing.T) {
 	f := newProcFleet(t)
-	ins := f.instances("A", "B")
-	a, b := ins[0], ins[1]
+	a := f.instances("A")[0]
 	chat := id("killed-aisdk")
 	msgs := []any{userMessage("u1", "What is the weather in Paris?")}
 	r1 := doAt(t, http.DefaultClient, a.url, "POST", "/api/chat", map[string]any{"id": chat, "messages": msgs})
@@ -476,7 +524,7 @@ func TestKilledAISDK(t *testing.T) {
 		t.Fatalf("on A: %d %v %s", r1.status, r1.types(), r1.body)
 	}
 	ids := approvalIDs(r1)
-	a.kill()
+	b := f.killHolder(a, chat)
 
 	resumed := doAt(t, http.DefaultClient, b.url, "GET", "/api/chat/"+chat+"/stream", nil)
 	if !slices.Equal(resumed.types(), want) || !slices.Equal(approvalIDs(resumed), ids) {
@@ -502,8 +550,7 @@ func TestKilledAISDK(t *testing.T) {
 // the run there.
 func TestKilledAGUI(t *testing.T) {
 	f := newProcFleet(t)
-	ins := f.instances("A", "B")
-	a, b := ins[0], ins[1]
+	a := f.instances("A")[0]
 	thread := id("killed-agui")
 	msgs := []any{map[string]any{"id": "u1", "role": "user", "content": "What is the weather in Paris?"}}
 	input := func(run string) map[string]any {
@@ -516,7 +563,7 @@ func TestKilledAGUI(t *testing.T) {
 	}
 	interrupts := r1.events[len(r1.events)-1]["outcome"].(map[string]any)["interrupts"].([]any)
 	call := interrupts[0].(map[string]any)["id"].(string)
-	a.kill()
+	b := f.killHolder(a, thread)
 
 	connected := doAt(t, http.DefaultClient, b.url, "POST", "/agui/connect", input("r1"))
 	if !slices.Equal(connected.types(), want) {
@@ -573,8 +620,7 @@ func a2aStates(t *testing.T, r *reply) []string {
 // task as it stands; the confirmation, sent to B, finishes it.
 func TestKilledA2A(t *testing.T) {
 	f := newProcFleet(t)
-	ins := f.instances("A", "B")
-	a, b := ins[0], ins[1]
+	a := f.instances("A")[0]
 	rpc := func(s *server, method string, params map[string]any) *reply {
 		return doAt(t, http.DefaultClient, s.url, "POST", "/a2a", map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	}
@@ -596,7 +642,7 @@ func TestKilledA2A(t *testing.T) {
 	if call == "" {
 		t.Fatalf("no confirmation asked on A: %s", r1.body)
 	}
-	a.kill()
+	b := f.killHolder(a, contextID)
 
 	re := rpc(b, "tasks/resubscribe", map[string]any{"id": taskID})
 	reStates := a2aStates(t, re)
