@@ -112,20 +112,18 @@ func serveTemporal(ctx context.Context, out io.Writer) error {
 
 // run serves one instance until ctx is done.
 func run(ctx context.Context, opts options, logger *slog.Logger) error {
-	ln, err := net.Listen("tcp", opts.addr)
-	if err != nil {
-		return err
-	}
 	if opts.temporal != "" {
 		if opts.DB == "" {
-			ln.Close()
 			return errors.New("-temporal needs -db: the instances of a fleet share one store")
 		}
 		if opts.sticky <= 0 {
-			ln.Close()
 			return fmt.Errorf("-sticky-timeout %v: it must be positive", opts.sticky)
 		}
 		opts.Runner = temporalRunner(opts, logger)
+	}
+	ln, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return err
 	}
 	return serverapp.Serve(ctx, opts.Options, ln, logger)
 }

@@ -25,6 +25,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
@@ -617,7 +620,8 @@ func a2aStates(t *testing.T, r *reply) []string {
 
 // TestKilledA2A is TestKilledAISDK through A2A 0.3: message/stream on A
 // ends input-required; A is killed; tasks/resubscribe on B streams the
-// task as it stands; the confirmation, sent to B, finishes it.
+// task as it stands, and so does A2A 1.0's SubscribeToTask (a2a-go's
+// client); the confirmation, sent to B, finishes it.
 func TestKilledA2A(t *testing.T) {
 	f := newProcFleet(t)
 	a := f.instances("A")[0]
@@ -649,6 +653,36 @@ func TestKilledA2A(t *testing.T) {
 	if re.status != 200 || len(reStates) == 0 || reStates[0] != "task" || reStates[len(reStates)-1] != "status-update:input-required" {
 		t.Fatalf("resubscribed on B: %d %v %s", re.status, reStates, re.body)
 	}
+	// The same through A2A 1.0's SubscribeToTask, with a2a-go's client.
+	ctx := context.Background()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, b.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), a2aclient.WithJSONRPCTransport(http.DefaultClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1 []a2a.Event
+	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(taskID)}) {
+		if err != nil {
+			t.Fatalf("SubscribeToTask on B, after %d events: %v", len(v1), err)
+		}
+		v1 = append(v1, ev)
+	}
+	if len(v1) < 2 {
+		t.Fatalf("SubscribeToTask on B: %d events", len(v1))
+	}
+	if tk, ok := v1[0].(*a2a.Task); !ok || string(tk.ID) != taskID {
+		t.Errorf("SubscribeToTask on B opens with %T %+v", v1[0], v1[0])
+	}
+	if st, ok := v1[len(v1)-1].(*a2a.TaskStatusUpdateEvent); !ok || st.Status.State != a2a.TaskStateInputRequired {
+		t.Errorf("SubscribeToTask on B ends with %T %+v", v1[len(v1)-1], v1[len(v1)-1])
+	}
+	if err := c.Destroy(); err != nil {
+		t.Error(err)
+	}
+
 	r2 := rpc(b, "message/stream", map[string]any{"message": map[string]any{"kind": "message", "messageId": "m2", "role": "user",
 		"taskId": taskID, "contextId": contextID, "parts": []any{map[string]any{"kind": "data",
 			"data":     map[string]any{"id": call, "name": "adk_request_confirmation", "response": map[string]any{"confirmed": true}},
@@ -722,4 +756,24 @@ func TestWorkerKilledMidTool(t *testing.T) {
 		t.Errorf("the saved thread holds %d function responses", n)
 	}
 	w2.stop()
+}
+
+// The command refuses what it cannot run, saying why, and exits 1.
+func TestCommandRefuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-temporal", "127.0.0.1:1", "-sticky-timeout", "0s", "-db", "x.db"}, "-sticky-timeout 0s: it must be positive"},
+		{[]string{"-temporal", "127.0.0.1:1", "-sticky-timeout", "-1s", "-db", "x.db"}, "-sticky-timeout -1s: it must be positive"},
+		{[]string{"-temporal", "127.0.0.1:1"}, "-temporal needs -db"},
+	} {
+		cmd := exec.Command(os.Args[0], append(c.args, "-addr", "127.0.0.1:0")...)
+		cmd.Env = append(os.Environ(), envCommand+"=1")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), c.want) {
+			t.Errorf("fleet %v: %v\n%s", c.args, err, out)
+		}
+	}
 }
