@@ -47,13 +47,13 @@ import (
 const (
 	envCommand = "FLEET_TEST_COMMAND" // "1": the fleet command (main), its arguments the command's
 	envWorker  = "FLEET_TEST_WORKER"  // "1": a worker of envQueue holding the "lookup" agent
-	envBlock   = "FLEET_TEST_BLOCK"   // worker: "1": lookup blocks until the process is killed
+	envBlock   = "FLEET_TEST_BLOCK"   // worker: "1": its tools block until the process is killed
 	envHost    = "FLEET_TEST_TEMPORAL"
 	envNS      = "FLEET_TEST_NAMESPACE"
 	envQueue   = "FLEET_TEST_QUEUE"
 	envDB      = "FLEET_TEST_DB"     // the store: a postgres:// URL or a SQLite file
 	envGemini  = "FLEET_TEST_GEMINI" // the fake model's URL
-	envLog     = "FLEET_TEST_LOG"    // the file lookup appends "start PID" and "done PID" to
+	envLog     = "FLEET_TEST_LOG"    // the file the tools append "start TOOL PID" and "done TOOL PID" to
 )
 
 // procGuard bounds each wait for a process: it only turns a hang into a
@@ -88,8 +88,9 @@ func leaks(name string) int {
 	return 0
 }
 
-// workerMain is a worker process: the "lookup" agent, on the fake model,
-// with the store, until SIGTERM.
+// workerMain is a worker process: the "lookup" agent (its tools lookup,
+// idempotent, and notify, not), on the fake model, with the store, until
+// SIGTERM.
 func workerMain() int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "worker:", err); return 1 }
 	ctx := context.Background()
@@ -112,7 +113,7 @@ func workerMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	a, err := agent.New(agent.Config{Models: gc.Models, Model: "gemini-3-flash-preview", Tools: toolset.MustNew(lookupTool())})
+	a, err := agent.New(agent.Config{Models: gc.Models, Model: "gemini-3-flash-preview", Tools: toolset.MustNew(recordingTool("lookup"), recordingTool("notify"))})
 	if err != nil {
 		return fail(err)
 	}
@@ -121,7 +122,8 @@ func workerMain() int {
 	w := worker.New(c, os.Getenv(envQueue), worker.Options{MaxHeartbeatThrottleInterval: time.Second,
 		StickyScheduleToStartTimeout: DefaultStickyTimeout})
 	err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "lookup", Agent: a,
-		Tools: map[string]temporalagent.ToolOptions{"lookup": {Idempotent: true, HeartbeatTimeout: lookupHeartbeat}}}),
+		Tools: map[string]temporalagent.ToolOptions{"lookup": {Idempotent: true, HeartbeatTimeout: lookupHeartbeat},
+			"notify": {HeartbeatTimeout: lookupHeartbeat}}}),
 		temporalagent.RegisterStore(w, store))
 	if err == nil {
 		err = w.Start()
@@ -138,22 +140,24 @@ func workerMain() int {
 	return 0
 }
 
-// lookupHeartbeat is the lookup tool's heartbeat timeout: a call whose
-// worker was killed counts as lost that long after its last heartbeat.
+// lookupHeartbeat is the heartbeat timeout of the lookup agent's tools: a
+// call whose worker was killed counts as lost that long after its last
+// heartbeat.
 const lookupHeartbeat = 3 * time.Second
 
-// lookupTool records each call's start and end in the file of envLog;
-// with envBlock set, it blocks until the process is killed.
-func lookupTool() *toolset.Tool {
+// recordingTool is a tool that records each call's start and end in the
+// file of envLog; with envBlock set, it blocks until the process is
+// killed.
+func recordingTool(name string) *toolset.Tool {
 	record := func(what string) error {
 		f, err := os.OpenFile(os.Getenv(envLog), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(f, "%s %d\n", what, os.Getpid())
+		_, err = fmt.Fprintf(f, "%s %s %d\n", what, name, os.Getpid())
 		return errors.Join(err, f.Close())
 	}
-	return toolset.MustFunc("lookup", "Looks a key up", func(ctx context.Context, in struct {
+	return toolset.MustFunc(name, "Looks a key up", func(ctx context.Context, in struct {
 		Key string `json:"key"`
 	}) (map[string]string, error) {
 		if err := record("start"); err != nil {
@@ -618,6 +622,34 @@ func a2aStates(t *testing.T, r *reply) []string {
 	return out
 }
 
+// artifactParts counts the data parts of a stream's artifact updates by
+// their adk_type (function_call, function_response), and its text parts
+// under "text".
+func artifactParts(r *reply) map[string]int {
+	out := map[string]int{}
+	for _, e := range r.events {
+		res, _ := e["result"].(map[string]any)
+		if res["kind"] != "artifact-update" {
+			continue
+		}
+		art, _ := res["artifact"].(map[string]any)
+		parts, _ := art["parts"].([]any)
+		for _, p := range parts {
+			part, _ := p.(map[string]any)
+			if part["kind"] == "text" {
+				out["text"]++
+				continue
+			}
+			if md, ok := part["metadata"].(map[string]any); ok {
+				if typ, ok := md["adk_type"].(string); ok {
+					out[typ]++
+				}
+			}
+		}
+	}
+	return out
+}
+
 // TestKilledA2A is TestKilledAISDK through A2A 0.3: message/stream on A
 // ends input-required; A is killed; tasks/resubscribe on B streams the
 // task as it stands, and so does A2A 1.0's SubscribeToTask (a2a-go's
@@ -691,18 +723,27 @@ func TestKilledA2A(t *testing.T) {
 	if r2.status != 200 || len(states2) == 0 || states2[len(states2)-1] != "status-update:completed" {
 		t.Fatalf("confirmed on B: %d %v %s", r2.status, states2, r2.body)
 	}
+	// The call streamed on A, its result and the answer on B: each once.
+	if got := artifactParts(r1); got["function_call"] != 1 || got["function_response"] != 0 {
+		t.Errorf("on A: %v", got)
+	}
+	if got := artifactParts(r2); got["function_call"] != 0 || got["function_response"] != 1 || got["text"] == 0 {
+		t.Errorf("confirmed on B: %v\n%s", got, r2.body)
+	}
 	f.checkEnd(a, b, contextID)
 }
 
-// TestWorkerKilledMidTool: a served run's tool call is running on worker
-// process W1 when W1 is killed (SIGKILL); once the call's heartbeat
-// timeout passes, the call, idempotent, runs again on worker W2, and the
-// run finishes there: the first attempt is one lost activity, not a lost
-// run. The call completed once, on W2; the thread is saved once.
+// TestWorkerKilledMidTool: a served run's two tool calls are running on
+// worker process W1 when W1 is killed (SIGKILL); once their heartbeat
+// timeout passes, the idempotent one (lookup) runs again on worker W2,
+// the other (notify) is answered to the model as interrupted, and the run
+// finishes there: the first attempts are lost activities, not a lost run.
+// lookup completed once, on W2; notify never ran again; the thread is
+// saved once.
 func TestWorkerKilledMidTool(t *testing.T) {
 	f := newProcFleet(t)
 	ts := shared(t)
-	log := filepath.Join(t.TempDir(), "lookup.log")
+	log := filepath.Join(t.TempDir(), "tools.log")
 	env := []string{envWorker + "=1", envHost + "=" + ts.GetFrontendHostPort(), envNS + "=" + ts.GetDefaultNamespace(),
 		envQueue + "=" + f.queue, envDB + "=" + f.db, envGemini + "=" + model.URL, envLog + "=" + log}
 	ready := func(line string) bool { return line == "ready" }
@@ -712,7 +753,7 @@ func TestWorkerKilledMidTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model.Enqueue(fake.Calls(fake.Call("lookup", map[string]any{"key": "k"})), fake.Text("Found k."))
+	model.Enqueue(fake.Calls(fake.Call("lookup", map[string]any{"key": "k"}), fake.Call("notify", map[string]any{"key": "k"})), fake.Text("Found k."))
 	thread := id("worker-killed")
 	ctx := context.Background()
 	_, cur, err := runner.Start(ctx, &agentserver.Input{Thread: "/" + thread, Conversation: thread, Message: genai.NewContentFromText("Look k up", genai.RoleUser)})
@@ -720,40 +761,53 @@ func TestWorkerKilledMidTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cur.Close()
+	// attempts maps "start lookup", "done notify"… to the pids that did it.
 	attempts := func() map[string][]string {
 		b, _ := os.ReadFile(log)
 		out := map[string][]string{}
 		for l := range strings.Lines(string(b)) {
-			what, pid, _ := strings.Cut(strings.TrimSpace(l), " ")
-			out[what] = append(out[what], pid)
+			if f := strings.Fields(l); len(f) == 3 {
+				out[f[0]+" "+f[1]] = append(out[f[0]+" "+f[1]], f[2])
+			}
 		}
 		return out
 	}
-	for deadline := time.Now().Add(procGuard); len(attempts()["start"]) == 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(procGuard); len(attempts()["start lookup"]) == 0 || len(attempts()["start notify"]) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("lookup did not start on W1 within %v:\n%s", procGuard, w1.output())
+			t.Fatalf("the tools did not start on W1 within %v: %v\n%s", procGuard, attempts(), w1.output())
 		}
 	}
 	w1.kill()
 	w2 := start(t, "W2", env, nil, ready)
 	recs := readUntil(t, cur, agentserver.KindDone)
-	want := []agentserver.Kind{"start", "step", "tool-call", "tool-result", "step-end", "step", "text", "step-end", "done"}
+	want := []agentserver.Kind{"start", "step", "tool-call", "tool-call", "tool-result", "tool-result", "step-end", "step", "text", "step-end", "done"}
 	if !slices.Equal(kinds(recs), want) {
 		t.Fatalf("records %v, want %v", kinds(recs), want)
 	}
-	if res := recs[3].Result; res == nil || res.Error != "" {
-		t.Errorf("the call's result: %+v", res)
+	for _, rec := range recs[4:6] {
+		switch res := rec.Result; {
+		case rec.Call == nil || res == nil:
+			t.Errorf("a tool-result record without its call or result: %+v", rec)
+		case rec.Call.Name == "lookup" && (res.Error != "" || !strings.Contains(string(res.Output), "found")):
+			t.Errorf("lookup's result: %+v", res)
+		case rec.Call.Name == "notify" && !strings.Contains(res.Error, "interrupted"):
+			t.Errorf("notify's result: %+v, want an interrupted error", res)
+		}
 	}
 	if d := recs[len(recs)-1].Done; d.State != agentserver.StateDone || d.Text != "Found k." {
 		t.Errorf("done %+v", d)
 	}
 	got := attempts()
 	p1, p2 := strconv.Itoa(w1.cmd.Process.Pid), strconv.Itoa(w2.cmd.Process.Pid)
-	if !slices.Contains(got["start"], p1) || !slices.Equal(got["done"], []string{p2}) || slices.ContainsFunc(got["start"], func(p string) bool { return p != p1 && p != p2 }) {
+	if !slices.Contains(got["start lookup"], p1) || !slices.Equal(got["done lookup"], []string{p2}) ||
+		slices.ContainsFunc(got["start lookup"], func(p string) bool { return p != p1 && p != p2 }) {
 		t.Errorf("lookup's attempts %v: want started on W1 (%s), and done once, on W2 (%s)", got, p1, p2)
 	}
-	if n := functionResponses(t, f.store, "/"+thread); n != 1 {
-		t.Errorf("the saved thread holds %d function responses", n)
+	if !slices.Equal(got["start notify"], []string{p1}) || len(got["done notify"]) != 0 {
+		t.Errorf("notify's attempts %v: want started once, on W1 (%s), and never done", got, p1)
+	}
+	if n := functionResponses(t, f.store, "/"+thread); n != 2 {
+		t.Errorf("the saved thread holds %d function responses, want 2", n)
 	}
 	w2.stop()
 }
