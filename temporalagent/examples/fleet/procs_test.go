@@ -511,7 +511,27 @@ func (f *procFleet) checkEnd(a, b *server, name string) {
 	if n := functionResponses(t, f.store, thread); n != 1 {
 		t.Errorf("the saved thread holds %d function responses", n)
 	}
+	f.waitClosed("agentserver/" + thread)
 	b.stop()
+}
+
+// waitClosed waits until the workflow wid is closed: its last workflow
+// task done, so that no worker of the test's queue is needed any more
+// (a thread's next run waits for its previous workflow to close).
+func (f *procFleet) waitClosed(wid string) {
+	f.t.Helper()
+	for deadline := time.Now().Add(procGuard); ; time.Sleep(20 * time.Millisecond) {
+		d, err := f.c.DescribeWorkflowExecution(context.Background(), wid, "")
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("the workflow %s is still open after %v", wid, procGuard)
+		}
+	}
 }
 
 // TestKilledAISDK: a run started on instance A through the AI SDK route
@@ -523,7 +543,7 @@ func (f *procFleet) checkEnd(a, b *server, name string) {
 func TestKilledAISDK(t *testing.T) {
 	f := newProcFleet(t)
 	a := f.instances("A")[0]
-	chat := id("killed-aisdk")
+	chat := f.queue + "-aisdk" // a thread of its own, with -count too
 	msgs := []any{userMessage("u1", "What is the weather in Paris?")}
 	r1 := doAt(t, http.DefaultClient, a.url, "POST", "/api/chat", map[string]any{"id": chat, "messages": msgs})
 	want := []string{"start", "start-step", "tool-input-available", "tool-approval-request", "finish-step", "finish"}
@@ -558,7 +578,7 @@ func TestKilledAISDK(t *testing.T) {
 func TestKilledAGUI(t *testing.T) {
 	f := newProcFleet(t)
 	a := f.instances("A")[0]
-	thread := id("killed-agui")
+	thread := f.queue + "-agui"
 	msgs := []any{map[string]any{"id": "u1", "role": "user", "content": "What is the weather in Paris?"}}
 	input := func(run string) map[string]any {
 		return map[string]any{"threadId": thread, "runId": run, "messages": msgs, "tools": []any{}, "context": []any{}}
@@ -754,7 +774,7 @@ func TestWorkerKilledMidTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	model.Enqueue(fake.Calls(fake.Call("lookup", map[string]any{"key": "k"}), fake.Call("notify", map[string]any{"key": "k"})), fake.Text("Found k."))
-	thread := id("worker-killed")
+	thread := f.queue + "-worker-killed"
 	ctx := context.Background()
 	_, cur, err := runner.Start(ctx, &agentserver.Input{Thread: "/" + thread, Conversation: thread, Message: genai.NewContentFromText("Look k up", genai.RoleUser)})
 	if err != nil {
@@ -809,6 +829,7 @@ func TestWorkerKilledMidTool(t *testing.T) {
 	if n := functionResponses(t, f.store, "/"+thread); n != 2 {
 		t.Errorf("the saved thread holds %d function responses, want 2", n)
 	}
+	f.waitClosed("agentserver//" + thread)
 	w2.stop()
 }
 
