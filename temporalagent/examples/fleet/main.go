@@ -11,10 +11,11 @@
 //
 // Each instance also runs a worker of the task queue, holding the agent
 // and the store; it logs each tool call it runs ("tool call", with the
-// tool's name and the call's id). Without -temporal it is examples/server, the single
-// process server. The flags live here, not on examples/server, because
-// the root module never requires Temporal: docs/fleet.md says how to run
-// a fleet on one machine, offline.
+// tool's name and the call's id). Without -temporal it is
+// examples/server, the single process server. The flags live here, not
+// on examples/server, because the root module never requires Temporal:
+// docs/fleet.md says how to run a fleet on one machine, offline, and what
+// a killed instance costs (-sticky-timeout).
 package main
 
 import (
