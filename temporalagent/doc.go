@@ -308,6 +308,13 @@
 //     RunnerConfig.RunTimeout is a workflow timer that does the same; both
 //     save the run as far as it went.
 //   - Close only stops taking runs: the runs live in Temporal, and go on.
+//   - An instance killed (SIGKILL) loses no run either, but its worker's
+//     sticky queue holds the runs it ran last: their next workflow task,
+//     and the log query of a client that resumes on another instance, wait
+//     there for worker.Options.StickyScheduleToStartTimeout (the SDK's
+//     default, 5 s) before any worker takes them. A fleet that wants a
+//     quicker fail-over sets it lower (the fleet command: 1 s); docs/fleet.md
+//     says the trade.
 //
 // A run's records stay readable while Temporal keeps its workflow (the
 // namespace's retention) and the thread starts no newer run. Browser tools

@@ -12,12 +12,14 @@ replace (
 )
 
 require (
+	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/toolnexus/toolnexus-go v0.0.0-00010101000000-000000000000
 	github.com/toolnexus/toolnexus-go/temporalagent v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel/sdk v1.46.0
 	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/server v1.32.1
+	go.uber.org/goleak v1.3.0
 	google.golang.org/genai v1.77.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -42,7 +44,6 @@ require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
 	github.com/a2aproject/a2a-go v0.3.15 // indirect
-	github.com/a2aproject/a2a-go/v2 v2.4.0 // indirect
 	github.com/apache/thrift v0.24.0 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.43.4 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.16 // indirect

@@ -45,6 +45,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := roleMain(); ok { // a process of procs_test.go
+		os.Exit(code)
+	}
 	code := m.Run()
 	if sharedTS != nil {
 		sharedTS.Stop()
@@ -233,16 +236,22 @@ func (r *reply) code() string {
 
 func do(t *testing.T, in *instance, method, path string, body any) *reply {
 	t.Helper()
+	return doAt(t, in.http.Client(), in.http.URL, method, path, body)
+}
+
+// doAt is do, with client, on the server at base.
+func doAt(t *testing.T, client *http.Client, base, method, path string, body any) *reply {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = strings.NewReader(string(b))
 	}
-	req, _ := http.NewRequest(method, in.http.URL+path, rd)
+	req, _ := http.NewRequest(method, base+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	resp, err := in.http.Client().Do(req.WithContext(ctx))
+	resp, err := client.Do(req.WithContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,16 @@
 //
 // Usage:
 //
-//	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet] [-approve] [-cors origin]
+//	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet] [-sticky-timeout 1s] [-approve] [-cors origin]
 //	go run ./fleet -temporal-server   # a Temporal server for the fleet, in this process
 //
 // Each instance also runs a worker of the task queue, holding the agent
-// and the store. Without -temporal it is examples/server, the single
-// process server. The flags live here, not on examples/server, because
-// the root module never requires Temporal: docs/fleet.md says how to run
-// a fleet on one machine, offline.
+// and the store; it logs each tool call it runs ("tool call", with the
+// tool's name and the call's id). Without -temporal it is
+// examples/server, the single process server. The flags live here, not
+// on examples/server, because the root module never requires Temporal:
+// docs/fleet.md says how to run a fleet on one machine, offline, and what
+// a killed instance costs (-sticky-timeout).
 package main
 
 import (
@@ -28,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -46,7 +49,16 @@ type options struct {
 	temporal  string // the Temporal server's frontend, host:port
 	namespace string
 	queue     string
+	// sticky is the worker's sticky schedule-to-start timeout: how long
+	// a workflow task (or a query) waits for the instance whose worker
+	// last ran the workflow before any worker of the queue takes it.
+	sticky time.Duration
 }
+
+// DefaultStickyTimeout is the -sticky-timeout of an instance: shorter than
+// the SDK's 5 s, so that a run whose instance was killed answers on
+// another within about a second (see docs/fleet.md).
+const DefaultStickyTimeout = time.Second
 
 func main() {
 	var opts options
@@ -55,6 +67,7 @@ func main() {
 	flag.StringVar(&opts.temporal, "temporal", "", "serve the runs on the Temporal server at `host:port` (default: in this process, as examples/server)")
 	flag.StringVar(&opts.namespace, "namespace", "default", "the Temporal `namespace`")
 	flag.StringVar(&opts.queue, "queue", "toolnexus-fleet", "the Temporal task `queue` of the fleet's workers")
+	flag.DurationVar(&opts.sticky, "sticky-timeout", DefaultStickyTimeout, "how long a run's next step, or a read of its log, waits for the instance that last ran it (killed, say) before another takes it")
 	flag.BoolVar(&temporalServer, "temporal-server", false, "start a Temporal server (SQLite in memory, loopback ports) in this process, print its frontend's host:port, and serve nothing else")
 	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
@@ -100,16 +113,18 @@ func serveTemporal(ctx context.Context, out io.Writer) error {
 
 // run serves one instance until ctx is done.
 func run(ctx context.Context, opts options, logger *slog.Logger) error {
+	if opts.temporal != "" {
+		if opts.DB == "" {
+			return errors.New("-temporal needs -db: the instances of a fleet share one store")
+		}
+		if opts.sticky <= 0 {
+			return fmt.Errorf("-sticky-timeout %v: it must be positive", opts.sticky)
+		}
+		opts.Runner = temporalRunner(opts, logger)
+	}
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return err
-	}
-	if opts.temporal != "" {
-		if opts.DB == "" {
-			ln.Close()
-			return errors.New("-temporal needs -db: the instances of a fleet share one store")
-		}
-		opts.Runner = temporalRunner(opts, logger)
 	}
 	return serverapp.Serve(ctx, opts.Options, ln, logger)
 }
@@ -126,8 +141,9 @@ func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *ag
 		if err != nil {
 			return nil, nil, fmt.Errorf("connecting to Temporal at %s: %w", opts.temporal, err)
 		}
-		w := worker.New(c, opts.queue, worker.Options{})
-		err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "demo", Agent: a}), temporalagent.RegisterStore(w, j))
+		w := worker.New(c, opts.queue, worker.Options{StickyScheduleToStartTimeout: opts.sticky})
+		logged := a.With(agent.Overrides{Observer: toolLog(logger)})
+		err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "demo", Agent: logged}), temporalagent.RegisterStore(w, j))
 		if err == nil {
 			err = w.Start()
 		}
@@ -141,7 +157,19 @@ func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *ag
 			c.Close()
 			return nil, nil, err
 		}
-		logger.Info("serving through Temporal", "temporal", opts.temporal, "queue", opts.queue)
+		logger.Info("serving through Temporal", "temporal", opts.temporal, "queue", opts.queue, "sticky_timeout", opts.sticky)
 		return r, func() { w.Stop(); c.Close() }, nil
 	}
+}
+
+// toolLog returns an Observer that logs each tool call the instance's
+// worker runs, when it starts: one line per attempt, so that a call run
+// again elsewhere (its worker lost) shows in both instances' logs. Calls
+// answered without running (denied, unknown) are not logged.
+func toolLog(logger *slog.Logger) agent.Observer {
+	return agent.ObserverFunc(func(ctx context.Context, e *agent.Event) {
+		if e.Kind == agent.EventToolCall && e.Tool != nil {
+			logger.InfoContext(ctx, "tool call", "tool", e.Call.Name, "call", e.Call.ID)
+		}
+	})
 }
