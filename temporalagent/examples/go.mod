@@ -12,6 +12,7 @@ replace (
 )
 
 require (
+	github.com/a2aproject/a2a-go v0.3.15
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/toolnexus/toolnexus-go v0.0.0-00010101000000-000000000000
 	github.com/toolnexus/toolnexus-go/temporalagent v0.0.0-00010101000000-000000000000
@@ -43,7 +44,6 @@ require (
 	github.com/Masterminds/goutils v1.1.1 // indirect
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
-	github.com/a2aproject/a2a-go v0.3.15 // indirect
 	github.com/apache/thrift v0.24.0 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.43.4 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.16 // indirect
