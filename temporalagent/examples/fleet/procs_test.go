@@ -222,7 +222,13 @@ func start(t *testing.T, name string, env []string, args []string, ready func(li
 
 // startProc is start, for any goroutine: it returns its failure.
 func startProc(t *testing.T, name string, env []string, args []string, ready func(line string) bool) (*proc, error) {
-	cmd := exec.Command(os.Args[0], args...)
+	return startCmd(t, name, exec.Command(os.Args[0], args...), env, ready)
+}
+
+// startCmd starts cmd, offline (without the API key of this process's
+// environment) and with env added to it, and waits until ready returns
+// true for a line of its stdout or stderr.
+func startCmd(t *testing.T, name string, cmd *exec.Cmd, env []string, ready func(line string) bool) (*proc, error) {
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); k != "GEMINI_API_KEY" && k != "GOOGLE_API_KEY" {
 			cmd.Env = append(cmd.Env, kv)

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/toolnexus/toolnexus-go/agentserver"
+)
+
+// The command: examples/server (of the root module, which never
+// requires Temporal) with -temporal and -db serves as an instance of the
+// fleet, by building this module's fleet command and running it with the
+// same flags. Its runs are workflows on the Temporal server, and it stops
+// cleanly on SIGTERM.
+func TestServerCommandTemporal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds examples/server and the fleet command")
+	}
+	f := newProcFleet(t)
+	ts := shared(t)
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "server")
+	build := exec.Command("go", "build", "-o", bin, "./examples/server")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building examples/server: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-temporal", ts.GetFrontendHostPort(), "-namespace", ts.GetDefaultNamespace(),
+		"-db", f.db, "-queue", f.queue, "-addr", "127.0.0.1:0")
+	cmd.Dir = root
+	var url string
+	p, err := startCmd(t, "server -temporal", cmd, []string{"XDG_CACHE_HOME=" + t.TempDir()}, func(line string) bool {
+		u, ok := field(line, "msg=serving", "url")
+		if ok {
+			url = u
+		}
+		return ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.matching("msg=\"serving through Temporal\"")) != 1 {
+		t.Fatalf("the server does not serve through Temporal:\n%s", p.output())
+	}
+	chat := f.queue + "-server"
+	r := doAt(t, http.DefaultClient, url, "POST", "/api/chat", map[string]any{"id": chat,
+		"messages": []any{userMessage("u1", "What is the weather in Paris?")}})
+	if types := r.types(); r.status != 200 || !slices.Contains(types, "tool-output-available") || !slices.Contains(types, "text-delta") || types[len(types)-1] != "finish" {
+		t.Fatalf("a question: %d %v %s", r.status, types, r.body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := f.runner.Latest(ctx, storeThread(chat))
+	if err != nil || run.State != agentserver.StateDone {
+		t.Fatalf("the thread's run, read from Temporal: %+v, %v", run, err)
+	}
+	p.stop()
+}
