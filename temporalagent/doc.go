@@ -304,16 +304,26 @@
 //     ErrDecided, a late one ErrExpired, a forged one ErrUnknownCall. The
 //     update answers the offset of its first record: Decide's cursor
 //     starts there, before the records the decisions cause.
+//   - Browser tools (a request's own, agentserver.ToolDecl) are part of
+//     the run's input: every model activity of the run adds them to the
+//     agent's tools, as the in-process runner does, so the model sees
+//     them. A call of one is never run: it waits, as a call that needs
+//     approval does, and is in the pause with kind agentserver.WaitBrowser;
+//     the same update hands it the browser's output or error, validated as
+//     in process (an output, as JSON, or an error, not both; 400
+//     bad_decision otherwise). Start checks the declarations as the
+//     server does (400 bad_tool, schema_too_large past
+//     toolset.MaxSchemaSize) and refuses those whose JSON is over a
+//     quarter of a Temporal payload (400 tools_too_large).
 //   - Cancel cancels the workflow (its tools through their heartbeats);
 //     RunnerConfig.RunTimeout is a workflow timer that does the same; both
 //     save the run as far as it went.
 //   - Close only stops taking runs: the runs live in Temporal, and go on.
 //
 // A run's records stay readable while Temporal keeps its workflow (the
-// namespace's retention) and the thread starts no newer run. Browser tools
-// are not served (Start refuses a request that declares them), and the
-// Runner lists no runs (it is not an agentserver.RunLister). docs/fleet.md
-// runs two instances on one machine.
+// namespace's retention) and the thread starts no newer run. The Runner
+// lists no runs (it is not an agentserver.RunLister). docs/fleet.md runs
+// two instances on one machine.
 //
 // # Typed answers
 //

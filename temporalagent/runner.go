@@ -131,9 +131,8 @@ func (r *Runner) Start(ctx context.Context, in *agentserver.Input) (agentserver.
 		return agentserver.RunInfo{}, nil, &agentserver.Error{Status: http.StatusServiceUnavailable, Code: "closing",
 			Message: "the server is shutting down", Err: agentserver.ErrClosed}
 	}
-	if len(in.Tools) > 0 {
-		return agentserver.RunInfo{}, nil, agentserver.BadRequest(0, "browser_tools",
-			"this server runs its agent on Temporal, which runs no browser tools: send the request without tools")
+	if err := checkBrowserTools(in.Tools); err != nil {
+		return agentserver.RunInfo{}, nil, err
 	}
 	id := newRunID(in.Thread)
 	wid := workflowID(in.Thread)
@@ -181,7 +180,7 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 	}
 	wi := runInput{Agent: r.cfg.Agent, Contents: append(slices.Clip(loaded), in.Message),
 		Served: &servedInput{RunID: id, Thread: in.Thread, Conversation: in.Conversation, User: in.User,
-			Loaded: len(loaded), Timeout: timeout, Started: now}}
+			Loaded: len(loaded), Timeout: timeout, Started: now, Tools: in.Tools}}
 	opts := client.StartWorkflowOptions{ID: wid, TaskQueue: r.cfg.TaskQueue,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
@@ -276,6 +275,12 @@ func (r *Runner) Decide(ctx context.Context, runID string, decisions []agentserv
 		return nil, err
 	}
 	wid := workflowID(thread)
+	for _, d := range decisions {
+		if len(d.Output) > 0 && !json.Valid(d.Output) {
+			// It would not encode as the update's argument.
+			return nil, agentserver.BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
+		}
+	}
 	h, err := r.cfg.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: wid, UpdateName: ServedDecideUpdateName,
 		Args:         []any{servedDecision{RunID: runID, Decisions: decisions}},
@@ -302,6 +307,8 @@ func (r *Runner) decisionError(ctx context.Context, wid, runID string, decisions
 			return &agentserver.Error{Status: http.StatusConflict, Code: "decided", Message: appErr.Message(), Err: agentserver.ErrDecided}
 		case errTypeCallExpired:
 			return &agentserver.Error{Status: http.StatusConflict, Code: "expired", Message: appErr.Message(), Err: agentserver.ErrExpired}
+		case errTypeBadDecision:
+			return agentserver.BadRequest(0, "bad_decision", "%s", appErr.Message())
 		}
 		if strings.Contains(appErr.Message(), "over the limit") {
 			return agentserver.BadRequest(0, "bad_decision", "%s", appErr.Message())
