@@ -320,6 +320,17 @@
 //     save the run as far as it went.
 //   - Close only stops taking runs: the runs live in Temporal, and go on.
 //
+// RunnerConfig.RunTimeout bounds a run, its waits for decisions included,
+// and its zero value is agentserver's default, 30 minutes: right for a run
+// that streams an answer, too short for one whose approval waits for a
+// person overnight, which it would end failed ("timeout"). A fleet whose
+// approvals may wait sets RunTimeout to the longest a run may last, waits
+// included (a day or two; less than zero for no bound), and the Agent's
+// ApprovalTimeout to how long one call waits for its decision before it is
+// denied and the run goes on: a waiting run costs no worker, only its
+// workflow's state (see BENCHMARKS.md). Every instance takes the same
+// values; the fleet command's -run-timeout and -approval-timeout set them.
+//
 // A run's records stay readable while Temporal keeps its workflow (the
 // namespace's retention) and the thread starts no newer run. The Runner
 // lists no runs (it is not an agentserver.RunLister). docs/fleet.md runs

@@ -6,12 +6,22 @@
 //
 // Usage:
 //
-//	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet] [-approve] [-cors origin]
+//	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet]
+//		[-run-timeout 48h] [-approval-timeout 24h] [-approve] [-cors origin]
 //	go run ./fleet -temporal-server   # a Temporal server for the fleet, in this process
 //
 // Each instance also runs a worker of the task queue, holding the agent
 // and the store. Without -temporal it is examples/server, the single
-// process server. The flags live here, not on examples/server, because
+// process server.
+//
+// -run-timeout bounds a served run, its waits for approvals included
+// (temporalagent.RunnerConfig.RunTimeout): agentserver's default, 30
+// minutes, suits a run that streams, not one whose approval waits for a
+// person overnight. A fleet sets it to the longest a run may wait (48h
+// here), and -approval-timeout to how long a call waits for its decision
+// before it is denied and the run goes on (temporalagent.Agent's
+// ApprovalTimeout; 0 waits until -run-timeout ends the run). Every
+// instance of a fleet takes the same values. The flags live here, not on examples/server, because
 // the root module never requires Temporal: docs/fleet.md says how to run
 // a fleet on one machine, offline.
 package main
@@ -28,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -46,6 +57,9 @@ type options struct {
 	temporal  string // the Temporal server's frontend, host:port
 	namespace string
 	queue     string
+	// runTimeout is the runs' RunTimeout, approvalTimeout the agent's
+	// ApprovalTimeout on Temporal.
+	runTimeout, approvalTimeout time.Duration
 }
 
 func main() {
@@ -55,6 +69,8 @@ func main() {
 	flag.StringVar(&opts.temporal, "temporal", "", "serve the runs on the Temporal server at `host:port` (default: in this process, as examples/server)")
 	flag.StringVar(&opts.namespace, "namespace", "default", "the Temporal `namespace`")
 	flag.StringVar(&opts.queue, "queue", "toolnexus-fleet", "the Temporal task `queue` of the fleet's workers")
+	flag.DurationVar(&opts.runTimeout, "run-timeout", 48*time.Hour, "with -temporal: bound each run, its waits for approvals included, to `duration` (negative: no bound)")
+	flag.DurationVar(&opts.approvalTimeout, "approval-timeout", 24*time.Hour, "with -temporal: deny a call that waits longer than `duration` for its approval, and go on (0: wait until -run-timeout)")
 	flag.BoolVar(&temporalServer, "temporal-server", false, "start a Temporal server (SQLite in memory, loopback ports) in this process, print its frontend's host:port, and serve nothing else")
 	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
@@ -105,6 +121,10 @@ func run(ctx context.Context, opts options, logger *slog.Logger) error {
 		return err
 	}
 	if opts.temporal != "" {
+		if opts.approvalTimeout < 0 {
+			ln.Close()
+			return fmt.Errorf("-approval-timeout %v is negative", opts.approvalTimeout)
+		}
 		if opts.DB == "" {
 			ln.Close()
 			return errors.New("-temporal needs -db: the instances of a fleet share one store")
@@ -127,7 +147,7 @@ func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *ag
 			return nil, nil, fmt.Errorf("connecting to Temporal at %s: %w", opts.temporal, err)
 		}
 		w := worker.New(c, opts.queue, worker.Options{})
-		err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "demo", Agent: a}), temporalagent.RegisterStore(w, j))
+		err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "demo", Agent: a, ApprovalTimeout: opts.approvalTimeout}), temporalagent.RegisterStore(w, j))
 		if err == nil {
 			err = w.Start()
 		}
@@ -135,13 +155,15 @@ func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *ag
 			c.Close()
 			return nil, nil, err
 		}
-		r, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: opts.queue, Agent: "demo", Store: j})
+		r, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: opts.queue, Agent: "demo", Store: j,
+			RunTimeout: opts.runTimeout})
 		if err != nil {
 			w.Stop()
 			c.Close()
 			return nil, nil, err
 		}
-		logger.Info("serving through Temporal", "temporal", opts.temporal, "queue", opts.queue)
+		logger.Info("serving through Temporal", "temporal", opts.temporal, "queue", opts.queue,
+			"run_timeout", opts.runTimeout, "approval_timeout", opts.approvalTimeout)
 		return r, func() { w.Stop(); c.Close() }, nil
 	}
 }
