@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/genai"
 )
@@ -182,6 +183,7 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 		Served: &servedInput{RunID: id, Thread: in.Thread, Conversation: in.Conversation, User: in.User,
 			Loaded: len(loaded), Timeout: timeout, Started: now, Tools: in.Tools}}
 	opts := client.StartWorkflowOptions{ID: wid, TaskQueue: r.cfg.TaskQueue,
+		Memo:                                     map[string]any{memoRun: id},
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
 	for attempt := 0; ; attempt++ {
@@ -189,6 +191,10 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case err == nil:
+			return agentserver.RunInfo{ID: id, Thread: in.Conversation, User: in.User, State: agentserver.StateRunning, Started: now}, nil
+		case !errors.As(err, &started) && r.startedAnyway(ctx, wid, id):
+			// Temporal started the run, and its answer was lost: the run
+			// goes on, and its journal with it.
 			return agentserver.RunInfo{ID: id, Thread: in.Conversation, User: in.User, State: agentserver.StateRunning, Started: now}, nil
 		case !errors.As(err, &started):
 			return agentserver.RunInfo{}, unavailable("starting a run", err)
@@ -205,6 +211,30 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 			return agentserver.RunInfo{}, busy(in.Conversation)
 		}
 	}
+}
+
+// memoRun is the memo field of a served run's workflow that names the run.
+const memoRun = "toolnexus.run"
+
+// describeTimeout bounds startedAnyway's question.
+const describeTimeout = 5 * time.Second
+
+// startedAnyway reports whether the thread's workflow wid is run id's:
+// whether ExecuteWorkflow, which failed, did start it (its request reached
+// Temporal, its answer was lost). Start asks before it drops the run's
+// journal, which a run that goes on needs to be saved. When Temporal does
+// not answer within describeTimeout either, it reports false: the run is
+// taken as not started.
+func (r *Runner) startedAnyway(ctx context.Context, wid, id string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), describeTimeout)
+	defer cancel()
+	d, err := r.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil {
+		return false
+	}
+	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoRun]
+	var run string
+	return p != nil && converter.GetDefaultDataConverter().FromPayload(p, &run) == nil && run == id
 }
 
 // view queries the log of the thread's latest run, from offset.
