@@ -315,6 +315,17 @@
 //     server does (400 bad_tool, schema_too_large past
 //     toolset.MaxSchemaSize) and refuses those whose JSON is over a
 //     quarter of a Temporal payload (400 tools_too_large).
+//   - Temporal out of reach: a request that needs it (Start, Decide,
+//     Attach, Cancel) fails with 503 runner_unavailable; a cursor whose
+//     polls fail asks again, about every half second, for
+//     RunnerConfig.UnreachableTimeout, then fails with that error, which a
+//     stream sends as its protocol's error (the AI SDK's error chunk,
+//     AG-UI's RUN_ERROR): the run itself goes on wherever its workers
+//     reach Temporal, and a client attaches again later. A Start whose
+//     answer was lost (Temporal started the workflow, the client heard an
+//     error) is not half started: before Start drops the run's journal it
+//     asks Temporal whether the thread's workflow is the run's (its memo
+//     names the run), and when it is, Start succeeds.
 //   - Cancel cancels the workflow (its tools through their heartbeats);
 //     RunnerConfig.RunTimeout is a workflow timer that does the same; both
 //     save the run as far as it went.

@@ -28,6 +28,11 @@ import (
 // for new records while it waits for them.
 const DefaultPollInterval = 50 * time.Millisecond
 
+// DefaultUnreachableTimeout is how long a cursor of a [Runner] goes on
+// asking for a run's records while Temporal does not answer, before it
+// fails.
+const DefaultUnreachableTimeout = 30 * time.Second
+
 // RunnerConfig configures a [Runner].
 type RunnerConfig struct {
 	// Client reaches the Temporal server. Required; the Runner does not
@@ -51,6 +56,17 @@ type RunnerConfig struct {
 	// PollInterval is how often a waiting cursor asks for new records;
 	// 0 means DefaultPollInterval.
 	PollInterval time.Duration
+	// UnreachableTimeout bounds how long a cursor goes on asking for new
+	// records while Temporal does not answer (its polls fail or time
+	// out), asking every second or so, before its Next fails with a 503
+	// runner_unavailable *agentserver.Error, which a stream sends as the
+	// protocol's error: the run itself goes on in Temporal, and a client
+	// attaches again once Temporal answers. 0 means
+	// DefaultUnreachableTimeout. Keep it well above the workflow task
+	// timeout (10 s by default): a query waits for the workflow task in
+	// flight, which a model call made as a local activity (the default)
+	// holds for as long as the call lasts, up to about 8 s at a time.
+	UnreachableTimeout time.Duration
 }
 
 // A Runner serves an agentserver.Server's runs as workflows on Temporal:
@@ -81,6 +97,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.UnreachableTimeout <= 0 {
+		cfg.UnreachableTimeout = DefaultUnreachableTimeout
 	}
 	return &Runner{cfg: cfg}, nil
 }
@@ -427,6 +446,8 @@ type cursor struct {
 	length int64 // the log's length, as last read
 	eof    bool
 	closed bool
+	// failing is when the polls began to fail, zero while they succeed.
+	failing time.Time
 }
 
 // Next implements agentserver.Cursor.
@@ -451,23 +472,29 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 		if c.eof || c.closed {
 			return agentserver.Record{}, false, io.EOF
 		}
-		lv, err := c.r.view(ctx, c.wid, c.next)
+		lv, err := c.poll(ctx, deadline)
 		if err != nil {
 			return agentserver.Record{}, false, err
 		}
-		if lv.Info.ID != c.run {
+		pause := c.r.cfg.PollInterval
+		switch {
+		case lv == nil:
+			// Temporal did not answer: ask again a little later.
+			pause = max(pause, minPollRetry)
+		case lv.Info.ID != c.run:
 			c.eof = true // a newer run took the thread: this one is over
 			continue
-		}
-		c.buf, c.length = lv.Records, lv.Info.Len
-		if len(c.buf) > 0 {
-			continue
+		default:
+			c.buf, c.length = lv.Records, lv.Info.Len
+			if len(c.buf) > 0 {
+				continue
+			}
 		}
 		left := time.Until(deadline)
 		if wait <= 0 || left <= 0 {
 			return agentserver.Record{}, false, nil
 		}
-		t := time.NewTimer(min(left, c.r.cfg.PollInterval))
+		t := time.NewTimer(min(left, pause))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -475,6 +502,51 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 		case <-t.C:
 		}
 	}
+}
+
+// minPollRetry is the least pause before a poll that Temporal did not
+// answer is made again; minPollTimeout the least time a poll is given.
+const (
+	minPollRetry   = 500 * time.Millisecond
+	minPollTimeout = time.Second
+)
+
+// poll reads the log from c.next. A poll that Temporal does not answer
+// (runner_unavailable, or no answer within the time left) returns nil and
+// no error, for Next to ask again, until UnreachableTimeout has passed
+// since the first poll of the streak: then it fails, with a 503
+// runner_unavailable error. A poll is given the time left until then, and
+// until the end of Next's wait (at least minPollTimeout).
+func (c *cursor) poll(ctx context.Context, deadline time.Time) (*LogView, error) {
+	start := time.Now()
+	since := c.failing
+	if since.IsZero() {
+		since = start
+	}
+	limit := since.Add(c.r.cfg.UnreachableTimeout).Sub(start)
+	if !deadline.IsZero() {
+		limit = min(limit, time.Until(deadline))
+	}
+	pctx, cancel := context.WithTimeout(ctx, max(limit, minPollTimeout))
+	lv, err := c.r.view(pctx, c.wid, c.next)
+	cancel()
+	var se *agentserver.Error
+	switch {
+	case err == nil:
+		c.failing = time.Time{}
+		return lv, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &se) && se.Code == "runner_unavailable"):
+		return nil, err // the run is gone, or the offset bad: no retry mends it
+	}
+	c.failing = since
+	if time.Since(since) < c.r.cfg.UnreachableTimeout {
+		return nil, nil
+	}
+	return nil, &agentserver.Error{Status: http.StatusServiceUnavailable, Code: "runner_unavailable",
+		Message: fmt.Sprintf("the run service did not answer for %v; the run goes on: attach to it again later", c.r.cfg.UnreachableTimeout.Round(time.Second)),
+		Err:     fmt.Errorf("temporalagent: reading run %s: %w", c.run, err)}
 }
 
 // Buffered implements agentserver.Cursor: the records after the cursor
