@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
@@ -310,5 +313,53 @@ func TestBrowserToolsRefused(t *testing.T) {
 	}
 	if _, err := f.store.LoadRun(ctx, "/"+id("refused")); !errors.Is(err, session.ErrNoRun) {
 		t.Errorf("the thread's journal: %v", err)
+	}
+}
+
+// A browser tool's call whose result does not come before the agent's
+// ApprovalTimeout is denied, its decision recorded as expired, and the
+// run goes on to its answer; a result that comes later is refused as
+// expired.
+func TestBrowserToolExpires(t *testing.T) {
+	ts := shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
+	f := newFleet(t) // for its agent and store
+	ctx := context.Background()
+	opts := options{temporal: ts.GetFrontendHostPort(), namespace: ts.GetDefaultNamespace(),
+		queue: fmt.Sprintf("fleet-expiry-%d", queues.Add(1)), runTimeout: time.Hour, approvalTimeout: time.Second}
+	runner, stop, err := temporalRunner(opts, slog.New(slog.DiscardHandler))(ctx, f.agent, f.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	model.Enqueue(fake.Calls(fake.Call("get_location", nil)), fake.Text("I could not find you."))
+	thread := "/" + id("browser-expiry")
+	info, cur, err := runner.Start(ctx, &agentserver.Input{Thread: thread, Conversation: thread[1:],
+		Message: genai.NewContentFromText("Where am I?", genai.RoleUser), Tools: []agentserver.ToolDecl{{Name: "get_location"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readUntil(t, cur, agentserver.KindDone)
+	cur.Close()
+	want := []agentserver.Kind{"start", "step", "tool-call", "pause", "decision", "tool-result", "step-end", "step", "text", "step-end", "done"}
+	if !slices.Equal(kinds(recs), want) {
+		t.Fatalf("records %v, want %v", kinds(recs), want)
+	}
+	if d := recs[4].Decision; !d.Expired || d.Kind != agentserver.WaitBrowser {
+		t.Errorf("decision %+v", d)
+	}
+	if r := recs[5].Result; !r.Denied || !strings.Contains(r.Error, "no result came before its deadline") {
+		t.Errorf("result %+v", r)
+	}
+	if d := recs[len(recs)-1].Done; d.State != agentserver.StateDone || d.Text != "I could not find you." {
+		t.Errorf("done %+v", d)
+	}
+	_, err = runner.Decide(ctx, info.ID, []agentserver.Decision{{CallID: recs[3].Pending[0].Call.ID, Output: json.RawMessage(`{"city":"Lyon"}`)}})
+	if !errors.Is(err, agentserver.ErrExpired) {
+		t.Errorf("a result after the deadline: %v", err)
+	}
+	if err := runner.Close(ctx); err != nil {
+		t.Error(err)
 	}
 }
