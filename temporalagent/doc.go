@@ -318,10 +318,13 @@
 //   - Temporal out of reach: a request that needs it (Start, Decide,
 //     Attach, Cancel) fails with 503 runner_unavailable; a cursor whose
 //     polls fail asks again, about every half second, for
-//     RunnerConfig.UnreachableTimeout, then fails with that error, which a
-//     stream sends as its protocol's error (the AI SDK's error chunk,
-//     AG-UI's RUN_ERROR): the run itself goes on wherever its workers
-//     reach Temporal, and a client attaches again later. A Start whose
+//     RunnerConfig.UnreachableTimeout (a poll that times out while
+//     Temporal says the workflow runs is a busy run, not an outage: a
+//     query waits for the workflow task that a local model call holds),
+//     then fails with that error, which a stream sends as its protocol's
+//     error (the AI SDK's error chunk, AG-UI's RUN_ERROR): the run itself
+//     goes on wherever its workers reach Temporal, and a client attaches
+//     again later. A Start whose
 //     answer was lost (Temporal started the workflow, the client heard an
 //     error) is not half started: before Start drops the run's journal it
 //     asks Temporal whether the thread's workflow is the run's (its memo

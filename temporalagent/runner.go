@@ -62,10 +62,12 @@ type RunnerConfig struct {
 	// runner_unavailable *agentserver.Error, which a stream sends as the
 	// protocol's error: the run itself goes on in Temporal, and a client
 	// attaches again once Temporal answers. 0 means
-	// DefaultUnreachableTimeout. Keep it well above the workflow task
-	// timeout (10 s by default): a query waits for the workflow task in
+	// DefaultUnreachableTimeout. A query waits for the workflow task in
 	// flight, which a model call made as a local activity (the default)
-	// holds for as long as the call lasts, up to about 8 s at a time.
+	// holds for as long as the call lasts: a poll that times out while
+	// Temporal answers that the workflow runs (DescribeWorkflowExecution,
+	// which needs no worker) counts as a busy run, not an outage, and the
+	// cursor waits on.
 	UnreachableTimeout time.Duration
 }
 
@@ -515,8 +517,10 @@ const (
 // (runner_unavailable, or no answer within the time left) returns nil and
 // no error, for Next to ask again, until UnreachableTimeout has passed
 // since the first poll of the streak: then it fails, with a 503
-// runner_unavailable error. A poll is given the time left until then, and
-// until the end of Next's wait (at least minPollTimeout).
+// runner_unavailable error. A poll that times out while Temporal answers
+// that the workflow runs is no part of a streak: the workflow is busy. A
+// poll is given the time left until then, and until the end of Next's
+// wait (at least minPollTimeout).
 func (c *cursor) poll(ctx context.Context, deadline time.Time) (*LogView, error) {
 	start := time.Now()
 	since := c.failing
@@ -539,6 +543,12 @@ func (c *cursor) poll(ctx context.Context, deadline time.Time) (*LogView, error)
 		return nil, ctx.Err()
 	case !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &se) && se.Code == "runner_unavailable"):
 		return nil, err // the run is gone, or the offset bad: no retry mends it
+	case c.r.running(ctx, c.wid):
+		// Temporal answers, and the workflow runs: the query waits for
+		// its workflow task, which a model call made as a local activity
+		// holds for as long as it lasts (or for a worker). Not an outage.
+		c.failing = time.Time{}
+		return nil, nil
 	}
 	c.failing = since
 	if time.Since(since) < c.r.cfg.UnreachableTimeout {
@@ -547,6 +557,16 @@ func (c *cursor) poll(ctx context.Context, deadline time.Time) (*LogView, error)
 	return nil, &agentserver.Error{Status: http.StatusServiceUnavailable, Code: "runner_unavailable",
 		Message: fmt.Sprintf("the run service did not answer for %v; the run goes on: attach to it again later", c.r.cfg.UnreachableTimeout.Round(time.Second)),
 		Err:     fmt.Errorf("temporalagent: reading run %s: %w", c.run, err)}
+}
+
+// running reports whether Temporal answers, within minPollTimeout, that
+// the workflow wid runs: a question its server answers itself, without a
+// worker.
+func (r *Runner) running(ctx context.Context, wid string) bool {
+	ctx, cancel := context.WithTimeout(ctx, minPollTimeout)
+	defer cancel()
+	d, err := r.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
+	return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 }
 
 // Buffered implements agentserver.Cursor: the records after the cursor

@@ -22,6 +22,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/temporalagent/examples/internal/devtemporal"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/genai"
 )
 
 // outageProxy forwards loopback connections to a Temporal frontend, until
@@ -304,5 +305,35 @@ func TestTemporalUnreachableMidRun(t *testing.T) {
 	r3 := do(t, p, "POST", "/api/chat", map[string]any{"id": chat, "messages": msgs})
 	if r3.status != http.StatusOK || r3.types()[len(r3.types())-1] != "finish" {
 		t.Errorf("the next request on P: %d %v %s", r3.status, r3.types(), r3.body)
+	}
+}
+
+// A model call made as a local activity (the default) holds the workflow
+// task for as long as it lasts, and the log queries wait for it: a cursor
+// reading the run sees its polls time out for longer than its
+// UnreachableTimeout, but Temporal answers that the workflow runs, so the
+// run is busy, not out of reach: the cursor reads on to the run's end.
+func TestSlowModelCallKeepsCursor(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
+	f := newFleet(t)
+	ctx := context.Background()
+	runner, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: f.a.c, TaskQueue: f.queue, Agent: "mail", Store: f.store,
+		PollInterval: 10 * time.Millisecond, UnreachableTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model.Enqueue(fake.Text("A slow answer.").WithDelay(8 * time.Second))
+	thread := id("slow-model")
+	_, cur, err := runner.Start(ctx, &agentserver.Input{Thread: "/" + thread, Conversation: thread,
+		Message: genai.NewContentFromText("Take your time", genai.RoleUser)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	recs := readUntil(t, cur, agentserver.KindDone)
+	if d := recs[len(recs)-1].Done; d.State != agentserver.StateDone || d.Text != "A slow answer." {
+		t.Errorf("done %+v", d)
 	}
 }
