@@ -91,6 +91,16 @@ func (r *wfRun) browserTools() []agentserver.ToolDecl {
 	return r.served.In.Tools
 }
 
+// browserSize returns the JSON size of the run's browser tool
+// declarations, which every model call's input carries with the
+// conversation.
+func (r *wfRun) browserSize() int {
+	if tools := r.browserTools(); len(tools) > 0 {
+		return jsonSize(tools)
+	}
+	return 0
+}
+
 // kind is what the call waits for.
 func (p *pendingCall) kind() agentserver.PendingKind {
 	if p.browser {

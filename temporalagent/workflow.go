@@ -268,7 +268,7 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 		in := modelInput{Agent: r.name, Turn: turn, Contents: r.sending(), PromptTokens: r.tokens, Attempt: attempt,
 			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed, Run: r.st.Run, Cache: r.cache,
 			Browser: r.browserTools()}
-		if size := r.sendingSize(); size > r.st.MaxPayload {
+		if size := r.sendingSize() + r.browserSize(); size > r.st.MaxPayload {
 			return t, nil, &failure{Kind: failPayload, Turn: turn, Message: fmt.Sprintf(
 				"the model request of turn %d would carry %d bytes of conversation, over the limit of %d", turn, size, r.st.MaxPayload)}
 		}

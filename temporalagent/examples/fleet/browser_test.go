@@ -17,7 +17,9 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/internal/schematest"
 	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/temporalagent"
 	"github.com/toolnexus/toolnexus-go/toolset"
+	"go.temporal.io/sdk/worker"
 	"google.golang.org/genai"
 )
 
@@ -361,5 +363,55 @@ func TestBrowserToolExpires(t *testing.T) {
 	}
 	if err := runner.Close(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// The browser tools' declarations count in what a model call carries
+// (Agent.MaxPayloadBytes): a run whose conversation and declarations
+// would be over it fails before the call, rather than Temporal refusing
+// the payload.
+func TestBrowserToolsCountInPayload(t *testing.T) {
+	shared(t)
+	before := ours()
+	t.Cleanup(func() { noLeaks(t, before) })
+	f := newFleet(t)
+	ctx := context.Background()
+	queue := f.queue + "-payload"
+	w := worker.New(f.a.c, queue, worker.Options{})
+	if err := errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "mail", Agent: f.agent, MaxPayloadBytes: 8 << 10}),
+		temporalagent.RegisterStore(w, f.store), w.Start()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	runner, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: f.a.c, TaskQueue: queue, Agent: "mail", Store: f.store,
+		PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(model.Requests())
+	for i, tc := range []struct {
+		description string
+		state       agentserver.State
+	}{
+		{strings.Repeat("Where the user is. ", 500), agentserver.StateFailed}, // 9,500 bytes
+		{"Where the user is.", agentserver.StateDone},
+	} {
+		if tc.state == agentserver.StateDone {
+			model.Enqueue(fake.Text("Hello."))
+		}
+		thread := id(fmt.Sprintf("browser-payload-%d", i))
+		_, cur, err := runner.Start(ctx, &agentserver.Input{Thread: "/" + thread, Conversation: thread,
+			Message: genai.NewContentFromText("Hi", genai.RoleUser), Tools: []agentserver.ToolDecl{{Name: "get_location", Description: tc.description}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := readUntil(t, cur, agentserver.KindDone)
+		cur.Close()
+		if d := recs[len(recs)-1].Done; d.State != tc.state {
+			t.Errorf("%d-byte declaration: done %+v", len(tc.description), d)
+		}
+	}
+	if got := len(model.Requests()) - n; got != 1 {
+		t.Errorf("%d model requests, want 1", got)
 	}
 }
