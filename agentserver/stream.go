@@ -29,6 +29,20 @@ type Encoder interface {
 	Abort(w *EventWriter, err error)
 }
 
+// AbortReason returns what an [Encoder]'s Abort tells the client of err,
+// the error that cut its stream: for an *Error other than ErrClosed (a
+// Runner that could not read the run's log: 503 runner_unavailable, when
+// its run service stopped answering), its code and message, with
+// cut=false; for any other, that the server is shutting down, with code
+// "stream_cut" and cut=true.
+func AbortReason(err error) (code, message string, cut bool) {
+	var e *Error
+	if errors.As(err, &e) && !errors.Is(err, ErrClosed) {
+		return e.Code, e.Message, false
+	}
+	return "stream_cut", "the stream was cut: the server is shutting down", true
+}
+
 // An EventWriter collects the server-sent events of a stream between two
 // flushes. Events are framed with LF only ("data: …\n\n"), as every
 // client splits them.

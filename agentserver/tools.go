@@ -17,10 +17,16 @@ import (
 // answers it (see run.needsApproval).
 var errBrowserTool = errors.New("this tool runs in the browser, not on the server")
 
-// browserTools returns the tools that stand for browser tools in a run:
+// BrowserTools returns the tools that stand for browser tools in a run:
 // their declarations, validated as the agent's own tools are by
-// toolset.Define. A schema over toolset's budget is refused with its own
-// code, schema_too_large.
+// toolset.Define, each with a Run that fails (the loop never runs one: a
+// runtime answers their calls with the browser's results). A bad
+// declaration is a 400 *Error (bad_tool), and a schema over toolset's
+// budget is refused with its own code, schema_too_large, matching
+// toolset.ErrSchemaTooLarge. A [Runner] that runs the loop elsewhere
+// (temporalagent's) rebuilds a run's browser tools with it.
+func BrowserTools(decls []ToolDecl) ([]*toolset.Tool, error) { return browserTools(decls) }
+
 func browserTools(decls []ToolDecl) ([]*toolset.Tool, error) {
 	if len(decls) == 0 {
 		return nil, nil

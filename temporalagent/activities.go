@@ -34,7 +34,10 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := hd.steps
+	s, browser, err := hd.withBrowser(in.Browser)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), errTypeBrowser, nil)
+	}
 	attempt := in.Attempt + int(activity.GetInfo(ctx).Attempt) - 1
 	contents, err := s.PrepareHistory(ctx, in.Contents, in.Turn, in.PromptTokens)
 	if err != nil {
@@ -103,7 +106,7 @@ func (h *host) model(ctx context.Context, in modelInput) (*modelOutput, error) {
 			}
 			s.Observe(callCtx, e)
 		}
-		out.Plans = h.plan(runCtx, hd, in.Turn, in.CallsBefore, resp.Candidates[0])
+		out.Plans = h.plan(runCtx, hd, s, browser, in.Turn, in.CallsBefore, resp.Candidates[0])
 	case hop:
 		// A hop without content: the workflow decides about the answer.
 	case reask && in.Reasks < in.MaxReasks:
@@ -157,17 +160,24 @@ func (c *cachedCall) call(ctx context.Context) (*genai.GenerateContentResponse, 
 //
 // In a turn the API ended with UNEXPECTED_TOOL_CALL, no call runs: each is
 // answered as agent.Run answers it.
-func (h *host) plan(ctx context.Context, hd *held, turn, before int, cand *genai.Candidate) []callPlan {
+//
+// s are the steps of the call (hd's, with a served run's browser tools,
+// named in browser): a call of a browser tool that can run waits for the
+// browser's result, whatever the agent's NeedsApproval says of it.
+func (h *host) plan(ctx context.Context, hd *held, s agent.Steps, browser map[string]bool, turn, before int, cand *genai.Candidate) []callPlan {
 	calls := agent.FunctionCalls(cand.Content)
 	if len(calls) == 0 {
 		return nil
 	}
-	s := hd.steps
 	plans := make([]callPlan, len(calls))
 	for i, call := range calls {
 		a, approval := s.PlanCall(ctx, before+i, before+len(calls), call)
 		if a == nil && cand.FinishReason == genai.FinishReasonUnexpectedToolCall {
 			a, approval = agent.UnexpectedCall(call, cand.FinishMessage), false
+		}
+		if a == nil && browser[call.Name] {
+			plans[i].Browser = true
+			continue
 		}
 		if a == nil {
 			plans[i] = hd.toolPlan(call.Name)

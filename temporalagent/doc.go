@@ -304,6 +304,31 @@
 //     ErrDecided, a late one ErrExpired, a forged one ErrUnknownCall. The
 //     update answers the offset of its first record: Decide's cursor
 //     starts there, before the records the decisions cause.
+//   - Browser tools (a request's own, agentserver.ToolDecl) are part of
+//     the run's input: every model activity of the run adds them to the
+//     agent's tools, as the in-process runner does, so the model sees
+//     them. A call of one is never run: it waits, as a call that needs
+//     approval does, and is in the pause with kind agentserver.WaitBrowser;
+//     the same update hands it the browser's output or error, validated as
+//     in process (an output, as JSON, or an error, not both; 400
+//     bad_decision otherwise). Start checks the declarations as the
+//     server does (400 bad_tool, schema_too_large past
+//     toolset.MaxSchemaSize) and refuses those whose JSON is over a
+//     quarter of a Temporal payload (400 tools_too_large).
+//   - Temporal out of reach: a request that needs it (Start, Decide,
+//     Attach, Cancel) fails with 503 runner_unavailable; a cursor whose
+//     polls fail asks again, about every half second, for
+//     RunnerConfig.UnreachableTimeout (a poll that times out while
+//     Temporal says the workflow runs is a busy run, not an outage: a
+//     query waits for the workflow task that a local model call holds),
+//     then fails with that error, which a stream sends as its protocol's
+//     error (the AI SDK's error chunk, AG-UI's RUN_ERROR): the run itself
+//     goes on wherever its workers reach Temporal, and a client attaches
+//     again later. A Start whose
+//     answer was lost (Temporal started the workflow, the client heard an
+//     error) is not half started: before Start drops the run's journal it
+//     asks Temporal whether the thread's workflow is the run's (its memo
+//     names the run), and when it is, Start succeeds.
 //   - Cancel cancels the workflow (its tools through their heartbeats);
 //     RunnerConfig.RunTimeout is a workflow timer that does the same; both
 //     save the run as far as it went.
@@ -316,9 +341,19 @@
 //     quicker fail-over sets it lower (the fleet command: 1 s); docs/fleet.md
 //     says the trade.
 //
+// RunnerConfig.RunTimeout bounds a run, its waits for decisions included,
+// and its zero value is agentserver's default, 30 minutes: right for a run
+// that streams an answer, too short for one whose approval waits for a
+// person overnight, which it would end failed ("timeout"). A fleet whose
+// approvals may wait sets RunTimeout to the longest a run may last, waits
+// included (a day or two; less than zero for no bound), and the Agent's
+// ApprovalTimeout to how long one call waits for its decision before it is
+// denied and the run goes on: a waiting run costs no worker, only its
+// workflow's state (see BENCHMARKS.md). Every instance takes the same
+// values; the fleet command's -run-timeout and -approval-timeout set them.
+//
 // A run's records stay readable while Temporal keeps its workflow (the
-// namespace's retention) and the thread starts no newer run. Browser tools
-// are not served (Start refuses a request that declares them).
+// namespace's retention) and the thread starts no newer run.
 // docs/fleet.md runs two instances on one machine.
 //
 // # Listing runs

@@ -36,6 +36,7 @@ const (
 	errTypeUnknownAgent = "toolnexus.UnknownAgent"
 	errTypeUnknownID    = "toolnexus.UnknownApproval"
 	errTypeDecided      = "toolnexus.Decided"
+	errTypeBrowser      = "toolnexus.BrowserTools" // a served run's browser tools do not suit the worker's agent
 )
 
 // The kinds of failure.
@@ -48,6 +49,7 @@ const (
 	failAgent    = "unknown_agent"
 	failOutput   = "output"
 	failCanceled = "canceled"
+	failBrowser  = "browser_tools"
 )
 
 // failure describes how a run failed, in a form that crosses Temporal;

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -123,6 +124,9 @@ type modelInput struct {
 	Typed        agent.TypedState  // a typed run's state
 	Run          map[string]string `json:",omitempty"` // what the agent's Observer carries of the run
 	Cache        agent.CacheRef    `json:",omitempty"` // the cache the run's last model call named (Config.Cache)
+	// Browser declares the browser tools of a served run, which the call
+	// adds to the agent's tools (see browser.go).
+	Browser []agentserver.ToolDecl `json:",omitempty"`
 
 	// A continuation hop of an answer the API cut (see continuation.go):
 	// which one, the token it sends, and the calls of the hops before it.
@@ -146,6 +150,7 @@ type modelOutput struct {
 type callPlan struct {
 	Answer    *answer       `json:",omitempty"`
 	Approval  bool          `json:",omitempty"`
+	Browser   bool          `json:",omitempty"` // a browser tool's call: the run waits for its result
 	Timeout   time.Duration `json:",omitempty"` // start-to-close
 	Heartbeat time.Duration `json:",omitempty"`
 	Attempts  int           `json:",omitempty"`

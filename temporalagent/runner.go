@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/genai"
 )
@@ -26,6 +27,11 @@ import (
 // DefaultPollInterval is how often a cursor of a [Runner] asks the run
 // for new records while it waits for them.
 const DefaultPollInterval = 50 * time.Millisecond
+
+// DefaultUnreachableTimeout is how long a cursor of a [Runner] goes on
+// asking for a run's records while Temporal does not answer, before it
+// fails.
+const DefaultUnreachableTimeout = 30 * time.Second
 
 // RunnerConfig configures a [Runner].
 type RunnerConfig struct {
@@ -60,6 +66,19 @@ type RunnerConfig struct {
 	// means agentserver.DefaultMaxRunsPerUser; less than 0, no bound.
 	// See the package documentation, "Limits of a fleet".
 	MaxRunsPerUser int
+	// UnreachableTimeout bounds how long a cursor goes on asking for new
+	// records while Temporal does not answer (its polls fail or time
+	// out), asking every second or so, before its Next fails with a 503
+	// runner_unavailable *agentserver.Error, which a stream sends as the
+	// protocol's error: the run itself goes on in Temporal, and a client
+	// attaches again once Temporal answers. 0 means
+	// DefaultUnreachableTimeout. A query waits for the workflow task in
+	// flight, which a model call made as a local activity (the default)
+	// holds for as long as the call lasts: a poll that times out while
+	// Temporal answers that the workflow runs (DescribeWorkflowExecution,
+	// which needs no worker) counts as a busy run, not an outage, and the
+	// cursor waits on.
+	UnreachableTimeout time.Duration
 }
 
 // A Runner serves an agentserver.Server's runs as workflows on Temporal:
@@ -100,6 +119,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	if cfg.MaxRunsPerUser == 0 {
 		cfg.MaxRunsPerUser = agentserver.DefaultMaxRunsPerUser
+	}
+	if cfg.UnreachableTimeout <= 0 {
+		cfg.UnreachableTimeout = DefaultUnreachableTimeout
 	}
 	return &Runner{cfg: cfg, readers: readers{n: map[string]int{}}}, nil
 }
@@ -151,9 +173,8 @@ func (r *Runner) Start(ctx context.Context, in *agentserver.Input) (agentserver.
 		return agentserver.RunInfo{}, nil, &agentserver.Error{Status: http.StatusServiceUnavailable, Code: "closing",
 			Message: "the server is shutting down", Err: agentserver.ErrClosed}
 	}
-	if len(in.Tools) > 0 {
-		return agentserver.RunInfo{}, nil, agentserver.BadRequest(0, "browser_tools",
-			"this server runs its agent on Temporal, which runs no browser tools: send the request without tools")
+	if err := checkBrowserTools(in.Tools); err != nil {
+		return agentserver.RunInfo{}, nil, err
 	}
 	id := newRunID(in.Thread)
 	wid := workflowID(in.Thread)
@@ -205,8 +226,9 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 	}
 	wi := runInput{Agent: r.cfg.Agent, Contents: append(slices.Clip(loaded), in.Message),
 		Served: &servedInput{RunID: id, Thread: in.Thread, Conversation: in.Conversation, User: in.User,
-			Loaded: len(loaded), Timeout: timeout, Started: now}}
+			Loaded: len(loaded), Timeout: timeout, Started: now, Tools: in.Tools}}
 	opts := client.StartWorkflowOptions{ID: wid, TaskQueue: r.cfg.TaskQueue,
+		Memo:                                     map[string]any{memoRun: id},
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
 	for attempt := 0; ; attempt++ {
@@ -214,6 +236,10 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case err == nil:
+			return agentserver.RunInfo{ID: id, Thread: in.Conversation, User: in.User, State: agentserver.StateRunning, Started: now}, nil
+		case !errors.As(err, &started) && r.startedAnyway(ctx, wid, id):
+			// Temporal started the run, and its answer was lost: the run
+			// goes on, and its journal with it.
 			return agentserver.RunInfo{ID: id, Thread: in.Conversation, User: in.User, State: agentserver.StateRunning, Started: now}, nil
 		case !errors.As(err, &started):
 			return agentserver.RunInfo{}, unavailable("starting a run", err)
@@ -230,6 +256,30 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 			return agentserver.RunInfo{}, busy(in.Conversation)
 		}
 	}
+}
+
+// memoRun is the memo field of a served run's workflow that names the run.
+const memoRun = "toolnexus.run"
+
+// describeTimeout bounds startedAnyway's question.
+const describeTimeout = 5 * time.Second
+
+// startedAnyway reports whether the thread's workflow wid is run id's:
+// whether ExecuteWorkflow, which failed, did start it (its request reached
+// Temporal, its answer was lost). Start asks before it drops the run's
+// journal, which a run that goes on needs to be saved. When Temporal does
+// not answer within describeTimeout either, it reports false: the run is
+// taken as not started.
+func (r *Runner) startedAnyway(ctx context.Context, wid, id string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), describeTimeout)
+	defer cancel()
+	d, err := r.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil {
+		return false
+	}
+	p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoRun]
+	var run string
+	return p != nil && converter.GetDefaultDataConverter().FromPayload(p, &run) == nil && run == id
 }
 
 // view queries the log of the thread's latest run, from offset.
@@ -303,6 +353,12 @@ func (r *Runner) Decide(ctx context.Context, runID string, decisions []agentserv
 		return nil, err
 	}
 	wid := workflowID(thread)
+	for _, d := range decisions {
+		if len(d.Output) > 0 && !json.Valid(d.Output) {
+			// It would not encode as the update's argument.
+			return nil, agentserver.BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
+		}
+	}
 	h, err := r.cfg.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: wid, UpdateName: ServedDecideUpdateName,
 		Args:         []any{servedDecision{RunID: runID, Decisions: decisions}},
@@ -329,6 +385,8 @@ func (r *Runner) decisionError(ctx context.Context, wid, runID string, decisions
 			return &agentserver.Error{Status: http.StatusConflict, Code: "decided", Message: appErr.Message(), Err: agentserver.ErrDecided}
 		case errTypeCallExpired:
 			return &agentserver.Error{Status: http.StatusConflict, Code: "expired", Message: appErr.Message(), Err: agentserver.ErrExpired}
+		case errTypeBadDecision:
+			return agentserver.BadRequest(0, "bad_decision", "%s", appErr.Message())
 		}
 		if strings.Contains(appErr.Message(), "over the limit") {
 			return agentserver.BadRequest(0, "bad_decision", "%s", appErr.Message())
@@ -420,6 +478,8 @@ type cursor struct {
 	// counted is set on a cursor of Attach, which counts among the run's
 	// readers in this process until it is closed.
 	counted bool
+	// failing is when the polls began to fail, zero while they succeed.
+	failing time.Time
 }
 
 // Next implements agentserver.Cursor.
@@ -444,23 +504,29 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 		if c.eof || c.closed {
 			return agentserver.Record{}, false, io.EOF
 		}
-		lv, err := c.r.view(ctx, c.wid, c.next)
+		lv, err := c.poll(ctx, deadline)
 		if err != nil {
 			return agentserver.Record{}, false, err
 		}
-		if lv.Info.ID != c.run {
+		pause := c.r.cfg.PollInterval
+		switch {
+		case lv == nil:
+			// Temporal did not answer: ask again a little later.
+			pause = max(pause, minPollRetry)
+		case lv.Info.ID != c.run:
 			c.eof = true // a newer run took the thread: this one is over
 			continue
-		}
-		c.buf, c.length = lv.Records, lv.Info.Len
-		if len(c.buf) > 0 {
-			continue
+		default:
+			c.buf, c.length = lv.Records, lv.Info.Len
+			if len(c.buf) > 0 {
+				continue
+			}
 		}
 		left := time.Until(deadline)
 		if wait <= 0 || left <= 0 {
 			return agentserver.Record{}, false, nil
 		}
-		t := time.NewTimer(min(left, c.r.cfg.PollInterval))
+		t := time.NewTimer(min(left, pause))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -468,6 +534,69 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 		case <-t.C:
 		}
 	}
+}
+
+// minPollRetry is the least pause before a poll that Temporal did not
+// answer is made again; minPollTimeout the least time a poll is given.
+const (
+	minPollRetry   = 500 * time.Millisecond
+	minPollTimeout = time.Second
+)
+
+// poll reads the log from c.next. A poll that Temporal does not answer
+// (runner_unavailable, or no answer within the time left) returns nil and
+// no error, for Next to ask again, until UnreachableTimeout has passed
+// since the first poll of the streak: then it fails, with a 503
+// runner_unavailable error. A poll that times out while Temporal answers
+// that the workflow runs is no part of a streak: the workflow is busy. A
+// poll is given the time left until then, and until the end of Next's
+// wait (at least minPollTimeout).
+func (c *cursor) poll(ctx context.Context, deadline time.Time) (*LogView, error) {
+	start := time.Now()
+	since := c.failing
+	if since.IsZero() {
+		since = start
+	}
+	limit := since.Add(c.r.cfg.UnreachableTimeout).Sub(start)
+	if !deadline.IsZero() {
+		limit = min(limit, time.Until(deadline))
+	}
+	pctx, cancel := context.WithTimeout(ctx, max(limit, minPollTimeout))
+	lv, err := c.r.view(pctx, c.wid, c.next)
+	cancel()
+	var se *agentserver.Error
+	switch {
+	case err == nil:
+		c.failing = time.Time{}
+		return lv, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &se) && se.Code == "runner_unavailable"):
+		return nil, err // the run is gone, or the offset bad: no retry mends it
+	case c.r.running(ctx, c.wid):
+		// Temporal answers, and the workflow runs: the query waits for
+		// its workflow task, which a model call made as a local activity
+		// holds for as long as it lasts (or for a worker). Not an outage.
+		c.failing = time.Time{}
+		return nil, nil
+	}
+	c.failing = since
+	if time.Since(since) < c.r.cfg.UnreachableTimeout {
+		return nil, nil
+	}
+	return nil, &agentserver.Error{Status: http.StatusServiceUnavailable, Code: "runner_unavailable",
+		Message: fmt.Sprintf("the run service did not answer for %v; the run goes on: attach to it again later", c.r.cfg.UnreachableTimeout.Round(time.Second)),
+		Err:     fmt.Errorf("temporalagent: reading run %s: %w", c.run, err)}
+}
+
+// running reports whether Temporal answers, within minPollTimeout, that
+// the workflow wid runs: a question its server answers itself, without a
+// worker.
+func (r *Runner) running(ctx context.Context, wid string) bool {
+	ctx, cancel := context.WithTimeout(ctx, minPollTimeout)
+	defer cancel()
+	d, err := r.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
+	return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 }
 
 // Buffered implements agentserver.Cursor: the records after the cursor

@@ -49,6 +49,8 @@ type servedInput struct {
 	Loaded       int           // the contents of the thread before the run: history[:Loaded]
 	Timeout      time.Duration // the run's bound, its waits included; 0: none
 	Started      time.Time
+	// Tools are the browser tools the request declared (browser.go).
+	Tools []agentserver.ToolDecl `json:",omitempty"`
 }
 
 // servedLog is the state of a served run: its log, its pending calls and
@@ -177,7 +179,10 @@ func (r *wfRun) serveModel(turn int, content *genai.Content, plans []callPlan) {
 	}
 	for i, call := range agent.FunctionCalls(content) {
 		c := r.serveCall(turn, i, call)
-		if i < len(plans) && plans[i].Approval {
+		switch {
+		case i < len(plans) && plans[i].Browser:
+			c.Wait = agentserver.WaitBrowser
+		case i < len(plans) && plans[i].Approval:
 			c.Wait = agentserver.WaitApproval
 		}
 		r.served.add(r.ctx, agentserver.Record{Kind: agentserver.KindToolCall, Turn: turn, Call: c})
@@ -227,8 +232,8 @@ func (r *wfRun) servePause(turn int) {
 			continue
 		}
 		c := r.serveCall(turn, p.Index, p.Call)
-		c.Wait = agentserver.WaitApproval
-		r.served.Waiting = append(r.served.Waiting, agentserver.Pending{Call: *c, Kind: agentserver.WaitApproval, Deadline: p.Deadline})
+		c.Wait = p.kind()
+		r.served.Waiting = append(r.served.Waiting, agentserver.Pending{Call: *c, Kind: c.Wait, Deadline: p.Deadline})
 	}
 	if len(r.served.Waiting) > 0 {
 		r.served.add(r.ctx, agentserver.Record{Kind: agentserver.KindPause, Turn: turn, Pending: r.served.Waiting})
@@ -247,7 +252,7 @@ func (r *wfRun) serveExpired(turn int) {
 		id := callID(r.served.In.RunID, turn, p.Index)
 		r.served.Settled[id] = "expired"
 		r.served.add(r.ctx, agentserver.Record{Kind: agentserver.KindDecision, Turn: turn,
-			Decision: &agentserver.Decision{CallID: id, Expired: true, Kind: agentserver.WaitApproval}})
+			Decision: &agentserver.Decision{CallID: id, Expired: true, Kind: p.kind()}})
 	}
 	r.served.Waiting = nil
 }
@@ -274,13 +279,12 @@ func (r *wfRun) serveValidate(_ workflow.Context, d servedDecision) error {
 			return temporal.NewApplicationError(fmt.Sprintf("call %q is decided twice", dec.CallID), errTypeCallDecided)
 		}
 		seen[dec.CallID] = true
-		switch {
-		case r.waiting(dec.CallID) == nil:
+		p := r.waiting(dec.CallID)
+		if p == nil {
 			return temporal.NewApplicationError(fmt.Sprintf("no call %q waits for a decision", dec.CallID), errTypeCallUnknown)
-		case dec.Output != nil || dec.Error != "":
-			return temporal.NewApplicationError(fmt.Sprintf("call %q waits for an approval, not a result", dec.CallID), errTypeCallUnknown)
-		case len(dec.Reason) > maxReasonBytes:
-			return fmt.Errorf("temporalagent: the reason is %d bytes, over the limit of %d", len(dec.Reason), maxReasonBytes)
+		}
+		if err := checkDecision(p, dec); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -319,8 +323,12 @@ func (r *wfRun) serveDecide(ctx workflow.Context, d servedDecision) (int64, erro
 	for _, dec := range d.Decisions {
 		p := r.waiting(dec.CallID)
 		p.decided, p.approve, p.reason = true, dec.Approved, dec.Reason
+		rec := agentserver.Decision{CallID: dec.CallID, Approved: dec.Approved, Reason: dec.Reason, Kind: p.kind()}
+		if p.browser {
+			p.approve, p.output, p.failed = false, dec.Output, dec.Error
+			rec = agentserver.Decision{CallID: dec.CallID, Output: dec.Output, Error: dec.Error, Kind: p.kind()}
+		}
 		r.served.Settled[dec.CallID] = "decided"
-		rec := agentserver.Decision{CallID: dec.CallID, Approved: dec.Approved, Reason: dec.Reason, Kind: agentserver.WaitApproval}
 		r.served.add(r.ctx, agentserver.Record{Kind: agentserver.KindDecision, Turn: turn, Decision: &rec})
 	}
 	r.servePause(turn) // the calls that still wait, if any

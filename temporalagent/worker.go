@@ -177,8 +177,10 @@ type host struct {
 // held is one registered agent, ready to run.
 type held struct {
 	def      Agent
+	agent    *agent.Agent // def.Agent, with the worker's output cap
 	steps    agent.Steps
 	settings settings
+	browser  browserSteps // with the browser tools of served runs (browser.go)
 }
 
 func newHost(agents []Agent) (*host, error) {
@@ -216,7 +218,7 @@ func newHost(agents []Agent) (*host, error) {
 		if own := a.Steps().Limits().MaxOutputBytes; own < 0 || own > limit {
 			a = a.With(agent.Overrides{MaxOutputBytes: limit})
 		}
-		hd := &held{def: def, steps: a.Steps()}
+		hd := &held{def: def, agent: a, steps: a.Steps()}
 		hd.settings = hd.settingsOf()
 		h.agents[def.Name] = hd
 	}

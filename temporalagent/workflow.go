@@ -65,12 +65,17 @@ type wfRun struct {
 // conversation to measure it.
 type payloadSizes struct{ history, working int }
 
-// pendingCall is a call waiting for approval.
+// pendingCall is a call waiting for approval, or, in a served run, for
+// the result of a browser tool (browser.go).
 type pendingCall struct {
 	PendingApproval
 	decided bool
 	approve bool
 	reason  string
+	// A browser tool's call: its result, or its error, once decided.
+	browser bool
+	output  json.RawMessage
+	failed  string
 }
 
 // run is the workflow: the loop of agent.Run, with the model call and
@@ -261,8 +266,9 @@ func (r *wfRun) modelTurn(turn int) (*agent.Turn, *modelOutput, *failure) {
 	attempt, reasks := 1, 0
 	for {
 		in := modelInput{Agent: r.name, Turn: turn, Contents: r.sending(), PromptTokens: r.tokens, Attempt: attempt,
-			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed, Run: r.st.Run, Cache: r.cache}
-		if size := r.sendingSize(); size > r.st.MaxPayload {
+			Reasks: reasks, MaxReasks: r.st.MaxReasks, Start: start, Usage: t.Usage, Typed: r.typed, Run: r.st.Run, Cache: r.cache,
+			Browser: r.browserTools()}
+		if size := r.sendingSize() + r.browserSize(); size > r.st.MaxPayload {
 			return t, nil, &failure{Kind: failPayload, Turn: turn, Message: fmt.Sprintf(
 				"the model request of turn %d would carry %d bytes of conversation, over the limit of %d", turn, size, r.st.MaxPayload)}
 		}
@@ -315,7 +321,7 @@ func (r *wfRun) callModel(in modelInput, out *modelOutput) error {
 		BackoffCoefficient:     r.st.Multiplier,
 		MaximumInterval:        r.st.MaxDelay,
 		MaximumAttempts:        int32(max(1, r.st.ModelAttempts-in.Attempt+1)),
-		NonRetryableErrorTypes: []string{errTypeModel, errTypeHistory, errTypeUnknownAgent},
+		NonRetryableErrorTypes: []string{errTypeModel, errTypeHistory, errTypeUnknownAgent, errTypeBrowser},
 	}
 	if r.st.LocalModel {
 		ctx := workflow.WithLocalActivityOptions(r.ctx, workflow.LocalActivityOptions{
@@ -346,6 +352,8 @@ func (r *wfRun) modelFailure(turn, attempt int, err error) *failure {
 			return &failure{Kind: failHistory, Turn: turn, Message: appErr.Message()}
 		case errTypeUnknownAgent:
 			return &failure{Kind: failAgent, Turn: turn, Message: fmt.Sprintf("%q: the worker that made the model call holds none by that name", r.name)}
+		case errTypeBrowser:
+			return &failure{Kind: failBrowser, Turn: turn, Message: appErr.Message()}
 		}
 	}
 	// A call that timed out on every attempt: its workers were lost, or
@@ -382,14 +390,14 @@ func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan
 		case p.Answer != nil:
 			results[i] = agent.ToolResult{Call: call, Result: toolset.Result{Output: p.Answer.Output, IsError: p.Answer.IsError}}
 			r.serveResult(turn, i, &results[i], false)
-		case p.Approval:
+		case p.Approval || p.Browser:
 			waiting = append(waiting, i)
 		default:
 			start(i, false)
 		}
 	}
 	if len(waiting) > 0 {
-		r.approve(turn, calls, waiting, results, start)
+		r.approve(turn, calls, plans, waiting, results, start)
 	}
 	wg.Wait(r.ctx)
 	for i := range results {
@@ -402,8 +410,9 @@ func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan
 }
 
 // approve waits until every call of waiting is decided, or its deadline
-// passes, then starts the approved ones and answers the others.
-func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, results []agent.ToolResult, start func(int, bool)) {
+// passes, then starts the approved ones and answers the others: a
+// browser tool's call with the browser's result.
+func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, plans []callPlan, waiting []int, results []agent.ToolResult, start func(int, bool)) {
 	if r.served != nil {
 		// A served run pauses once the turn's other calls have their
 		// results (agentserver's Runner contract).
@@ -416,8 +425,11 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 	}
 	for _, i := range waiting {
 		p := &pendingCall{PendingApproval: PendingApproval{ID: approvalID(turn, i), Turn: turn, Index: i, Call: calls[i],
-			Since: now, Deadline: deadline}}
+			Since: now, Deadline: deadline}, browser: plans[i].Browser}
 		r.pending = append(r.pending, p)
+		if p.browser {
+			continue // not an approval: the browser runs it
+		}
 		r.observe(&agent.Event{Kind: agent.EventApproval, Turn: turn, Index: i, Call: calls[i],
 			Approval: &agent.Approval{Call: calls[i]}})
 	}
@@ -446,6 +458,8 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 		switch {
 		case r.ctx.Err() != nil:
 			continue // the run was cancelled: runTools answers the call
+		case p.browser:
+			answer = p.browserAnswer()
 		case p.decided && p.approve:
 			start(p.Index, true)
 			continue
@@ -457,7 +471,7 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, waiting []int, re
 			answer = agent.NotApproved(call, "it needed approval and no decision came before its deadline")
 		}
 		results[p.Index] = agent.ToolResult{Call: call, Result: toolset.Result{Output: answer.Output, IsError: answer.IsError}}
-		r.serveResult(turn, p.Index, &results[p.Index], true)
+		r.serveResult(turn, p.Index, &results[p.Index], !p.browser || !p.decided)
 		r.observeAnswer(turn, p.Index, call, &results[p.Index], true)
 	}
 	r.pending = nil
@@ -473,7 +487,7 @@ func (r *wfRun) validate(_ workflow.Context, d Decision) error {
 	switch {
 	case p == nil && r.decided[d.ID], p != nil && p.decided:
 		return temporal.NewApplicationError(fmt.Sprintf("%v: %s", ErrDecided, d.ID), errTypeDecided)
-	case p == nil:
+	case p == nil, p.browser:
 		return temporal.NewApplicationError(fmt.Sprintf("%v: %q", ErrUnknownApproval, d.ID), errTypeUnknownID)
 	case len(d.Reason) > maxReasonBytes:
 		return fmt.Errorf("temporalagent: the reason is %d bytes, over the limit of %d", len(d.Reason), maxReasonBytes)

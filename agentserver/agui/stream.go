@@ -265,9 +265,12 @@ func (e *encoder) usage(b []byte, d *agentserver.Done) []byte {
 }
 
 // Abort implements agentserver.Encoder: the stream is cut (the server is
-// shutting down); the run's end is in the thread's history.
+// shutting down: code stream_cut), or its run's log could not be read (the
+// code and message say why: the run goes on, the client connects again
+// later); the run's end is in the thread's history.
 func (e *encoder) Abort(w *agentserver.EventWriter, err error) {
 	e.closeStep(w)
-	b := wire.StringField(event(w, "RUN_ERROR"), "message", "the stream was cut: the server is shutting down")
-	end(w, wire.StringField(b, "code", "stream_cut"))
+	code, msg, _ := agentserver.AbortReason(err)
+	b := wire.StringField(event(w, "RUN_ERROR"), "message", msg)
+	end(w, wire.StringField(b, "code", code))
 }

@@ -224,9 +224,15 @@ func appendUsage(b []byte, d *agentserver.Done) []byte {
 }
 
 // Abort implements agentserver.Encoder: the stream is cut (the server is
-// shutting down); the run's end is in the thread's history.
+// shutting down: an abort chunk), or its run's log could not be read (an
+// error chunk, whose text says why: the run goes on, the client resumes
+// it later); the run's end is in the thread's history.
 func (e *encoder) Abort(w *agentserver.EventWriter, err error) {
 	e.closeStep(w)
-	end(w, wire.StringField(chunk(w, "abort"), "reason", "the stream was cut: the server is shutting down"))
+	if _, msg, cut := agentserver.AbortReason(err); !cut {
+		end(w, wire.StringField(chunk(w, "error"), "errorText", msg))
+	} else {
+		end(w, wire.StringField(chunk(w, "abort"), "reason", msg))
+	}
 	w.Data(doneFrame)
 }

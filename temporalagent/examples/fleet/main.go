@@ -6,14 +6,26 @@
 //
 // Usage:
 //
-//	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet] [-sticky-timeout 1s] [-approve] [-cors origin]
+//	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet]
+//		[-run-timeout 48h] [-approval-timeout 24h] [-sticky-timeout 1s] [-approve] [-cors origin]
 //	go run ./fleet -temporal-server   # a Temporal server for the fleet, in this process
 //
 // Each instance also runs a worker of the task queue, holding the agent
 // and the store; it logs each tool call it runs ("tool call", with the
 // tool's name and the call's id). Without -temporal it is
-// examples/server, the single process server. The flags live here, not
-// on examples/server, because the root module never requires Temporal:
+// examples/server, the single process server.
+//
+// -run-timeout bounds a served run, its waits for approvals included
+// (temporalagent.RunnerConfig.RunTimeout): agentserver's default, 30
+// minutes, suits a run that streams, not one whose approval waits for a
+// person overnight. A fleet sets it to the longest a run may wait (48h
+// here), and -approval-timeout to how long a call waits for its decision
+// before it is denied and the run goes on (temporalagent.Agent's
+// ApprovalTimeout; 0 waits until -run-timeout ends the run). Every
+// instance of a fleet takes the same values.
+//
+// The flags live here because the root module never requires Temporal:
+// examples/server -temporal builds and runs this command with its flags.
 // docs/fleet.md says how to run a fleet on one machine, offline, and what
 // a killed instance costs (-sticky-timeout).
 package main
@@ -53,6 +65,9 @@ type options struct {
 	// a workflow task (or a query) waits for the instance whose worker
 	// last ran the workflow before any worker of the queue takes it.
 	sticky time.Duration
+	// runTimeout is the runs' RunTimeout, approvalTimeout the agent's
+	// ApprovalTimeout on Temporal.
+	runTimeout, approvalTimeout time.Duration
 }
 
 // DefaultStickyTimeout is the -sticky-timeout of an instance: shorter than
@@ -68,6 +83,8 @@ func main() {
 	flag.StringVar(&opts.namespace, "namespace", "default", "the Temporal `namespace`")
 	flag.StringVar(&opts.queue, "queue", "toolnexus-fleet", "the Temporal task `queue` of the fleet's workers")
 	flag.DurationVar(&opts.sticky, "sticky-timeout", DefaultStickyTimeout, "how long a run's next step, or a read of its log, waits for the instance that last ran it (killed, say) before another takes it")
+	flag.DurationVar(&opts.runTimeout, "run-timeout", 48*time.Hour, "with -temporal: bound each run, its waits for approvals included, to `duration` (negative: no bound)")
+	flag.DurationVar(&opts.approvalTimeout, "approval-timeout", 24*time.Hour, "with -temporal: deny a call that waits longer than `duration` for its approval, and go on (0: wait until -run-timeout)")
 	flag.BoolVar(&temporalServer, "temporal-server", false, "start a Temporal server (SQLite in memory, loopback ports) in this process, print its frontend's host:port, and serve nothing else")
 	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
@@ -120,6 +137,9 @@ func run(ctx context.Context, opts options, logger *slog.Logger) error {
 		if opts.sticky <= 0 {
 			return fmt.Errorf("-sticky-timeout %v: it must be positive", opts.sticky)
 		}
+		if opts.approvalTimeout < 0 {
+			return fmt.Errorf("-approval-timeout %v is negative", opts.approvalTimeout)
+		}
 		opts.Runner = temporalRunner(opts, logger)
 	}
 	ln, err := net.Listen("tcp", opts.addr)
@@ -143,7 +163,7 @@ func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *ag
 		}
 		w := worker.New(c, opts.queue, worker.Options{StickyScheduleToStartTimeout: opts.sticky})
 		logged := a.With(agent.Overrides{Observer: toolLog(logger)})
-		err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "demo", Agent: logged}), temporalagent.RegisterStore(w, j))
+		err = errors.Join(temporalagent.Register(w, temporalagent.Agent{Name: "demo", Agent: logged, ApprovalTimeout: opts.approvalTimeout}), temporalagent.RegisterStore(w, j))
 		if err == nil {
 			err = w.Start()
 		}
@@ -151,13 +171,15 @@ func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *ag
 			c.Close()
 			return nil, nil, err
 		}
-		r, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: opts.queue, Agent: "demo", Store: j})
+		r, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: opts.queue, Agent: "demo", Store: j,
+			RunTimeout: opts.runTimeout})
 		if err != nil {
 			w.Stop()
 			c.Close()
 			return nil, nil, err
 		}
-		logger.Info("serving through Temporal", "temporal", opts.temporal, "queue", opts.queue, "sticky_timeout", opts.sticky)
+		logger.Info("serving through Temporal", "temporal", opts.temporal, "queue", opts.queue, "sticky_timeout", opts.sticky,
+			"run_timeout", opts.runTimeout, "approval_timeout", opts.approvalTimeout)
 		return r, func() { w.Stop(); c.Close() }, nil
 	}
 }
