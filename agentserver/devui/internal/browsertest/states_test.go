@@ -23,7 +23,7 @@ func noButtons(name string) string {
 // A decided call keeps no Approve or Deny button: not live, not after a
 // reload that reads the run again from its start, not after a reload that
 // renders the stored history. A denied call is shown denied in all three,
-// never as a tool that failed.
+// and after a restart of the server, never as a tool that failed.
 func TestDecidedCalls(t *testing.T) {
 	b := newBench(t)
 	ctx := browser(t)
@@ -87,6 +87,22 @@ func TestDecidedCalls(t *testing.T) {
 		t.Error("a stored call shows buttons after the reload")
 	}
 	shot(t, ctx, "denied-reloaded")
+
+	// After a restart, nothing recorded: the stored history says the
+	// call was denied, and the page shows it so.
+	b.restart()
+	eval(t, ctx, `window.beforeReload = true`, &marked)
+	run(t, ctx, "reloading after a restart", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#input")))
+	until(t, ctx, "the stored conversation", `!window.beforeReload && document.querySelectorAll('#messages .tool').length === 2`)
+	var restarted card
+	eval(t, ctx, cardOf, &restarted)
+	if restarted.State != "denied" || restarted.Status != "denied: not today" {
+		t.Errorf("the denied call after a restart: %+v", restarted)
+	}
+	eval(t, ctx, `[...document.querySelectorAll('#messages .tool button')].every(b => !b.checkVisibility())`, &all)
+	if !all {
+		t.Error("a stored call shows buttons after the restart")
+	}
 }
 
 // evalBool evaluates a boolean expression in the page.
