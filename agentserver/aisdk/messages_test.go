@@ -93,15 +93,7 @@ func TestMessagesRunInProgress(t *testing.T) {
 	e.do("POST", "/api/chat", chatBody("c1", "m1", "Hi"))
 	e.Model.Enqueue(fake.Calls(servertest.Call("Oslo")), fake.Text("Oslo: sunny."))
 	r := e.do("POST", "/api/chat", chatBody("c1", "m2", "Weather in Oslo?"))
-	var callID string
-	for _, c := range r.chunks {
-		if c["type"] == "tool-approval-request" {
-			callID = c["toolCallId"].(string)
-		}
-	}
-	if callID == "" {
-		t.Fatalf("no approval request: %s", r.body)
-	}
+	callID := approvalRequest(t, r)
 	load := func(user string) []aisdk.UIMessage {
 		t.Helper()
 		r := e.doAs(user, "GET", "/api/chat/c1/messages", "")
@@ -139,15 +131,7 @@ func TestMessagesDenied(t *testing.T) {
 	e := newEnv(t, servertest.NeedsOslo, byHeader, onStore)
 	e.Model.Enqueue(fake.Calls(servertest.Call("Oslo"), fake.Call("no_such_tool", nil)), fake.Text("Not Oslo, then."))
 	r := e.do("POST", "/api/chat", chatBody("c1", "m1", "Weather in Oslo?"))
-	var callID string
-	for _, c := range r.chunks {
-		if c["type"] == "tool-approval-request" {
-			callID = c["toolCallId"].(string)
-		}
-	}
-	if callID == "" {
-		t.Fatalf("no approval request: %s", r.body)
-	}
+	callID := approvalRequest(t, r)
 	deny := `{"id":"c1","messages":[{"id":"a","role":"assistant","parts":[{"type":"tool-get_weather","toolCallId":"` + callID +
 		`","state":"approval-responded","input":{"city":"Oslo"},"approval":{"id":"` + callID + `","approved":false,"reason":"not today"}}]}]}`
 	if r := e.do("POST", "/api/chat", deny); r.status != 200 || !slices.Contains(r.types(), "tool-output-denied") {
@@ -175,4 +159,20 @@ func TestMessagesDenied(t *testing.T) {
 	if !strings.Contains(r.body, `"approval":{"id":"h1-0","approved":false,"reason":"not today"}`) {
 		t.Errorf("the denied part's JSON: %s", r.body)
 	}
+}
+
+// approvalRequest returns the toolCallId of the reply's last
+// tool-approval-request, and fails the test when it has none.
+func approvalRequest(t *testing.T, r *reply) string {
+	t.Helper()
+	var callID string
+	for _, c := range r.chunks {
+		if c["type"] == "tool-approval-request" {
+			callID = c["toolCallId"].(string)
+		}
+	}
+	if callID == "" {
+		t.Fatalf("no approval request: %s", r.body)
+	}
+	return callID
 }
