@@ -50,8 +50,9 @@ func BenchmarkSnapshotRun(b *testing.B) {
 	recs := benchRecords()
 	b.ReportAllocs()
 	for b.Loop() {
-		tr := newTranslator(agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})
-		snap := newSnapshot(tr)
+		info := agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"}
+		tr := newTranslator(info)
+		snap := newSnapshot(tr, info)
 		for i := range recs {
 			for _, ev := range tr.events(&recs[i], i == len(recs)-1) {
 				snap.apply(ev)

@@ -295,6 +295,23 @@ func TestA2AGoClientApproval(t *testing.T) {
 	if len(ids) != 2 || !strings.Contains(st.Status.Message.Parts[0].(a2a.TextPart).Text, "needs approval") {
 		t.Fatalf("status message %s", jsonOf(st.Status.Message))
 	}
+	// The task, looked up while its run waits: its history holds the
+	// question that started it.
+	waiting, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: st.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := func(task *a2a.Task) bool {
+		if len(task.History) != 1 {
+			return false
+		}
+		q := task.History[0]
+		return q.Role == a2a.MessageRoleUser && q.TaskID == task.ID && q.ContextID == task.ContextID && q.ID != "" &&
+			jsonOf(q.Parts) == jsonOf(a2a.ContentParts{a2a.TextPart{Text: "email two"}})
+	}
+	if waiting.Status.State != a2a.TaskStateInputRequired || !asked(waiting) {
+		t.Errorf("tasks/get while the run waits: %s", jsonOf(waiting))
+	}
 	answer := func(id string, confirmed bool, text string) *a2a.Message {
 		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{
 			Data:     map[string]any{"id": id, "name": "adk_request_confirmation", "response": map[string]any{"confirmed": confirmed}},
@@ -306,7 +323,7 @@ func TestA2AGoClientApproval(t *testing.T) {
 		return m
 	}
 	// An unknown call: refused, and nothing changes.
-	_, err := c.SendMessage(ctx, &a2a.MessageSendParams{Message: answer("no-such-call", true, "")})
+	_, err = c.SendMessage(ctx, &a2a.MessageSendParams{Message: answer("no-such-call", true, "")})
 	if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "no-such-call") {
 		t.Errorf("a decision for an unknown call: %v", err)
 	}
@@ -350,8 +367,17 @@ func TestA2AGoClientApproval(t *testing.T) {
 	}
 	if len(got.Artifacts) != 2 || len(dataParts([]a2a.Event{&a2a.TaskArtifactUpdateEvent{Artifact: got.Artifacts[0]}}, "function_call")) != 2 ||
 		len(dataParts([]a2a.Event{&a2a.TaskArtifactUpdateEvent{Artifact: got.Artifacts[0]}}, "function_response")) != 2 ||
-		got.Artifacts[1].Parts[0].(a2a.TextPart).Text != answerText {
+		got.Artifacts[1].Parts[0].(a2a.TextPart).Text != answerText || !asked(got) {
 		t.Errorf("tasks/get after the decisions %s", jsonOf(got))
+	}
+	// The denied call's response is marked denied, the other's is a
+	// result: a client tells a denial from a failure.
+	responses := map[string]any{} // by call id
+	for _, dp := range dataParts([]a2a.Event{&a2a.TaskArtifactUpdateEvent{Artifact: got.Artifacts[0]}}, "function_response") {
+		responses[dp.Data["id"].(string)] = dp.Data["response"]
+	}
+	if want := map[string]any{ids[0]: map[string]any{"result": "sent to ann"}, ids[1]: map[string]any{"error": "not bob", "denied": true}}; jsonOf(responses) != jsonOf(want) {
+		t.Errorf("the calls' responses in tasks/get: %s, want %s", jsonOf(responses), jsonOf(want))
 	}
 	// The task is over: it takes no more messages.
 	if _, err := c.SendMessage(ctx, &a2a.MessageSendParams{Message: answer(ids[1], true, "")}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
@@ -376,6 +402,13 @@ func TestA2AGoClientCancel(t *testing.T) {
 	}()
 	task := (<-events).(*a2a.Task)
 	srv.next("started c1")
+	// The task, looked up while its tool runs: working, its history the
+	// question that started it.
+	working, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || working.Status.State != a2a.TaskStateWorking || len(working.History) != 1 ||
+		working.History[0].Role != a2a.MessageRoleUser || jsonOf(working.History[0].Parts) != jsonOf(a2a.ContentParts{a2a.TextPart{Text: "hold c1"}}) {
+		t.Errorf("tasks/get while the tool runs: %s, %v", jsonOf(working), err)
+	}
 	got, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,11 @@
 //	{"kind":"data","data":{"id":…,"name":"get_weather","response":{"result":…}},
 //	 "metadata":{"adk_type":"function_response"}}
 //
+// A result's response is what the model read: {"result": …}, {"error":
+// message} for a failure, and {"error": reason, "denied": true} for a
+// call refused rather than run (denied, or not decided in time), as the
+// thread's stored history keeps it (geminiadapter.Denied).
+//
 // A running call's progress (toolset.ReportProgress, paced by the agent's
 // Config.ProgressInterval) is a status update, working and not final,
 // whose message says it in a sentence ("count_primes: 400 of 1000,
@@ -99,8 +104,12 @@
 // the task of its end: its answer's text and typed answer.) tasks/resubscribe
 // streams the task as it stands, then the rest of the run: a client that
 // dropped its stream picks it up. tasks/cancel stops the run and its
-// tools, and answers the task once it is canceled. Tasks carry no
-// history: the conversation is the thread's, on the server.
+// tools, and answers the task once it is canceled. A task's history
+// holds the user's message that started it (agentserver.RunInfo.Message:
+// its text and files; its id the task's and "-question", since the id
+// the client gave it is not kept), as A2A clients expect of a task in
+// progress too; the rest of the conversation is the thread's, on the
+// server.
 //
 // ListTasks (1.0 only) lists the caller's tasks that the server keeps (in
 // progress, or over for less than agentserver.Config.KeepFinished: those

@@ -412,7 +412,7 @@ func (h *handler) snapshot(ctx context.Context, user, id string, wait bool) (*a2
 	}
 	defer cur.Close()
 	tr := newTranslator(info)
-	snap := newSnapshot(tr)
+	snap := newSnapshot(tr, info)
 	for {
 		rec, ok, err := cur.Next(ctx, waitFor(wait))
 		if errors.Is(err, io.EOF) || (!ok && err == nil && !wait) {

@@ -487,7 +487,7 @@ func (p *pusher) watch(ctx context.Context, user string, c *pushConfig) {
 	}
 	defer cur.Close()
 	tr := newTranslator(info)
-	snap := newSnapshot(tr)
+	snap := newSnapshot(tr, info)
 	var sent a2a.TaskState
 	for {
 		rec, ok, err := cur.Next(ctx, time.Minute)

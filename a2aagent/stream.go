@@ -108,7 +108,7 @@ func (h *handler) startResubscribe(ctx context.Context, user string, task a2a.Ta
 	// event, and ends the stream as it ended the first. So each record is
 	// folded once the next one is read.
 	tr := newTranslator(info)
-	snap := newSnapshot(tr)
+	snap := newSnapshot(tr, info)
 	var (
 		held agentserver.Record // the last record read
 		have bool

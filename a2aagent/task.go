@@ -1,6 +1,7 @@
 package a2aagent
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
+	"google.golang.org/genai"
 )
 
 // The metadata keys of ADK's A2A mapping (adk-go's server/adka2a), which
@@ -159,12 +162,17 @@ func progressParts(c *agentserver.Call, p *agentserver.Progress) a2a.ContentPart
 }
 
 // resultPart is the data part of a function response: the response the
-// model read, {"result": output} or {"error": message}.
+// model read, {"result": output} or {"error": message}, and {"error":
+// message, "denied": true} for a call refused rather than run
+// (geminiadapter.Response's mark).
 func resultPart(c *agentserver.Call, r *agentserver.CallResult) a2a.DataPart {
 	var response map[string]any
-	if r.Error != "" || len(r.Output) == 0 {
+	switch {
+	case r.Denied:
+		response = map[string]any{"error": r.Error, geminiadapter.DeniedKey: true}
+	case r.Error != "" || len(r.Output) == 0:
 		response = map[string]any{"error": r.Error}
-	} else {
+	default:
 		response = map[string]any{"result": r.Output}
 	}
 	return a2a.DataPart{
@@ -277,8 +285,42 @@ func usageMetadata(d *agentserver.Done) map[string]any {
 // message/send answer, the first event of a tasks/resubscribe stream.
 type snapshot struct{ task a2a.Task }
 
-func newSnapshot(t *translator) *snapshot {
-	return &snapshot{task: a2a.Task{ID: t.task, ContextID: t.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}
+// newSnapshot starts the task of run: its history holds the user's
+// message that started it (RunInfo.Message), when the runner keeps it.
+func newSnapshot(t *translator, run agentserver.RunInfo) *snapshot {
+	s := &snapshot{task: a2a.Task{ID: t.task, ContextID: t.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}
+	if q := question(t, run.Message); q != nil {
+		s.task.History = []*a2a.Message{q}
+	}
+	return s
+}
+
+// question returns the user's message c, which started the task, as an
+// A2A message of the task: its text, and its files as bytes or URIs. Its
+// id is the task's and "-question": the id the client gave it is not
+// kept. It returns nil for a nil or empty c.
+func question(t *translator, c *genai.Content) *a2a.Message {
+	if c == nil {
+		return nil
+	}
+	var parts a2a.ContentParts
+	for _, p := range c.Parts {
+		switch {
+		case p == nil || p.Thought:
+		case p.Text != "":
+			parts = append(parts, a2a.TextPart{Text: p.Text})
+		case p.InlineData != nil:
+			parts = append(parts, a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{MimeType: p.InlineData.MIMEType, Name: p.InlineData.DisplayName},
+				Bytes: base64.StdEncoding.EncodeToString(p.InlineData.Data)}})
+		case p.FileData != nil:
+			parts = append(parts, a2a.FilePart{File: a2a.FileURI{FileMeta: a2a.FileMeta{MimeType: p.FileData.MIMEType, Name: p.FileData.DisplayName},
+				URI: p.FileData.FileURI}})
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &a2a.Message{ID: string(t.task) + "-question", Role: a2a.MessageRoleUser, TaskID: t.task, ContextID: t.context, Parts: parts}
 }
 
 // fold folds rec's events into the task, and into tr's state; s may be

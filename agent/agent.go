@@ -194,7 +194,8 @@ type Config struct {
 type Interceptor func(ctx context.Context, call *genai.FunctionCall) *toolset.Result
 
 // Deny returns the result that refuses a call: the model receives
-// {"error": reason}.
+// {"error": reason, "denied": true} (see geminiadapter.Response), and the
+// stored history keeps it so, a denial told from a failure.
 func Deny(reason string) *toolset.Result {
 	return &toolset.Result{Output: reason, IsError: true, Err: ErrDenied}
 }
@@ -207,8 +208,10 @@ func Answer(output any) *toolset.Result {
 }
 
 // ErrDenied is the Err of a result made by [Deny], and of a call that
-// needed approval and was not approved.
-var ErrDenied = errors.New("agent: tool call denied")
+// needed approval and was not approved. It wraps [toolset.ErrDenied], so
+// the call's answer is marked as a denial ("denied": true) for the model
+// and in the stored history; [geminiadapter.Denied] reads it back.
+var ErrDenied = fmt.Errorf("agent: %w", toolset.ErrDenied)
 
 // An Agent runs tool-call loops with one configuration. It is immutable and
 // safe for concurrent use: any number of runs may share it. Only the

@@ -81,10 +81,10 @@ func TestStreamApprovals(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"result": "sunny in Paris"},
-		{"error": "the user said no"},
+		{"error": "the user said no", "denied": true},
 		{"result": "12:00"},
 		{"result": "cloudy (cached)"},
-		{"error": "tool get_weather was not run: it needed approval and was not approved"},
+		{"error": "tool get_weather was not run: it needed approval and was not approved", "denied": true},
 	}
 	got := lastResponses(t, srv)
 	for i := range want {

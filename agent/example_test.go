@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -85,7 +86,8 @@ func ExampleAgent_Run_continue() {
 }
 
 // An Interceptor sees each call before it runs: here it refuses one, and
-// the model receives {"error": reason} instead of the tool's result.
+// the model receives {"error": reason, "denied": true} instead of the
+// tool's result, and the history keeps the call as denied.
 func ExampleDeny() {
 	srv := fake.NewServer()
 	defer srv.Close()
@@ -113,9 +115,12 @@ func ExampleDeny() {
 	}
 	sent := srv.LastRequest().Contents[2].Parts[0].FunctionResponse.Response
 	fmt.Println(sent["error"])
+	reason, denied := geminiadapter.Denied(res.History[2].Parts[0].FunctionResponse)
+	fmt.Println(denied, reason)
 	fmt.Println(res.Text)
 	// Output:
 	// the user did not approve this call
+	// true the user did not approve this call
 	// I am not allowed to look that up.
 }
 

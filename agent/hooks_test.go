@@ -111,7 +111,7 @@ func TestInterceptor(t *testing.T) {
 	got := lastResponses(t, srv)
 	want := []map[string]any{
 		{"result": "sunny in Paris"},
-		{"error": "the user declined: no weather for Mordor"},
+		{"error": "the user declined: no weather for Mordor", "denied": true},
 		{"result": "cloudy (cached)"},
 		{"error": "tool get_weather was not run: the approval check failed"},
 		{"error": `unknown tool "unknown_tool"; available tools: get_weather`},

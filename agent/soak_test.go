@@ -2765,8 +2765,9 @@ func (s *soak) checkAnswered(bad func(string, ...any), r *soakRun, prev *exchang
 		}
 		_, isResult := fr.Response["result"]
 		msg, isError := fr.Response["error"]
-		if len(fr.Response) != 1 || isResult == isError {
-			bad("%s: answer %d is %v, not {\"result\": …} or {\"error\": …}", where, i, fr.Response)
+		_, marked := fr.Response["denied"]
+		if denied, _ := fr.Response["denied"].(bool); len(fr.Response) != 1 && (!isError || !denied || len(fr.Response) != 2) || marked && !denied || isResult == isError {
+			bad("%s: answer %d is %v, not {\"result\": …}, {\"error\": …} or {\"error\": …, \"denied\": true}", where, i, fr.Response)
 			continue
 		}
 		if sum != nil && i < len(scripted) {
@@ -2810,8 +2811,33 @@ func (s *soak) checkAnswered(bad func(string, ...any), r *soakRun, prev *exchang
 // expectedAnswer reports whether resp is the answer to call i of n, and
 // whether it is the timing-dependent alternative: a tool that should have
 // answered at once timed out, or one that should have timed out answered
-// (the machine was slower than ToolTimeout).
+// (the machine was slower than ToolTimeout). An answer is marked denied
+// ("denied": true) exactly when the call was refused rather than run.
 func (s *soak) expectedAnswer(r *soakRun, p scriptPart, i, n int, resp map[string]any) (ok, late bool) {
+	ok, late = s.expectedOutcome(r, p, i, n, resp)
+	return ok && refusal(r, p, i) == (resp["denied"] == true), late
+}
+
+// refusal reports whether call i is refused rather than run: nobody can
+// approve it, the consumer denies it or decides nothing, or the
+// interceptor denies it.
+func refusal(r *soakRun, p scriptPart, i int) bool {
+	if i >= r.maxCalls() || !r.hasTool(p.call.Name) {
+		return false
+	}
+	switch r.route(p, i) {
+	case routeNobody:
+		return true
+	case routeConsumer:
+		return p.decision == decDeny || p.decision == decUndecided
+	case routeIntercept:
+		return p.kind == callVault && p.call.Args["mode"] == "deny"
+	}
+	return false
+}
+
+// expectedOutcome is expectedAnswer without the denial mark.
+func (s *soak) expectedOutcome(r *soakRun, p scriptPart, i, n int, resp map[string]any) (ok, late bool) {
 	errMsg, _ := resp["error"].(string)
 	result, isResult := resp["result"]
 	name := p.call.Name

@@ -373,6 +373,25 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			`user: response send{"error":"tool send was interrupted: the process running it stopped before it returned, so it may or may not have run; check whether it took effect before calling it again, or ask the user"}`,
 			"model: Maybe sent."},
 	}, {
+		// A denial journaled before the crash stays a denial: the
+		// recovered run answers the model, and stores, it marked.
+		name:  "a later turn's call running after a denial",
+		block: []string{"act"},
+		reply: replies(fake.Calls(fake.Call("send", what)), fake.Calls(fake.Call("act", what)), fake.Text("Not sent; maybe acted.")),
+		first: func(t *testing.T, c *child, m *fake.Server, count string) *response {
+			resp := sendPaused(t, c, m, count)
+			p := resp.last()
+			go c.do(bg, "POST", "/run", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: false}}})
+			until(t, "act to start", func() bool { return counts(t, count)["act"] == 1 })
+			return resp
+		},
+		second: func(t *testing.T, c *child, _ *response) *response { return c.do(bg, "GET", "/replay?thread=t1", nil) },
+		counts: map[string]int{"act": 1},
+		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"denied":true,"error":"the user denied this call"}`,
+			`model: call act{"what":"it"}`,
+			`user: response act{"error":"tool act was interrupted: the process running it stopped before it returned, so it may or may not have run; check whether it took effect before calling it again, or ask the user"}`,
+			"model: Not sent; maybe acted."},
+	}, {
 		name:  "a later turn's call running",
 		block: []string{"act"},
 		reply: replies(fake.Calls(fake.Call("look", what)), fake.Calls(fake.Call("act", what)), fake.Text("Looked, then acted.")),

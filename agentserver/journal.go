@@ -205,6 +205,10 @@ func (r *run) priorAnswer(ctx context.Context, call *genai.FunctionCall, p *prio
 			var msg string
 			_ = json.Unmarshal(p.result.Output, &msg)
 			res.Output = msg
+			if p.result.Shown != nil && p.result.Shown.Denied {
+				// A denial stays one: the history marks it so.
+				res.Err = agent.ErrDenied
+			}
 		} else if err := json.Unmarshal(p.result.Output, &res.Output); err != nil {
 			res.Output = string(p.result.Output)
 		}

@@ -1,6 +1,7 @@
 package geminiadapter
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -110,8 +111,12 @@ func noParameters(s *genai.Schema) bool {
 
 // Response returns the part that answers call with r: a functionResponse
 // carrying the call's Name and ID, and response {"result": output} on
-// success or {"error": message} when r.IsError. The response is always a
-// JSON object, as the API requires.
+// success or {"error": message} when r.IsError. A call refused rather
+// than run (r.Err wraps [toolset.ErrDenied]: a person denied it, or its
+// approval never came) is answered {"error": message, "denied": true}:
+// the model reads the message, as for any error, and a stored history
+// tells the denial from a tool's failure ([Denied] reads it back). The
+// response is always a JSON object, as the API requires.
 //
 // Each of r.Media becomes an inlineData part of the function response
 // (FunctionResponse.Parts), in order, which Gemini 3 models see as media.
@@ -122,11 +127,37 @@ func Response(call *genai.FunctionCall, r toolset.Result) *genai.Part {
 	if call != nil {
 		fr.ID, fr.Name = call.ID, call.Name
 	}
-	if r.IsError {
+	switch {
+	case r.IsError && errors.Is(r.Err, toolset.ErrDenied):
+		fr.Response = map[string]any{"error": r.Output, DeniedKey: true}
+	case r.IsError:
 		fr.Response = map[string]any{"error": r.Output}
-	} else {
+	default:
 		fr.Response = map[string]any{"result": r.Output}
 	}
 	fr.Parts = mediaParts(r.Media)
 	return &genai.Part{FunctionResponse: fr}
+}
+
+// DeniedKey is the key [Response] sets to true, beside "error", in the
+// answer to a call that was refused rather than run.
+const DeniedKey = "denied"
+
+// Denied reports whether fr answers a call that was refused rather than
+// run, as [Response] marks it: {"error": reason, "denied": true}. reason
+// is the message the model read. A nil fr, a success, or an error
+// without the mark (a tool's failure, or a history written before the
+// mark existed) is not a denial.
+func Denied(fr *genai.FunctionResponse) (reason string, ok bool) {
+	if fr == nil {
+		return "", false
+	}
+	msg, failed := fr.Response["error"]
+	if denied, _ := fr.Response[DeniedKey].(bool); !failed || !denied {
+		return "", false
+	}
+	if s, isString := msg.(string); isString {
+		return s, true
+	}
+	return fmt.Sprint(msg), true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,45 @@ func TestResponse(t *testing.T) {
 	want = &genai.Part{FunctionResponse: &genai.FunctionResponse{Name: "get_weather", Response: map[string]any{"error": "unknown city"}}}
 	if diff := cmp.Diff(want, failed); diff != "" {
 		t.Errorf("Response(error) mismatch (-want +got):\n%s", diff)
+	}
+
+	if reason, denied := geminiadapter.Denied(failed.FunctionResponse); denied {
+		t.Errorf("Denied(a tool's failure) = %q, true; want false", reason)
+	}
+
+	// A refused call is marked, however its Err wraps the denial; the
+	// model still reads the reason as the error.
+	refused := geminiadapter.Response(call, toolset.Result{Output: "the user said no", IsError: true,
+		Err: fmt.Errorf("approvals: %w", toolset.ErrDenied)})
+	want = &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: "fc-1", Name: "get_weather",
+		Response: map[string]any{"error": "the user said no", "denied": true}}}
+	if diff := cmp.Diff(want, refused); diff != "" {
+		t.Errorf("Response(denied) mismatch (-want +got):\n%s", diff)
+	}
+	if reason, denied := geminiadapter.Denied(refused.FunctionResponse); !denied || reason != "the user said no" {
+		t.Errorf("Denied(a denial) = %q, %v; want the reason, true", reason, denied)
+	}
+	// Stored and read back as JSON, the mark survives.
+	b, err := json.Marshal(refused)
+	var back genai.Part
+	if err == nil {
+		err = json.Unmarshal(b, &back)
+	}
+	if _, denied := geminiadapter.Denied(back.FunctionResponse); err != nil || !denied {
+		t.Errorf("a denial through JSON (%s, %v) is not a denial", b, err)
+	}
+	for _, fr := range []*genai.FunctionResponse{
+		nil,
+		{Response: map[string]any{"result": "fine", "denied": true}},
+		{Response: map[string]any{"error": "x", "denied": "yes"}},
+		{Response: map[string]any{"error": "x", "denied": false}},
+	} {
+		if _, denied := geminiadapter.Denied(fr); denied {
+			t.Errorf("Denied(%+v) = true; want false", fr)
+		}
+	}
+	if reason, denied := geminiadapter.Denied(&genai.FunctionResponse{Response: map[string]any{"error": 42.0, "denied": true}}); !denied || reason != "42" {
+		t.Errorf("Denied(a non-text reason) = %q, %v; want 42, true", reason, denied)
 	}
 
 	// Whatever the output, the response is a JSON object.

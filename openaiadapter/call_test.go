@@ -3,6 +3,7 @@ package openaiadapter_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -109,6 +110,9 @@ func TestResultMessages(t *testing.T) {
 		{"error", toolset.Result{Output: "unknown city", IsError: true, Err: errors.New("x")},
 			`{"role": "tool", "tool_call_id": "call_1", "content": "{\"error\":\"unknown city\"}"}`,
 			`{"type": "function_call_output", "call_id": "call_1", "output": "{\"error\":\"unknown city\"}"}`},
+		{"denied", toolset.Result{Output: "the user said no", IsError: true, Err: fmt.Errorf("agent: %w", toolset.ErrDenied)},
+			`{"role": "tool", "tool_call_id": "call_1", "content": "{\"error\":\"the user said no\",\"denied\":true}"}`,
+			`{"type": "function_call_output", "call_id": "call_1", "output": "{\"error\":\"the user said no\",\"denied\":true}"}`},
 		{"media", toolset.Result{Output: "the chart", Media: []toolset.Media{png, wav, pdf}},
 			`{"role": "tool", "tool_call_id": "call_1", "content": "the chart\n[media not shown, Chat Completions takes no media from tools: image/png, 4 bytes; audio/wav, 4 bytes; application/pdf, 4 bytes]"}`,
 			`{"type": "function_call_output", "call_id": "call_1", "output": [

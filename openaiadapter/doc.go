@@ -91,7 +91,9 @@
 // A Chat Completions "tool" message and a Responses function_call_output
 // carry text and have no error flag: a successful output is sent as it is
 // (a string) or as JSON, and a failure as {"error": message}, the shape
-// Gemini's functionResponse gets, so the model can tell them apart.
+// Gemini's functionResponse gets, so the model can tell them apart (a call
+// refused rather than run, whose Err wraps toolset.ErrDenied, as
+// {"error": message, "denied": true}, as on Gemini).
 // Every failure of a call (an unknown tool, arguments that are not a JSON
 // object or do not match the schema, an error or panic in the tool) is
 // such a result, never a Go error. The Responses API also takes images

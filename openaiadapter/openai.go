@@ -182,7 +182,9 @@ func (o Options) execute(ctx context.Context, set *toolset.Set, name, arguments 
 // ToolMessage returns the message that answers a Chat Completions tool
 // call with r: a "tool" role message carrying the call's ID, whose content
 // is the output (a string as it is, anything else as JSON), or
-// {"error": message} when r.IsError, since the message has no error flag.
+// {"error": message} when r.IsError, since the message has no error flag
+// ({"error": message, "denied": true} for a call refused rather than run,
+// whose r.Err wraps toolset.ErrDenied).
 // A tool message holds only text: media in r are described in it instead
 // (the model learns what it cannot see).
 func ToolMessage(call openai.ChatCompletionMessageToolCallUnion, r toolset.Result) openai.ChatCompletionMessageParamUnion {

@@ -184,7 +184,7 @@ func (h *host) plan(ctx context.Context, hd *held, s agent.Steps, browser map[st
 			plans[i].Approval = approval
 			continue
 		}
-		plans[i].Answer = &answer{Output: a.Output, IsError: a.IsError}
+		plans[i].Answer = &answer{Output: a.Output, IsError: a.IsError, Denied: errors.Is(a.Err, agent.ErrDenied)}
 		if s.Observing() {
 			e := &agent.Event{Kind: agent.EventToolCall, Turn: turn, Index: before + i, Call: call}
 			callCtx := s.StartContext(ctx, e)

@@ -114,8 +114,14 @@ func TestApprovals(t *testing.T) {
 	}
 	answers := res.History[2].Parts
 	if answers[0].FunctionResponse.Response["result"] != "paid" || answers[1].FunctionResponse.Response["result"] != "sunny in Oslo" ||
-		answers[2].FunctionResponse.Response["error"] != "over the limit" {
+		answers[2].FunctionResponse.Response["error"] != "over the limit" || answers[2].FunctionResponse.Response["denied"] != true ||
+		answers[1].FunctionResponse.Response["denied"] != nil {
 		t.Errorf("answers = %v %v %v", answers[0].FunctionResponse.Response, answers[1].FunctionResponse.Response, answers[2].FunctionResponse.Response)
+	}
+	// The run's turns, read back from the history, keep the denial one.
+	if len(res.Turns) == 0 || len(res.Turns[0].Results) != 3 || !errors.Is(res.Turns[0].Results[2].Err, agent.ErrDenied) ||
+		res.Turns[0].Results[2].Output != "over the limit" || res.Turns[0].Results[1].Err != nil {
+		t.Errorf("the first turn's results: %+v", res.Turns)
 	}
 	if got := log.count(agent.EventApproval); got != 2 {
 		t.Errorf("%d EventApproval events, want 2", got)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -157,10 +158,21 @@ type callPlan struct {
 	Local     bool          `json:",omitempty"` // a local activity
 }
 
-// answer is a toolset.Result without its Go error.
+// answer is a toolset.Result without its Go error, but for whether it
+// was a denial (agent.ErrDenied), which the history marks.
 type answer struct {
 	Output  any
 	IsError bool `json:",omitempty"`
+	Denied  bool `json:",omitempty"`
+}
+
+// result is the toolset.Result a stands for.
+func (a *answer) result() toolset.Result {
+	r := toolset.Result{Output: a.Output, IsError: a.IsError}
+	if a.Denied {
+		r.Err = agent.ErrDenied
+	}
+	return r
 }
 
 // toolInput is the tool activity's input.
@@ -235,7 +247,7 @@ func expand(history []*genai.Content, records []turnRecord) ([]agent.Turn, []int
 }
 
 // results reads the answers to calls back from the content that answered
-// them.
+// them: a denied call's (geminiadapter.Denied) with Err agent.ErrDenied.
 func results(calls []*genai.FunctionCall, answers *genai.Content, durations []time.Duration) []agent.ToolResult {
 	out := make([]agent.ToolResult, len(calls))
 	for i, call := range calls {
@@ -247,7 +259,9 @@ func results(calls []*genai.FunctionCall, answers *genai.Content, durations []ti
 			continue
 		}
 		fr := answers.Parts[i].FunctionResponse
-		if msg, ok := fr.Response["error"]; ok {
+		if reason, denied := geminiadapter.Denied(fr); denied {
+			out[i].Result = toolset.Result{Output: reason, IsError: true, Err: agent.ErrDenied}
+		} else if msg, ok := fr.Response["error"]; ok {
 			out[i].Result = toolset.Result{Output: msg, IsError: true}
 		} else {
 			out[i].Result = toolset.Result{Output: fr.Response["result"]}

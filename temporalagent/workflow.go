@@ -388,7 +388,7 @@ func (r *wfRun) runTools(turn int, calls []*genai.FunctionCall, plans []callPlan
 	for i, call := range calls {
 		switch p := plans[i]; {
 		case p.Answer != nil:
-			results[i] = agent.ToolResult{Call: call, Result: toolset.Result{Output: p.Answer.Output, IsError: p.Answer.IsError}}
+			results[i] = agent.ToolResult{Call: call, Result: p.Answer.result()}
 			r.serveResult(turn, i, &results[i], false)
 		case p.Approval || p.Browser:
 			waiting = append(waiting, i)
@@ -470,7 +470,7 @@ func (r *wfRun) approve(turn int, calls []*genai.FunctionCall, plans []callPlan,
 		default:
 			answer = agent.NotApproved(call, "it needed approval and no decision came before its deadline")
 		}
-		results[p.Index] = agent.ToolResult{Call: call, Result: toolset.Result{Output: answer.Output, IsError: answer.IsError}}
+		results[p.Index] = agent.ToolResult{Call: call, Result: toolset.Result{Output: answer.Output, IsError: answer.IsError, Err: answer.Err}}
 		r.serveResult(turn, p.Index, &results[p.Index], !p.browser || !p.decided)
 		r.observeAnswer(turn, p.Index, call, &results[p.Index], true)
 	}

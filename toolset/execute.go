@@ -23,6 +23,13 @@ var ErrInvalidArguments = errors.New("invalid arguments")
 // encoded as JSON.
 var ErrOutputNotJSON = errors.New("output cannot be encoded as JSON")
 
+// ErrDenied is wrapped by [Result.Err] when the call was refused rather
+// than run: a person denied it, or it needed approval that never came
+// (agent.ErrDenied wraps it). Encoders mark such an answer as a denial
+// (geminiadapter.Response adds "denied": true), so that a stored history
+// tells a denial from a failure.
+var ErrDenied = errors.New("tool call denied")
+
 // A PanicError is the [Result.Err] of a call whose Run panicked. The stack is
 // kept for logs; the model only sees the panic value.
 type PanicError struct {
@@ -52,8 +59,10 @@ type Result struct {
 
 	// Err is the Go error behind a failed call, for logs and hooks: it
 	// wraps [ErrInvalidArguments], [ErrOutputNotJSON], [ErrInvalidMedia], a
-	// [*PanicError], the context's error, or the error Run returned. It is
-	// nil on success and is never sent to the model.
+	// [*PanicError], the context's error, or the error Run returned; a
+	// call refused rather than run wraps [ErrDenied]. It is nil on success
+	// and is never sent to the model (only whether it wraps [ErrDenied]
+	// is: see geminiadapter.Response).
 	Err error
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"google.golang.org/genai"
 )
 
@@ -93,8 +94,9 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request) {
 // turn a reasoning message (its thought summaries), an assistant message
 // (its text and tool calls), and a tool message per call that was
 // answered (content: the result's JSON, or the error's text, then also
-// in error, with metadata {isError: true}; the history does not tell a
-// denial from a failure). Ids are derived from positions in the history:
+// in error, with metadata {isError: true}, and {isError: true, denied:
+// true} for a call refused rather than run, as geminiadapter.Denied reads
+// its answer: the stream's metadata). Ids are derived from positions in the history:
 // the same on every load (a call's id too: not the one the run's stream
 // gave it, which the history does not keep).
 func Messages(history []*genai.Content) []Message {
@@ -212,6 +214,9 @@ func toolMessage(id string, fr *genai.FunctionResponse) Message {
 		m.Content = fmt.Sprint(msg)
 		m.Error = fmt.Sprint(msg)
 		m.Metadata = json.RawMessage(`{"isError":true}`)
+		if _, denied := geminiadapter.Denied(fr); denied {
+			m.Metadata = json.RawMessage(`{"isError":true,"denied":true}`)
+		}
 		return m
 	}
 	var out any = fr.Response

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/agui"
 	"github.com/toolnexus/toolnexus-go/agentserver/internal/servertest"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
 )
 
@@ -32,7 +34,7 @@ func (e *env) get(path string) (int, string) {
 // GET …/messages?threadId=: the thread's stored history as a
 // MESSAGES_SNAPSHOT, as the stream shows it: reasoning, the turn's
 // assistant message with its text and tool calls, a tool message per
-// result (a denial as an error). Another user's thread, and a new one,
+// result (a denial as an error marked denied). Another user's thread, and a new one,
 // have no messages.
 func TestMessages(t *testing.T) {
 	e := newEnv(t, servertest.NeedsOslo, byHeader)
@@ -69,7 +71,7 @@ func TestMessages(t *testing.T) {
 		{ID: "h0", Role: "user", Content: "Weather in Oslo and Paris?"},
 		{ID: "h1-r", Role: "reasoning", Content: "Checking the sky."},
 		{ID: "h1", Role: "assistant", Content: "Let me look.", ToolCalls: []agui.ToolCall{call("h1-2", "Oslo"), call("h1-3", "Paris")}},
-		{ID: "h1-2-result", Role: "tool", ToolCallID: "h1-2", Content: denial, Error: "not today", Metadata: json.RawMessage(`{"isError":true}`)},
+		{ID: "h1-2-result", Role: "tool", ToolCallID: "h1-2", Content: denial, Error: "not today", Metadata: json.RawMessage(`{"isError":true,"denied":true}`)},
 		{ID: "h1-3-result", Role: "tool", ToolCallID: "h1-3", Content: `{"city":"Paris","sky":"sunny"}`},
 		{ID: "h3", Role: "assistant", Content: "Paris: sunny."},
 	}
@@ -88,5 +90,44 @@ func TestMessages(t *testing.T) {
 	}
 	if status, _ := e.get("/agui/messages"); status != 400 {
 		t.Errorf("GET without threadId = %d, want 400", status)
+	}
+}
+
+// A call the user denied is a tool message with metadata {isError,
+// denied} in the messages a server restarted on the same store reads
+// back, as in the stream; a tool's failure is an error without the mark.
+func TestMessagesDenied(t *testing.T) {
+	store := session.NewMemory()
+	onStore := func(c *agentserver.Config) { c.Store = store }
+	e := newEnv(t, servertest.NeedsOslo, byHeader, onStore)
+	e.Model.Enqueue(fake.Calls(servertest.Call("Oslo"), fake.Call("no_such_tool", nil)), fake.Text("Not Oslo, then."))
+	r := e.post("/agui", runInput("t1", "r1", "m1", "Weather in Oslo?"))
+	interrupts := r.last()["outcome"].(map[string]any)["interrupts"].([]any)
+	id := interrupts[0].(map[string]any)["id"].(string)
+	r = e.post("/agui", map[string]any{"threadId": "t1", "runId": "r2", "messages": []any{},
+		"resume": []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"approved": false, "reason": "not today"}}}})
+	var live map[string]any
+	for _, ev := range r.events {
+		if ev["type"] == "TOOL_CALL_RESULT" && ev["toolCallId"] == id {
+			live = ev
+		}
+	}
+	if live == nil || !cmp.Equal(live["metadata"], map[string]any{"isError": true, "denied": true}) {
+		t.Fatalf("the denial live: %v", r.events)
+	}
+
+	restarted := newEnv(t, servertest.NeedsOslo, byHeader, onStore)
+	status, body := restarted.get("/agui/messages?threadId=t1")
+	var got struct{ Messages []agui.Message }
+	if err := json.Unmarshal([]byte(body), &got); err != nil || status != 200 || len(got.Messages) != 5 {
+		t.Fatalf("GET messages = %d %v %s", status, err, body)
+	}
+	unknown := `unknown tool "no_such_tool"; available tools: get_weather`
+	want := []agui.Message{
+		{ID: "h1-0-result", Role: "tool", ToolCallID: "h1-0", Content: "not today", Error: "not today", Metadata: json.RawMessage(`{"isError":true,"denied":true}`)},
+		{ID: "h1-1-result", Role: "tool", ToolCallID: "h1-1", Content: unknown, Error: unknown, Metadata: json.RawMessage(`{"isError":true}`)},
+	}
+	if diff := cmp.Diff(want, got.Messages[2:4]); diff != "" {
+		t.Errorf("the answers after a restart (-want +got):\n%s", diff)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"google.golang.org/genai"
 )
 
@@ -38,10 +39,12 @@ type UIPart struct {
 	Approval   *Approval       `json:"approval,omitempty"`
 }
 
-// Approval is a tool part's approval.
+// Approval is a tool part's approval. Reason is why a call was denied,
+// the message the model read (on an output-denied part only).
 type Approval struct {
 	ID       string `json:"id"`
 	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // messages answers GET {id}/messages: the chat's stored history as
@@ -85,12 +88,12 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request, path string) 
 // and files; files as data: URLs, or their URI), and an assistant message
 // per run, as the stream builds it: a step-start for each model turn, its
 // reasoning (thought summaries), text, and tool parts, each in the state
-// its stored answer gives (output-available, or output-error with its
-// text; input-available when nothing answered it). a tells which calls
-// needed approval (its Config.NeedsApproval): those that ran carry
-// approval {approved: true}; one answered with an error is output-error,
-// since the history, which holds what the model was told, does not tell a
-// denial from a failure. Ids are derived from positions in the history:
+// its stored answer gives (output-available; output-error with its
+// text; output-denied, approval {approved: false, reason}, for a call
+// refused rather than run, as geminiadapter.Denied reads its answer;
+// input-available when nothing answered it). a tells which calls needed
+// approval (its Config.NeedsApproval): those that ran carry approval
+// {approved: true}. Ids are derived from positions in the history:
 // the same on every load (a call's id too: not the one the run's stream
 // gave it, which the history does not keep).
 func Messages(ctx context.Context, a *agent.Agent, history []*genai.Content) []UIMessage {
@@ -189,6 +192,10 @@ func appendText(parts []UIPart, typ, text string) []UIPart {
 // answer sets a tool part's state from the response that answered it;
 // approval says the call needed approval.
 func answer(p *UIPart, approval bool, fr *genai.FunctionResponse) {
+	if reason, ok := geminiadapter.Denied(fr); ok {
+		p.State, p.Approval = "output-denied", &Approval{ID: p.ToolCallID, Reason: reason}
+		return
+	}
 	if msg, ok := fr.Response["error"]; ok {
 		p.State, p.ErrorText = "output-error", fmt.Sprint(msg)
 		return

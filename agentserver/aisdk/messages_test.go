@@ -3,12 +3,16 @@ package aisdk_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
 	"github.com/toolnexus/toolnexus-go/agentserver/internal/servertest"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
 )
 
@@ -89,15 +93,7 @@ func TestMessagesRunInProgress(t *testing.T) {
 	e.do("POST", "/api/chat", chatBody("c1", "m1", "Hi"))
 	e.Model.Enqueue(fake.Calls(servertest.Call("Oslo")), fake.Text("Oslo: sunny."))
 	r := e.do("POST", "/api/chat", chatBody("c1", "m2", "Weather in Oslo?"))
-	var callID string
-	for _, c := range r.chunks {
-		if c["type"] == "tool-approval-request" {
-			callID = c["toolCallId"].(string)
-		}
-	}
-	if callID == "" {
-		t.Fatalf("no approval request: %s", r.body)
-	}
+	callID := approvalRequest(t, r)
 	load := func(user string) []aisdk.UIMessage {
 		t.Helper()
 		r := e.doAs(user, "GET", "/api/chat/c1/messages", "")
@@ -124,4 +120,59 @@ func TestMessagesRunInProgress(t *testing.T) {
 	if len(got) != 4 || !cmp.Equal(got[2], want) || got[3].Role != "assistant" {
 		t.Errorf("the messages once the run is over: %+v", got)
 	}
+}
+
+// A call the user denied is output-denied, with its reason, in the
+// messages a server restarted on the same store reads back, and a
+// tool's failure stays output-error.
+func TestMessagesDenied(t *testing.T) {
+	store := session.NewMemory()
+	onStore := func(c *agentserver.Config) { c.Store = store }
+	e := newEnv(t, servertest.NeedsOslo, byHeader, onStore)
+	e.Model.Enqueue(fake.Calls(servertest.Call("Oslo"), fake.Call("no_such_tool", nil)), fake.Text("Not Oslo, then."))
+	r := e.do("POST", "/api/chat", chatBody("c1", "m1", "Weather in Oslo?"))
+	callID := approvalRequest(t, r)
+	deny := `{"id":"c1","messages":[{"id":"a","role":"assistant","parts":[{"type":"tool-get_weather","toolCallId":"` + callID +
+		`","state":"approval-responded","input":{"city":"Oslo"},"approval":{"id":"` + callID + `","approved":false,"reason":"not today"}}]}]}`
+	if r := e.do("POST", "/api/chat", deny); r.status != 200 || !slices.Contains(r.types(), "tool-output-denied") {
+		t.Fatalf("the denial = %d %s", r.status, r.body)
+	}
+
+	restarted := newEnv(t, servertest.NeedsOslo, byHeader, onStore)
+	r = restarted.do("GET", "/api/chat/c1/messages", "")
+	var got []aisdk.UIMessage
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil || r.status != http.StatusOK {
+		t.Fatalf("GET messages = %d %v %s", r.status, err, r.body)
+	}
+	if len(got) != 2 || len(got[1].Parts) != 5 {
+		t.Fatalf("messages = %+v", got)
+	}
+	want := []aisdk.UIPart{
+		{Type: "tool-get_weather", ToolCallID: "h1-0", State: "output-denied", Input: json.RawMessage(`{"city":"Oslo"}`),
+			Approval: &aisdk.Approval{ID: "h1-0", Reason: "not today"}},
+		{Type: "tool-no_such_tool", ToolCallID: "h1-1", State: "output-error", Input: json.RawMessage(`{}`),
+			ErrorText: `unknown tool "no_such_tool"; available tools: get_weather`},
+	}
+	if diff := cmp.Diff(want, got[1].Parts[1:3]); diff != "" {
+		t.Errorf("the calls after a restart (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(r.body, `"approval":{"id":"h1-0","approved":false,"reason":"not today"}`) {
+		t.Errorf("the denied part's JSON: %s", r.body)
+	}
+}
+
+// approvalRequest returns the toolCallId of the reply's last
+// tool-approval-request, and fails the test when it has none.
+func approvalRequest(t *testing.T, r *reply) string {
+	t.Helper()
+	var callID string
+	for _, c := range r.chunks {
+		if c["type"] == "tool-approval-request" {
+			callID = c["toolCallId"].(string)
+		}
+	}
+	if callID == "" {
+		t.Fatalf("no approval request: %s", r.body)
+	}
+	return callID
 }

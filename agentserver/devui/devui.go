@@ -312,10 +312,6 @@ type threadJSON struct {
 	Len      int               `json:"len"`
 	From     int               `json:"from"`
 	Contents []json.RawMessage `json:"contents"`
-	// Denied are the ids of the thread's calls that were denied rather
-	// than run, as far as the recorder knows (see Recorder.denied): in the
-	// history, a denial is an error like any other.
-	Denied []string `json:"denied,omitempty"`
 	// Run is the thread's run in progress, with its new message (which
 	// the history holds once the run is saved): agentserver.RunInfo's
 	// Message, or, from a Runner that does not keep it, the recorder's.
@@ -379,9 +375,6 @@ func (h *handler) thread(r *http.Request, user string) (any, error) {
 			return &threadJSON{ID: id, Contents: []json.RawMessage{}}, nil
 		}
 		return nil, notFound("thread %q not found", id)
-	}
-	if h.rec != nil {
-		out.Denied = h.rec.denied(user, id)
 	}
 	if from < 0 {
 		from = max(0, len(contents)-maxContents)

@@ -18,9 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -687,14 +689,21 @@ func TestApprovalWait(t *testing.T) {
 	}
 }
 
-// A denied call's answer is an error in the stored history, like a tool's
-// failure: the thread route names the calls that were denied.
+// A denied call's answer is marked in the stored history, {error,
+// denied: true}, which the thread route gives the page as it is: a
+// server restarted on the same store, its recorder new, still tells the
+// denial from a result (and from a failure, which has no mark).
 func TestDeniedCalls(t *testing.T) {
-	e := newEnv(t, envOpts{agent: func(c *agent.Config) {
-		c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Args["city"] == "Oslo" }
-	}})
-	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Oslo"}), fake.Call("get_weather", map[string]any{"city": "Rome"})),
-		fake.Text("Rome is sunny; Oslo I may not say."))
+	store := session.NewMemory()
+	opts := envOpts{
+		agent: func(c *agent.Config) {
+			c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Args["city"] == "Oslo" }
+		},
+		server: func(c *agentserver.Config) { c.Store = store },
+	}
+	e := newEnv(t, opts)
+	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Oslo"}), fake.Call("get_weather", map[string]any{"city": "Rome"}),
+		fake.Call("no_such_tool", nil)), fake.Text("Rome is sunny; Oslo I may not say."))
 	id := runOf(t, e.chat("alice", "t1", "Weather in Oslo and Rome?"))
 	var tl timeline
 	e.get("/api/runs/"+id, "alice", &tl)
@@ -706,33 +715,33 @@ func TestDeniedCalls(t *testing.T) {
 	}
 	e.decide("alice", "t1", "get_weather", oslo.CallID, false)
 	e.settled(id)
+
+	restarted := newEnv(t, opts)
 	var th threadJSON
-	e.get("/api/threads/t1", "alice", &th)
-	type call struct{ ID, Name string }
-	var calls []call
+	restarted.get("/api/threads/t1", "alice", &th)
+	var answers []map[string]any
 	for _, raw := range th.Contents {
-		var c struct { // the page's view: signatures are notes, not bytes
-			Parts []struct{ FunctionCall *call }
+		var c struct {
+			Parts []struct {
+				FunctionResponse *struct{ Response map[string]any }
+			}
 		}
 		if err := json.Unmarshal(raw, &c); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range c.Parts {
-			if p.FunctionCall != nil {
-				calls = append(calls, *p.FunctionCall)
+			if p.FunctionResponse != nil {
+				answers = append(answers, p.FunctionResponse.Response)
 			}
 		}
 	}
-	if len(calls) != 2 || calls[0].ID == "" || len(th.Denied) != 1 || th.Denied[0] != calls[0].ID {
-		t.Errorf("the denied calls: %q; the calls: %+v", th.Denied, calls)
+	want := []map[string]any{
+		{"error": "the user denied this call", "denied": true},
+		{"result": map[string]any{"city": "Rome", "sky": "sunny"}},
+		{"error": `unknown tool "no_such_tool"; available tools: get_weather`},
 	}
-	// Another user's thread of the same name has none.
-	e.model.Enqueue(fake.Text("Hello."))
-	e.settled(runOf(t, e.chat("bob", "t1", "Hello")))
-	th = threadJSON{}
-	e.get("/api/threads/t1", "bob", &th)
-	if len(th.Denied) != 0 {
-		t.Errorf("bob's thread's denied calls: %q", th.Denied)
+	if diff := cmp.Diff(want, answers); diff != "" {
+		t.Errorf("the answers after a restart (-want +got):\n%s", diff)
 	}
 }
 

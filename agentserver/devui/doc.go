@@ -26,12 +26,9 @@
 //     are shown as they come. A page reloaded while a run goes on finds it
 //     and reads it from its start.
 //   - Denied calls: shown denied, with the reason, live and after a
-//     reload. In the stored history a denied call's answer is an error
-//     like a tool's failure; the thread route names the denied calls the
-//     Recorder saw (the user's runs it keeps, while the process lives)
-//     that the model gave an id (Gemini 3 gives every call one). Any
-//     other denied call is shown after a reload as an error, with the
-//     message the model read.
+//     reload or a restart: the stored history marks a denied call's
+//     answer {"error": reason, "denied": true} (geminiadapter.Response),
+//     which tells it from a tool's failure.
 //   - Runs: each recorded run, with where it stands (running, waiting for
 //     approval or for a browser tool, done, failed, cancelled), as a
 //     timeline: model calls and tool calls as
@@ -89,7 +86,7 @@
 //
 //	GET  api/info                     the agent and the server's limits
 //	GET  api/threads[?limit=N&cursor=C]  a page of the user's threads, {"threads":[…],"next":C}
-//	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer), its denied calls, its run in progress;
+//	GET  api/threads/{id}[?from=N]    a thread's contents (500 at most per answer; denied calls marked), its run in progress;
 //	                                  404 for a thread that does not exist, an empty one with ?missing=empty
 //	GET  api/runs[?thread=id]         the user's recorded runs, the latest first, each with the tools it called
 //	GET  api/runs/{id}                a run's timeline

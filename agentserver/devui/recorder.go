@@ -526,27 +526,6 @@ func (rec *runRec) waitingFor() agentserver.PendingKind {
 	return kind
 }
 
-// denied returns the ids the model gave the calls of user's recorded runs
-// on thread that were denied (by a person, or because nobody decided in
-// time): what the stored history, where such a call's answer is an error
-// like any other, does not say. Calls the model gave no id are not
-// among them.
-func (r *Recorder) denied(user, thread string) []string {
-	var ids []string
-	for _, rec := range r.list(user) {
-		rec.mu.Lock()
-		if rec.thread == thread {
-			for _, sp := range rec.spans {
-				if sp.kind == "tool" && sp.parent == 0 && sp.call != nil && sp.call.ID != "" && sp.result != nil && errorsIsDenied(sp.result) {
-					ids = append(ids, sp.call.ID)
-				}
-			}
-		}
-		rec.mu.Unlock()
-	}
-	return ids
-}
-
 // callSpan returns the span of the served run's call id.
 func (rec *runRec) callSpan(id string) *span {
 	for turn, ids := range rec.callIDs {

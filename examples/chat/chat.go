@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
+	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"github.com/toolnexus/toolnexus-go/geminiinteractions"
 	"github.com/toolnexus/toolnexus-go/history"
 	"github.com/toolnexus/toolnexus-go/internal/offline"
@@ -564,7 +565,8 @@ func (c *chat) approve(ctx context.Context, call *genai.FunctionCall) bool {
 
 // printHistory shows the conversation, one line per part, labelled with
 // who wrote it: user, model, or tool (a tool's result, which the model
-// receives in a user content).
+// receives in a user content; "denied" and the reason for a call the
+// user refused).
 func (c *chat) printHistory(ctx context.Context) error {
 	contents, err := c.convs.load(ctx)
 	if err != nil {
@@ -581,8 +583,13 @@ func (c *chat) printHistory(ctx context.Context) error {
 				fmt.Fprintf(c.out, "%-6s call %s %s\n", content.Role+":", part.FunctionCall.Name, compactJSON(part.FunctionCall.Args))
 			case part.FunctionResponse != nil:
 				// A tool's result travels in a user content; the user did
-				// not write it.
-				fmt.Fprintf(c.out, "%-6s %s -> %s\n", "tool:", part.FunctionResponse.Name, compactJSON(part.FunctionResponse.Response))
+				// not write it. A call refused rather than run says so.
+				fr := part.FunctionResponse
+				if reason, denied := geminiadapter.Denied(fr); denied {
+					fmt.Fprintf(c.out, "%-6s %s denied: %s\n", "tool:", fr.Name, reason)
+					continue
+				}
+				fmt.Fprintf(c.out, "%-6s %s -> %s\n", "tool:", fr.Name, compactJSON(fr.Response))
 			case part.Thought:
 				continue
 			case part.Text != "":

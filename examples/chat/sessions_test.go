@@ -30,6 +30,13 @@ func TestOfflineSessionIsKept(t *testing.T) {
 			t.Errorf("/history lacks %q:\n%s", want, second)
 		}
 	}
+	// A call the user denied is shown denied in the next chat's
+	// /history, not as a tool's failure.
+	chatOutput(t, options{session: "demo", approve: true}, "What is the weather in Oslo?\nn\n")
+	third := chatOutput(t, options{session: "demo"}, "/history\n")
+	if want := "tool:  get_weather denied: the user did not allow this call\n"; !strings.Contains(third, want) {
+		t.Errorf("/history lacks %q:\n%s", want, third)
+	}
 	path := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "toolnexus", "chat-sessions.db")
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("no sessions file where the user's config goes: %v", err)

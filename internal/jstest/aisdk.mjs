@@ -298,8 +298,8 @@ const scenarios = {
     const oslo = weather.filter((p) => p.input.city === 'Oslo');
     assert.equal(oslo[0].state, 'output-available');
     assert.deepEqual(oslo[0].approval, { id: oslo[0].toolCallId, approved: true });
-    assert.equal(oslo[1].state, 'output-error', 'the denial');
-    assert.match(oslo[1].errorText, /not today/);
+    assert.equal(oslo[1].state, 'output-denied', `the denial: ${JSON.stringify(oslo[1])}`);
+    assert.deepEqual(oslo[1].approval, { id: oslo[1].toolCallId, approved: false, reason: 'not today' });
     const [stopped] = (await (await fetch(`${url}/js-stop/messages`)).json()).flatMap((m) => toolParts(m, 'get_weather'));
     assert.equal(stopped.state, 'output-error');
 

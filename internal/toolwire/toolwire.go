@@ -141,9 +141,14 @@ func Text(out any) string {
 
 // ErrorText is a failed call's message as JSON, {"error": message}, for the
 // APIs whose tool results have no error flag: the model reads that the
-// call failed, and why, as it does from Gemini's functionResponse.
+// call failed, and why, as it does from Gemini's functionResponse. A call
+// refused rather than run (r.Err wraps toolset.ErrDenied) is marked as
+// geminiadapter.Response marks it: {"error": message, "denied": true}.
 func ErrorText(r toolset.Result) string {
-	b, _ := json.Marshal(map[string]string{"error": Text(r.Output)})
+	b, _ := json.Marshal(struct {
+		Error  string `json:"error"`
+		Denied bool   `json:"denied,omitempty"`
+	}{Text(r.Output), errors.Is(r.Err, toolset.ErrDenied)})
 	return string(b)
 }
 

@@ -224,7 +224,7 @@ async function openChat(thread) {
   if (state.thread !== thread) return;
   if (data) {
     if (data.from > 0) box.append(el('p', { class: 'muted' }, `(${data.from} earlier contents not shown)`));
-    renderHistory(box, data.contents, data.denied);
+    renderHistory(box, data.contents);
     if (data.run) {
       if (data.run.message) renderUser(box, textOf(data.run.message));
       resume(thread);
@@ -675,10 +675,8 @@ class ToolCard {
 
 // renderHistory renders stored contents as the chat shows them: the
 // user's messages, and each run's answer with its tool calls and results.
-// denied are the ids of the calls that were denied (the thread route's):
-// in the contents, their answers are errors like any other.
-function renderHistory(box, contents, denied) {
-  const deniedIDs = new Set(denied || []);
+// A call denied rather than run is answered {error, denied: true}.
+function renderHistory(box, contents) {
   let view = null;
   for (const c of contents) {
     const parts = c.parts || [];
@@ -702,7 +700,7 @@ function renderHistory(box, contents, denied) {
         if (!card) return;
         const resp = r.response || {};
         const text = 'error' in resp && (typeof resp.error === 'string' ? resp.error : pretty(resp.error));
-        if (text !== false && deniedIDs.has(card.id)) card.denied(text);
+        if (text !== false && resp.denied === true) card.denied(text);
         else if (text !== false) card.failed(text);
         else card.done('result' in resp ? resp.result : resp);
       });

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/agentserver/devui"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
@@ -182,11 +184,14 @@ func shot(t *testing.T, ctx context.Context, name string) string {
 // bench is the server the page talks to: an agent on a scripted fake
 // model, served by agentserver with devui's handler and recorder.
 type bench struct {
-	t     *testing.T
-	model *fake.Server
-	srv   *agentserver.Server
-	http  *httptest.Server
-	gated *gatedModels
+	t       *testing.T
+	model   *fake.Server
+	agent   *agent.Agent
+	store   session.Store
+	srv     *agentserver.Server          // the server serving now (see restart)
+	handler atomic.Pointer[http.Handler] // its dev UI, which http serves
+	http    *httptest.Server
+	gated   *gatedModels
 
 	barrier     chan struct{} // closed when both weather calls run
 	arrived     atomic.Int32
@@ -259,13 +264,11 @@ func newBench(t *testing.T) *bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := devui.NewRecorder(nil)
-	b.srv, err = agentserver.New(agentserver.Config{Agent: a, Observer: rec, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.http = httptest.NewServer(devui.Handler(b.srv, &devui.Options{BrowserTools: []agentserver.ToolDecl{
-		{Name: "get_location", Description: "The city the user is in: ask them"}}}))
+	b.agent, b.store = a, session.NewMemory()
+	b.serve()
+	b.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*b.handler.Load()).ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -283,6 +286,34 @@ func newBench(t *testing.T) *bench {
 	b.releaseDeploy = sync.OnceFunc(func() { close(b.deployDone) })
 	t.Cleanup(b.releaseDeploy)
 	return b
+}
+
+// serve starts a server, with a recorder of its own, on the bench's
+// agent and store, and serves its dev UI at the bench's address.
+func (b *bench) serve() {
+	b.t.Helper()
+	srv, err := agentserver.New(agentserver.Config{Agent: b.agent, Store: b.store, Observer: devui.NewRecorder(nil),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var h http.Handler = devui.Handler(srv, &devui.Options{BrowserTools: []agentserver.ToolDecl{
+		{Name: "get_location", Description: "The city the user is in: ask them"}}})
+	b.srv = srv
+	b.handler.Store(&h)
+}
+
+// restart closes the server and serves a new one on the same store, at
+// the same address: what a restart of the process looks like to the
+// page, the recorder's runs gone with the old one.
+func (b *bench) restart() {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.srv.Close(ctx); err != nil {
+		b.t.Fatalf("Close: %v", err)
+	}
+	b.serve()
 }
 
 // question returns the user's latest message in a request.

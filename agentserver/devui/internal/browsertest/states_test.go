@@ -23,7 +23,7 @@ func noButtons(name string) string {
 // A decided call keeps no Approve or Deny button: not live, not after a
 // reload that reads the run again from its start, not after a reload that
 // renders the stored history. A denied call is shown denied in all three,
-// never as a tool that failed.
+// and after a restart of the server, never as a tool that failed.
 func TestDecidedCalls(t *testing.T) {
 	b := newBench(t)
 	ctx := browser(t)
@@ -73,20 +73,28 @@ func TestDecidedCalls(t *testing.T) {
 		t.Errorf("send_email ran though it was denied (to %s)", to)
 	default:
 	}
-	eval(t, ctx, `window.beforeReload = true`, &marked)
-	run(t, ctx, "reloading", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#input")))
-	until(t, ctx, "the stored conversation", `!window.beforeReload && document.querySelectorAll('#messages .tool').length === 2`)
-	var reloaded card
-	eval(t, ctx, cardOf, &reloaded)
-	if reloaded.State != "denied" || reloaded.Status != "denied: not today" {
-		t.Errorf("the denied call after a reload: %+v", reloaded)
+	// Reloaded, the page renders the stored history: the call denied,
+	// no buttons anywhere.
+	reloaded := func(after string) {
+		t.Helper()
+		eval(t, ctx, `window.beforeReload = true`, &marked)
+		run(t, ctx, "reloading "+after, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#input")))
+		until(t, ctx, "the stored conversation", `!window.beforeReload && document.querySelectorAll('#messages .tool').length === 2`)
+		var stored card
+		eval(t, ctx, cardOf, &stored)
+		if stored.State != "denied" || stored.Status != "denied: not today" {
+			t.Errorf("the denied call %s: %+v", after, stored)
+		}
+		if !evalBool(t, ctx, `[...document.querySelectorAll('#messages .tool button')].every(b => !b.checkVisibility())`) {
+			t.Errorf("a stored call shows buttons %s", after)
+		}
 	}
-	var all bool
-	eval(t, ctx, `[...document.querySelectorAll('#messages .tool button')].every(b => !b.checkVisibility())`, &all)
-	if !all {
-		t.Error("a stored call shows buttons after the reload")
-	}
+	reloaded("after a reload")
 	shot(t, ctx, "denied-reloaded")
+	// After a restart, nothing recorded: the stored history says the
+	// call was denied, and the page shows it so.
+	b.restart()
+	reloaded("after a restart")
 }
 
 // evalBool evaluates a boolean expression in the page.

@@ -140,12 +140,12 @@ func TestWebAISDK(t *testing.T) {
 	primes := tool("count_primes", "2000000000")
 	until(t, ctx, "count_primes' progress", primes+`?.dataset.state === 'input-available' && `+primes+`.querySelector('.progress') != null`)
 	run(t, ctx, "reloading the page", chromedp.Reload())
-	// The stored history has the first turn (a denial is an error there:
-	// the history does not tell one apart) and the question of the run in
-	// progress, the resumed stream its answer so far.
+	// The stored history has the first turn (the denial marked denied)
+	// and the question of the run in progress, the resumed stream its
+	// answer so far.
 	until(t, ctx, "the history and the resumed run after the reload",
 		`document.querySelector('.message.user')?.textContent.includes('Paris and Tokyo') && `+lastQuestion+`.includes('primes are there below 2 billion') && `+paris+`?.dataset.state === 'output-available' && `+
-			tokyo+`?.dataset.state === 'output-error' && `+tokyo+`.textContent.includes('denied') && `+
+			tokyo+`?.dataset.state === 'output-denied' && `+tokyo+`.textContent.includes('denied') && `+
 			primes+`?.querySelector('.progress') != null && document.querySelector('button.stop') != null`)
 	shot(t, ctx, "web-reloaded")
 	run(t, ctx, "stopping the run", chromedp.Click(chromedp.CSS(`button.stop`)))
@@ -186,7 +186,7 @@ func TestWebAGUI(t *testing.T) {
 	run(t, ctx, "reloading the page", chromedp.Reload())
 	until(t, ctx, "the history and the reconnected run after the reload",
 		`document.querySelector('.message.user')?.textContent.includes('Paris and Tokyo') && `+lastQuestion+`.includes('primes are there below 2 billion') && `+paris+`?.dataset.state === 'output-available' && `+
-			tokyo+`?.dataset.state === 'output-error' && `+primes+`?.querySelector('.progress') != null && document.querySelector('button.stop') != null`)
+			tokyo+`?.dataset.state === 'output-denied' && `+primes+`?.querySelector('.progress') != null && document.querySelector('button.stop') != null`)
 	shot(t, ctx, "web-agui-reloaded")
 	run(t, ctx, "stopping the run", chromedp.Click(chromedp.CSS(`button.stop`)))
 	until(t, ctx, "the stopped call", primes+`.dataset.state === 'output-error' && document.querySelector('button.send') != null`)
