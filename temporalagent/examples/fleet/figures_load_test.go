@@ -329,6 +329,16 @@ func waitingDay(t *testing.T) {
 	time.Sleep(half)
 	idle := float64(cpu(t)-c0) / time.Since(w0).Minutes()
 	idleLoad := loadavg()
+	pHalf := measure()
+	kib := func(a, b uint64) float64 { return float64(int64(b)-int64(a)) / 1024 / n }
+	t.Logf("a run waiting for approval, RunTimeout 48h, %v of waiting:", wait)
+	t.Logf("  history at the start of the wait: %d events, %d bytes; %v later: %d events, %d bytes; events %v",
+		p0.events, p0.bytes, half, pHalf.events, pHalf.bytes, pHalf.kinds)
+	t.Logf("  mutable state in the Temporal store (proto size): %d bytes at the start, %d after %v; %d timer(s), %d activities pending",
+		p0.state, pHalf.state, half, pHalf.timers, pHalf.activities)
+	t.Logf("  heap per waiting run (%d runs): %.1f KiB in A's worker cache and the server; %.1f KiB after PurgeStickyWorkflowCache; %.1f KiB after a query replayed each",
+		n, kib(h0, hCached), kib(h0, hEvicted), kib(h0, hReplayed))
+	t.Logf("  the first query after eviction (replay of %d events): p50 %v p99 %v", p0.events, quantile(replays, .5), quantile(replays, .99))
 
 	queries := &counting{method: "/QueryWorkflow"}
 	rc, err := client.Dial(client.Options{HostPort: f.ts.GetFrontendHostPort(), Namespace: f.ts.GetDefaultNamespace(), Logger: devtemporal.QuietLogger,
@@ -341,39 +351,48 @@ func waitingDay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, stop := context.WithTimeout(ctx, half)
+	// The readers end when stop is called: an error before that is the
+	// Temporal service's, counted and read again from where it failed.
+	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	errs := make([]error, readers)
+	var failed atomic.Int64
+	var ended atomic.Value
 	c1, w1 := cpu(t), time.Now()
 	for i := range readers {
 		wg.Go(func() {
-			cur, err := rr.Attach(rctx, runs[i], 0)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer cur.Close()
-			for {
-				rec, ok, err := cur.Next(rctx, time.Hour)
-				if rctx.Err() != nil {
-					return
-				}
+			var at int64
+			for rctx.Err() == nil {
+				cur, err := rr.Attach(rctx, runs[i], at)
 				if err != nil {
-					errs[i] = err
-					return
+					failed.Add(1)
+					continue
 				}
-				if ok && rec.Kind == agentserver.KindDone {
-					errs[i] = fmt.Errorf("run %s ended while it waited", runs[i])
-					return
+				for {
+					rec, ok, err := cur.Next(rctx, time.Hour)
+					if err != nil {
+						if rctx.Err() == nil {
+							failed.Add(1)
+						}
+						break
+					}
+					if ok {
+						at = rec.Offset + 1
+						if rec.Kind == agentserver.KindDone {
+							ended.Store(fmt.Errorf("run %s ended while it waited", runs[i]))
+						}
+					}
 				}
+				cur.Close()
 			}
 		})
 	}
+	time.Sleep(half)
+	stop()
 	wg.Wait()
 	read := time.Since(w1)
 	withReaders := float64(cpu(t)-c1) / read.Minutes()
-	if err := errors.Join(errs...); err != nil {
+	if err, _ := ended.Load().(error); err != nil {
 		t.Fatal(err)
 	}
 	q := queries.n.Load()
@@ -381,27 +400,18 @@ func waitingDay(t *testing.T) {
 	if err := rr.Close(ctx); err != nil {
 		t.Error(err)
 	}
-
-	kib := func(a, b uint64) float64 { return float64(int64(b)-int64(a)) / 1024 / n }
 	perReader := time.Duration((withReaders - idle) / readers)
 	perQuery := time.Duration((withReaders - idle) * read.Minutes() / float64(q))
-	t.Logf("a run waiting for approval, RunTimeout 48h, %v of waiting:", wait)
-	t.Logf("  history at the start of the wait: %d events, %d bytes; %v later: %d events, %d bytes; events %v",
-		p0.events, p0.bytes, wait, p1.events, p1.bytes, p1.kinds)
-	t.Logf("  mutable state in the Temporal store (proto size): %d bytes at the start, %d after; %d timer(s), %d activities pending",
-		p0.state, p1.state, p1.timers, p1.activities)
-	t.Logf("  heap per waiting run (%d runs): %.1f KiB in A's worker cache and the server; %.1f KiB after PurgeStickyWorkflowCache; %.1f KiB after a query replayed each",
-		n, kib(h0, hCached), kib(h0, hEvicted), kib(h0, hReplayed))
-	t.Logf("  the first query after eviction (replay of %d events): p50 %v p99 %v", p0.events, quantile(replays, .5), quantile(replays, .99))
-	t.Logf("  process CPU per minute: %v with no reader (load %s); %v with %d readers polling every %v (load %s): %d queries in %v",
+	t.Logf("  history %v later: %d events, %d bytes; mutable state %d bytes", wait, p1.events, p1.bytes, p1.state)
+	t.Logf("  process CPU per minute: %v with no reader (load %s); %v with %d readers polling every %v (load %s): %d queries in %v, %d failed",
 		time.Duration(idle), firstField(idleLoad), time.Duration(withReaders), readers, temporalagent.DefaultPollInterval, firstField(loadavg()),
-		q, read.Round(time.Second))
+		q, read.Round(time.Second), failed.Load())
 	t.Logf("  an attached reader costs %v CPU per minute (%v per query, the Temporal server's share included): %v per day",
 		perReader, perQuery, perReader*24*60)
 	t.Logf("  extrapolated to 10,000 runs waiting a day: history %.1f MiB and mutable state %.1f MiB in the store (neither grows with the wait); worker cache %.0f MiB if all stay cached (the SDK's default cache holds 10,000 workflows)",
 		float64(p1.bytes)*1e4/(1<<20), float64(p1.state)*1e4/(1<<20), (kib(h0, hCached)-kib(h0, hEvicted))*1e4/1024)
-	if p1.events != p0.events || p1.bytes != p0.bytes {
-		t.Errorf("the history grew while the run waited: %+v then %+v", p0, p1)
+	if p1.events != p0.events || p1.bytes != p0.bytes || pHalf.events != p0.events {
+		t.Errorf("the history grew while the run waited: %+v, %+v, then %+v", p0, pHalf, p1)
 	}
 	for _, r := range runs {
 		if err := f.a.runner.Cancel(ctx, r); err != nil {
