@@ -27,16 +27,19 @@ import (
 
 // TestFigures measures the figures of BENCHMARKS.md ("Served runs on
 // Temporal (issue 34)"): FLEET_FIGURES=1 runs it, without -race, on the
-// store of TOOLNEXUS_PG_URL.
+// store of TOOLNEXUS_PG_URL; -run 'TestFigures/NAME' measures one of
+// its parts. waiting-day waits FLEET_WAIT (10m unless set).
 func TestFigures(t *testing.T) {
 	if os.Getenv("FLEET_FIGURES") != "1" {
 		t.Skip("FLEET_FIGURES=1 measures the figures of BENCHMARKS.md")
 	}
 	t.Logf("load average before: %s", loadavg())
-	failOver(t)
-	failOverKilled(t)
-	cpuPerRun(t)
-	waitingRun(t)
+	t.Run("failover", failOver)
+	t.Run("failover-killed", failOverKilled)
+	t.Run("cpu", cpuPerRun)
+	t.Run("waiting", waitingRun)
+	t.Run("runs-per-second", runsPerSecond)
+	t.Run("waiting-day", waitingDay)
 	t.Logf("load average after: %s", loadavg())
 }
 
