@@ -18,7 +18,7 @@ const fleetModule = "temporalagent/examples"
 
 // fleetFlags are the flags only the fleet command knows: with any of them
 // set, the server is an instance of a fleet.
-var fleetFlags = []string{"temporal", "namespace", "queue", "run-timeout"}
+var fleetFlags = []string{"temporal", "namespace", "queue", "run-timeout", "approval-timeout", "sticky-timeout"}
 
 // fleetRoot returns the repository's root: the first of dirs, or of their
 // parents, that holds the fleet's module.

@@ -14,7 +14,7 @@
 // Usage:
 //
 //	go run ./examples/server [-addr localhost:8080] [-approve] [-model gemini-3.5-flash] [-db file|postgres://…] [-cors origin]
-//	go run ./examples/server -temporal host:port -db postgres://… [-namespace default] [-queue toolnexus-fleet] [flags above]
+//	go run ./examples/server -temporal host:port -db postgres://… [-namespace default] [-queue toolnexus-fleet] [-run-timeout 48h] [-approval-timeout 24h] [-sticky-timeout 1s] [flags above]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // without one it runs on the built-in offline model (an in-process fake of
@@ -64,6 +64,7 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
 )
@@ -85,10 +86,12 @@ func main() {
 	temporal := flag.String("temporal", "", "serve as an instance of a fleet: the runs on the Temporal server at `host:port`, the threads in -db (shared by every instance); run by "+fleetModule+"/fleet, which this builds")
 	flag.String("namespace", "default", "with -temporal: the Temporal `namespace`")
 	flag.String("queue", "toolnexus-fleet", "with -temporal: the task `queue` of the fleet's workers")
-	flag.Duration("run-timeout", 0, "with -temporal: how long a run may take, waits for approval included (default: temporalagent's)")
+	flag.Duration("run-timeout", 48*time.Hour, "with -temporal: how long a run may take, its waits for approvals included")
+	flag.Duration("approval-timeout", 24*time.Hour, "with -temporal: how long a call waits for its approval before it is denied and the run goes on (0: until -run-timeout)")
+	flag.Duration("sticky-timeout", time.Second, "with -temporal: how long a run's next step waits for the instance that last ran it (killed, say) before another takes it")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: server [-addr host:port] [-approve] [-model name] [-live-model name] [-db file|postgres://…] [-cors origin]\n"+
-			"       server -temporal host:port -db postgres://… [-namespace ns] [-queue name] [-run-timeout d] [flags above]\n\n"+
+			"       server -temporal host:port -db postgres://… [-namespace ns] [-queue name] [-run-timeout d] [-approval-timeout d] [-sticky-timeout d] [flags above]\n\n"+
 			"Serves the demo agent over AG-UI (POST /agui), the AI SDK's UI message stream (POST /api/chat,\n"+
 			"GET and DELETE /api/chat/{id}/stream) and A2A (GET /.well-known/agent-card.json; 1.0: POST /a2a/v1, /a2a/v1/rest/;\n"+
 			"0.3: POST /a2a), on Gemini when "+

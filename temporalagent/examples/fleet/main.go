@@ -88,6 +88,7 @@ func main() {
 	flag.BoolVar(&temporalServer, "temporal-server", false, "start a Temporal server (SQLite in memory, loopback ports) in this process, print its frontend's host:port, and serve nothing else")
 	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
+	flag.StringVar(&opts.LiveModel, "live-model", serverapp.DefaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key (offline: the offline model's)")
 	flag.StringVar(&opts.DB, "db", "", "the threads' store: a postgres:// URL (or a SQLite `file`), shared by every instance")
 	flag.Var(&opts.CORS, "cors", "let pages of this `origin` call the server; repeat it, or separate origins with commas")
 	flag.Parse()

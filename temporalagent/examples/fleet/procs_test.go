@@ -286,8 +286,12 @@ func (p *proc) output() string {
 	return strings.Join(p.lines, "\n")
 }
 
-// kill kills the process with SIGKILL, and waits until it is gone.
+// kill kills the process with SIGKILL (its process group, when it leads
+// one), and waits until it is gone.
 func (p *proc) kill() {
+	if a := p.cmd.SysProcAttr; a != nil && a.Setpgid {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
 }

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,8 +38,17 @@ func TestServerCommandTemporal(t *testing.T) {
 	cmd := exec.Command(bin, "-temporal", ts.GetFrontendHostPort(), "-namespace", ts.GetDefaultNamespace(),
 		"-db", f.db, "-queue", f.queue, "-addr", "127.0.0.1:0")
 	cmd.Dir = root
+	// Its own process group, so that a kill reaches the go build it runs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fleet command is built into the user's cache directory: a
+	// temporary one here, with Go's build cache where it is.
+	env := []string{"XDG_CACHE_HOME=" + t.TempDir(), "GOCACHE=" + strings.TrimSpace(string(gocache))}
 	var url string
-	p, err := startCmd(t, "server -temporal", cmd, []string{"XDG_CACHE_HOME=" + t.TempDir()}, func(line string) bool {
+	p, err := startCmd(t, "server -temporal", cmd, env, func(line string) bool {
 		u, ok := field(line, "msg=serving", "url")
 		if ok {
 			url = u
@@ -62,5 +73,17 @@ func TestServerCommandTemporal(t *testing.T) {
 	if err != nil || run.State != agentserver.StateDone {
 		t.Fatalf("the thread's run, read from Temporal: %+v, %v", run, err)
 	}
-	p.stop()
+	// Not this test binary: it has no goroutine check of its own, and must
+	// only exit 0.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(procGuard):
+		t.Fatalf("the server did not end %v after SIGTERM:\n%s", procGuard, p.output())
+	}
+	if p.err != nil {
+		t.Errorf("the server after SIGTERM: %v\n%s", p.err, p.output())
+	}
 }
