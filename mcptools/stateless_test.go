@@ -79,10 +79,14 @@ func (wr *wire) wrap(h http.Handler) http.Handler {
 			Method string `json:"method"`
 		}
 		_ = json.Unmarshal(body, &m)
+		// Recorded before it is served: the client may read the response,
+		// and the test the record, before this handler returns.
+		wr.mu.Lock()
+		wr.requests = append(wr.requests, fmt.Sprintf("%s %s %q", m.Method, r.Header.Get("Mcp-Protocol-Version"), r.Header.Get("Mcp-Session-Id")))
+		wr.mu.Unlock()
 		h.ServeHTTP(w, r)
 		wr.mu.Lock()
 		defer wr.mu.Unlock()
-		wr.requests = append(wr.requests, fmt.Sprintf("%s %s %q", m.Method, r.Header.Get("Mcp-Protocol-Version"), r.Header.Get("Mcp-Session-Id")))
 		if w.Header().Get("Mcp-Session-Id") != "" {
 			wr.sessions++
 		}
