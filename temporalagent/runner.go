@@ -161,7 +161,12 @@ func (r *Runner) Start(ctx context.Context, in *agentserver.Input) (agentserver.
 	if err != nil {
 		return agentserver.RunInfo{}, nil, agentserver.BadRequest(0, "bad_message", "the message does not encode: %v", err)
 	}
-	if err := r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry}); err != nil {
+	err = r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry})
+	if errors.Is(err, session.ErrRunInProgress) && r.release(ctx, in.Thread) {
+		// The journal was of a run whose workflow closed without saving it.
+		err = r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry})
+	}
+	if err != nil {
 		if errors.Is(err, session.ErrRunInProgress) {
 			return agentserver.RunInfo{}, nil, busy(in.Conversation)
 		}
@@ -205,7 +210,7 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 	}
 	wi := runInput{Agent: r.cfg.Agent, Contents: append(slices.Clip(loaded), in.Message),
 		Served: &servedInput{RunID: id, Thread: in.Thread, Conversation: in.Conversation, User: in.User,
-			Loaded: len(loaded), Timeout: timeout, Started: now}}
+			Loaded: len(loaded), Timeout: timeout, Started: now, KeepLog: in.KeepLog}}
 	opts := client.StartWorkflowOptions{ID: wid, TaskQueue: r.cfg.TaskQueue,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
@@ -230,30 +235,6 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 			return agentserver.RunInfo{}, busy(in.Conversation)
 		}
 	}
-}
-
-// view queries the log of the thread's latest run, from offset.
-func (r *Runner) view(ctx context.Context, wid string, from int64) (*LogView, error) {
-	v, err := r.cfg.Client.QueryWorkflow(ctx, wid, "", LogQueryName, from)
-	var nf *serviceerror.NotFound
-	switch {
-	case errors.As(err, &nf):
-		return nil, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such run", Err: agentserver.ErrNotFound}
-	case err != nil && strings.Contains(err.Error(), "unknown queryType"):
-		// The thread's workflow is not a served run.
-		return nil, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such run", Err: agentserver.ErrNotFound}
-	case err != nil:
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, unavailable("reading a run", err)
-	}
-	var lv LogView
-	if err := v.Get(&lv); err != nil {
-		return nil, fmt.Errorf("temporalagent: reading a run: %w", err)
-	}
-	lv.Info.User = lv.User
-	return &lv, nil
 }
 
 // lookup returns the run runID names, with its log from offset.
@@ -454,6 +435,10 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 		}
 		c.buf, c.length = lv.Records, lv.Info.Len
 		if len(c.buf) > 0 {
+			continue
+		}
+		if lv.Info.State.Over() {
+			c.eof = true // the cursor is past the run's done record
 			continue
 		}
 		left := time.Until(deadline)
