@@ -25,32 +25,42 @@ import (
 
 // MaxFinalViewBytes bounds what a served run leaves in its workflow's
 // result for readers that come once the workflow is closed: its RunInfo
-// and its done record (with Input.KeepLog, its whole log when it fits).
-// The done record's text is cut to fit it; the thread in the store holds
-// the answer whole.
+// and its whole log when that fits, its done record otherwise, that
+// record's text cut to fit (the thread in the store holds the answer
+// whole).
 const MaxFinalViewBytes = 256 << 10
 
-// final is what the run leaves, once over, in its workflow's result: its
-// view with its whole log when the run was started with KeepLog and the
-// log fits within budget bytes, its done record alone otherwise, that
-// record's text cut (and its typed output left out) when even it does
-// not fit. Info.Done is left nil, since the done record holds it: the
-// reader sets it back (finalView). nil while the run is not over.
-func (s *servedLog) final(budget int) *LogView {
+// finalLog is what a served run leaves, once over, in its workflow's
+// result (runOutput.Served).
+type finalLog struct {
+	LogView
+	// Settled is servedLog.Settled, kept when the log is cut to its done
+	// record: how the run's calls were decided, for a late decision.
+	Settled map[string]string `json:",omitempty"`
+}
+
+// final is what the run leaves once over: its view with its whole log
+// when that fits within budget bytes (and MaxFinalViewBytes), its done
+// record alone otherwise, with how its calls were decided (when that
+// takes a quarter of the budget at most), that record's typed output
+// left out and then its text cut when it does not fit. Info.Done is
+// left nil, since the done record holds it: the reader sets it back
+// (finalView). nil while the run is not over.
+func (s *servedLog) final(budget int) *finalLog {
 	if s == nil || s.Done == nil {
 		return nil
 	}
 	budget = min(budget, MaxFinalViewBytes)
-	v := &LogView{Info: s.info(), User: s.In.User}
+	v := &finalLog{LogView: LogView{Info: s.info(), User: s.In.User, Records: s.Records}}
 	v.Info.Done = nil
-	if s.In.KeepLog {
-		v.Records = s.Records
-		if jsonSize(v) <= budget {
-			return v
-		}
+	if jsonSize(v) <= budget {
+		return v
 	}
 	last := s.Records[len(s.Records)-1]
 	v.Records = []agentserver.Record{last}
+	if len(s.Settled) > 0 && jsonSize(s.Settled) <= budget/4 {
+		v.Settled = s.Settled
+	}
 	size := jsonSize(v)
 	if size <= budget {
 		return v
@@ -88,6 +98,14 @@ func cutText(s string, n int) string {
 // the workflow left (closedView), so that a run that is over is read
 // without any worker.
 func (r *Runner) view(ctx context.Context, wid string, from int64) (*LogView, error) {
+	lv, _, err := r.read(ctx, wid, from)
+	return lv, err
+}
+
+// read is view, and how the run's calls were settled when the view
+// comes from a final view cut to its done record (nil otherwise: the
+// log's decision records say it).
+func (r *Runner) read(ctx context.Context, wid string, from int64) (*LogView, map[string]string, error) {
 	resp, err := r.cfg.Client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
 		WorkflowID: wid, QueryType: LogQueryName, Args: []any{from},
 		QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_OPEN,
@@ -96,9 +114,10 @@ func (r *Runner) view(ctx context.Context, wid string, from int64) (*LogView, er
 		return r.closedView(ctx, wid, from)
 	}
 	if err != nil {
-		return nil, queryError(ctx, err)
+		return nil, nil, queryError(ctx, err)
 	}
-	return decodeView(resp.QueryResult)
+	lv, err := decodeView(resp.QueryResult)
+	return lv, nil, err
 }
 
 // queryView reads the log with the log query alone: a query of a closed
@@ -146,7 +165,7 @@ func decodeView(v converter.EncodedValue) (*LogView, error) {
 // failed, from its input and how it closed. A run whose workflow left no
 // final view (one of a worker of an older version) is read with the log
 // query, which waits for a worker.
-func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogView, error) {
+func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogView, map[string]string, error) {
 	var out runOutput
 	err := r.cfg.Client.GetWorkflow(ctx, wid, "").Get(ctx, &out)
 	var (
@@ -159,24 +178,28 @@ func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogVi
 	switch {
 	case err == nil:
 	case errors.As(err, &notFound):
-		return nil, noRun()
+		return nil, nil, noRun()
 	case errors.As(err, &appErr):
 		_ = appErr.Details(&out) // a failure of another kind has none
 	case errors.As(err, &canErr):
 		_ = canErr.Details(&out)
 	case errors.As(err, &termErr):
-		return r.abortedView(ctx, wid, &agentserver.Failure{Code: "terminated", Message: "the run's workflow was terminated"})
+		lv, err := r.abortedView(ctx, wid, &agentserver.Failure{Code: "terminated", Message: "the run's workflow was terminated"})
+		return lv, nil, err
 	case errors.As(err, &timeErr):
-		return r.abortedView(ctx, wid, &agentserver.Failure{Code: "timeout", Message: "the run's workflow timed out"})
+		lv, err := r.abortedView(ctx, wid, &agentserver.Failure{Code: "timeout", Message: "the run's workflow timed out"})
+		return lv, nil, err
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	default:
-		return nil, unavailable("reading a run", err)
+		return nil, nil, unavailable("reading a run", err)
 	}
 	if out.Served == nil {
-		return r.queryView(ctx, wid, from)
+		lv, err := r.queryView(ctx, wid, from)
+		return lv, nil, err
 	}
-	return finalView(out.Served, from, false)
+	lv, err := finalView(&out.Served.LogView, from, false)
+	return lv, out.Served.Settled, err
 }
 
 // finalView answers from offset from a final view: the records at or
@@ -282,3 +305,17 @@ func (r *Runner) release(ctx context.Context, thread string) bool {
 // isUnknownQuery reports whether err is the answer of a workflow that
 // has no log query: not a served run.
 func isUnknownQuery(err error) bool { return strings.Contains(err.Error(), "unknown queryType") }
+
+// settledError is the error of a late decision about a call of a run
+// that is over, from how the run's calls were settled.
+func settledError(settled map[string]string, decisions []agentserver.Decision) error {
+	for _, d := range decisions {
+		switch settled[d.CallID] {
+		case "expired":
+			return &agentserver.Error{Status: http.StatusConflict, Code: "expired", Message: fmt.Sprintf("call %q was not decided in time; it was denied", d.CallID), Err: agentserver.ErrExpired}
+		case "decided":
+			return &agentserver.Error{Status: http.StatusConflict, Code: "decided", Message: fmt.Sprintf("call %q was decided already", d.CallID), Err: agentserver.ErrDecided}
+		}
+	}
+	return &agentserver.Error{Status: http.StatusConflict, Code: "unknown_call", Message: "the run is over: no call waits for a decision", Err: agentserver.ErrUnknownCall}
+}

@@ -330,16 +330,17 @@
 //
 //   - A run that ended (done, failed, cancelled, timed out by RunTimeout)
 //     leaves its final view in its workflow's result (or its error's
-//     details): its RunInfo and its KindDone record, or, for a run started
-//     with agentserver.Input.KeepLog, its whole log when that fits, a
-//     turn's text being one record already. It is bounded by
-//     [MaxFinalViewBytes] and by the payload the run may write
-//     (Agent.MaxPayloadBytes): past them, the done record's typed output is
-//     left out, then its text cut (ending with "…"); the thread in the
-//     store holds the answer whole. A cursor on it reads the records at or
-//     after its offset, then io.EOF, as the in-process runner's does on a
-//     log cut to its end. Reading it is one request to Temporal (the
-//     workflow's close event), and needs no worker.
+//     details): its RunInfo and its whole log, a turn's text being one
+//     record already, when that fits in [MaxFinalViewBytes] and in the
+//     payload the run may write (Agent.MaxPayloadBytes); past them, its
+//     KindDone record alone, as the in-process runner keeps of a run that
+//     is over, with how its calls were decided (so that a late decision
+//     still gets ErrDecided or ErrExpired), then without the record's
+//     typed output, then with its text cut (ending with "…"): the thread
+//     in the store holds the answer whole. A cursor on it reads the
+//     records at or after its offset, then io.EOF. Reading it is one
+//     request to Temporal (the workflow's close event), and needs no
+//     worker.
 //   - No command is added to the workflow (the view rides on the result it
 //     returned anyway), so histories recorded before replay as they did.
 //     A run whose workflow left no final view (ended on a worker of an

@@ -93,7 +93,7 @@ type runOutput struct {
 	Output  json.RawMessage        `json:",omitempty"` // a typed run's answer
 	// Served is a served run's final view, read once the workflow is
 	// closed without any worker (closed.go).
-	Served *LogView `json:",omitempty"`
+	Served *finalLog `json:",omitempty"`
 }
 
 // turnRecord is an agent.Turn without what the history already holds: the

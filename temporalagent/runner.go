@@ -210,7 +210,7 @@ func (r *Runner) start(ctx context.Context, in *agentserver.Input, id, wid strin
 	}
 	wi := runInput{Agent: r.cfg.Agent, Contents: append(slices.Clip(loaded), in.Message),
 		Served: &servedInput{RunID: id, Thread: in.Thread, Conversation: in.Conversation, User: in.User,
-			Loaded: len(loaded), Timeout: timeout, Started: now, KeepLog: in.KeepLog}}
+			Loaded: len(loaded), Timeout: timeout, Started: now}}
 	opts := client.StartWorkflowOptions{ID: wid, TaskQueue: r.cfg.TaskQueue,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
@@ -317,27 +317,26 @@ func (r *Runner) decisionError(ctx context.Context, wid, runID string, decisions
 	}
 	// The run ended (here or elsewhere) before the update reached it:
 	// its log says what became of the calls.
-	lv, lerr := r.view(ctx, wid, 0)
+	lv, settled, lerr := r.read(ctx, wid, 0)
 	if lerr != nil || lv.Info.ID != runID || !lv.Info.State.Over() {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return unavailable("deciding", err)
 	}
-	for _, rec := range lv.Records {
-		if rec.Kind != agentserver.KindDecision {
-			continue
-		}
-		for _, d := range decisions {
-			if rec.Decision.CallID == d.CallID && rec.Decision.Expired {
-				return &agentserver.Error{Status: http.StatusConflict, Code: "expired", Message: fmt.Sprintf("call %q was not decided in time; it was denied", d.CallID), Err: agentserver.ErrExpired}
-			}
-			if rec.Decision.CallID == d.CallID {
-				return &agentserver.Error{Status: http.StatusConflict, Code: "decided", Message: fmt.Sprintf("call %q was decided already", d.CallID), Err: agentserver.ErrDecided}
+	if settled == nil {
+		settled = map[string]string{}
+		for _, rec := range lv.Records {
+			switch {
+			case rec.Kind != agentserver.KindDecision:
+			case rec.Decision.Expired:
+				settled[rec.Decision.CallID] = "expired"
+			default:
+				settled[rec.Decision.CallID] = "decided"
 			}
 		}
 	}
-	return &agentserver.Error{Status: http.StatusConflict, Code: "unknown_call", Message: "the run is over: no call waits for a decision", Err: agentserver.ErrUnknownCall}
+	return settledError(settled, decisions)
 }
 
 // Cancel implements agentserver.Runner: it cancels the run's workflow,

@@ -49,9 +49,6 @@ type servedInput struct {
 	Loaded       int           // the contents of the thread before the run: history[:Loaded]
 	Timeout      time.Duration // the run's bound, its waits included; 0: none
 	Started      time.Time
-	// KeepLog keeps the run's whole log in what it leaves once over
-	// (servedLog.final), when it fits.
-	KeepLog bool `json:",omitempty"`
 }
 
 // servedLog is the state of a served run: its log, its pending calls and

@@ -21,8 +21,8 @@ import (
 )
 
 // A run that is over is read from what its closed workflow left, with no
-// worker of its queue at all: runs end on queue Q1 (finished, finished
-// with KeepLog, cancelled, terminated), every Q1 worker stops, and a
+// worker of its queue at all: runs end on queue Q1 (finished twice,
+// cancelled, terminated), every Q1 worker stops, and a
 // Runner of queue Q2 that has no worker reads each one (Latest, Lookup,
 // Attach); then a worker of Q2 comes, and a new message on each thread
 // starts a new run there.
@@ -39,9 +39,9 @@ func TestClosedRunsReadWithoutWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := func(conv, text string, keepLog bool) (agentserver.RunInfo, []agentserver.Record) {
+	start := func(conv, text string) (agentserver.RunInfo, []agentserver.Record) {
 		t.Helper()
-		in := &agentserver.Input{Thread: prefix + conv, Conversation: conv, User: "local", KeepLog: keepLog,
+		in := &agentserver.Input{Thread: prefix + conv, Conversation: conv, User: "local",
 			Message: genai.NewContentFromText(text, genai.RoleUser)}
 		info, cur, err := f.a.runner.Start(ctx, in)
 		if err != nil {
@@ -61,16 +61,16 @@ func TestClosedRunsReadWithoutWorkers(t *testing.T) {
 
 	done, keep, cancelled, terminated := id("closed-done"), id("closed-keep"), id("closed-cancel"), id("closed-term")
 	model.Enqueue(fake.Text("Hello."))
-	doneRun, _ := start(done, "Hi", false)
+	doneRun, _ := start(done, "Hi")
 	model.Enqueue(fake.Text("Kept."))
-	keepRun, keepLog := start(keep, "Keep it", true)
+	keepRun, keepLog := start(keep, "Keep it")
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "ann"})))
-	cancelRun, _ := start(cancelled, "Email Ann", false)
+	cancelRun, paused := start(cancelled, "Email Ann")
 	if err := f.b.runner.Cancel(ctx, cancelRun.ID); err != nil {
 		t.Fatal(err)
 	}
 	model.Enqueue(fake.Calls(fake.Call("send_email", map[string]any{"to": "tom"})))
-	termRun, _ := start(terminated, "Email Tom", false)
+	termRun, _ := start(terminated, "Email Tom")
 	if err := f.a.c.TerminateWorkflow(ctx, "agentserver/"+prefix+terminated, "", "an operator's"); err != nil {
 		t.Fatal(err)
 	}
@@ -140,15 +140,20 @@ func TestClosedRunsReadWithoutWorkers(t *testing.T) {
 	check(cancelled, cancelRun, agentserver.StateCancelled, "cancelled", "")
 	check(terminated, termRun, agentserver.StateFailed, "terminated", "")
 
-	// A run started with KeepLog is read whole, record for record.
+	// A run's log is read whole, record for record.
 	cur, err := r.Attach(ctx, keepRun.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := readUntil(t, cur, agentserver.KindDone); !slices.Equal(kinds(got), kinds(keepLog)) || got[2].Text != "Kept." {
-		t.Errorf("the kept log read without workers: %v, want %v", kinds(got), kinds(keepLog))
+		t.Errorf("the log read without workers: %v, want %v", kinds(got), kinds(keepLog))
 	}
 	cur.Close()
+	// A late decision about the cancelled run's call: the run is over.
+	late := []agentserver.Decision{{CallID: paused[len(paused)-1].Pending[0].Call.ID, Approved: true}}
+	if _, err := r.Decide(ctx, cancelRun.ID, late); !errors.Is(err, agentserver.ErrUnknownCall) {
+		t.Errorf("a decision about the cancelled run's call, without workers: %v", err)
+	}
 	if _, err := r.Attach(ctx, keepRun.ID, 99); !isError(err, http.StatusBadRequest, "bad_offset") {
 		t.Errorf("Attach past the kept log: %v", err)
 	}
