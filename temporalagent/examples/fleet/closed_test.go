@@ -59,7 +59,9 @@ func TestClosedRunsReadWithoutWorkers(t *testing.T) {
 		_ = f.a.c.GetWorkflow(ctx, "agentserver/"+prefix+conv, "").Get(ctx, nil)
 	}
 
-	done, keep, cancelled, terminated := id("closed-done"), id("closed-keep"), id("closed-cancel"), id("closed-term")
+	// Named after the queue, so that the test runs again (-count) on new threads.
+	name := func(s string) string { return id("closed-" + s + "-" + f.queue) }
+	done, keep, cancelled, terminated := name("done"), name("keep"), name("cancel"), name("term")
 	model.Enqueue(fake.Text("Hello."))
 	doneRun, _ := start(done, "Hi")
 	model.Enqueue(fake.Text("Kept."))
