@@ -84,15 +84,7 @@ func TestClosedRunsReadWithoutWorkers(t *testing.T) {
 
 	// A Runner of another queue, with no worker anywhere.
 	f.queue = fmt.Sprintf("fleet-closed-%d", queues.Add(1))
-	c, err := client.Dial(client.Options{HostPort: f.ts.GetFrontendHostPort(), Namespace: f.ts.GetDefaultNamespace(), Logger: devtemporal.QuietLogger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: f.queue, Agent: "mail", Store: f.store, PollInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := f.workerless(t)
 
 	check := func(conv string, run agentserver.RunInfo, state agentserver.State, code, text string) {
 		t.Helper()
@@ -194,4 +186,20 @@ func TestClosedRunsReadWithoutWorkers(t *testing.T) {
 	// cache, which no worker evicts once every worker is stopped.
 	q2.stop(t)
 	worker.PurgeStickyWorkflowCache()
+}
+
+// workerless returns a Runner of the fleet's queue, and its client, with
+// no worker: the client is closed when the test ends.
+func (f *fleet) workerless(t *testing.T) (*temporalagent.Runner, client.Client) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: f.ts.GetFrontendHostPort(), Namespace: f.ts.GetDefaultNamespace(), Logger: devtemporal.QuietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	r, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: c, TaskQueue: f.queue, Agent: "mail", Store: f.store, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, c
 }
