@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -157,6 +158,23 @@ func TestClosedRunsReadWithoutWorkers(t *testing.T) {
 	runs, err := r.Runs(ctx, "local")
 	if err != nil || len(runs) < 4 {
 		t.Errorf("Runs without workers: %d runs, %v", len(runs), err)
+	}
+
+	// Through a server on that Runner, the AI SDK's resume route finds no
+	// run in progress (204), where it answered 503 after the query's wait.
+	srv, err := agentserver.New(agentserver.Config{Agent: f.agent, Store: f.store, Runner: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(routes(srv))
+	for _, conv := range []string{done, terminated} {
+		if rep := doAt(t, hs.Client(), hs.URL, "GET", "/api/chat/"+conv+"/stream", nil); rep.status != http.StatusNoContent {
+			t.Errorf("resuming %s without workers: %d %s", conv, rep.status, rep.body)
+		}
+	}
+	hs.Close()
+	if err := srv.Close(ctx); err != nil {
+		t.Error(err)
 	}
 
 	// A worker of Q2 comes: a new message on each thread runs there, the
