@@ -164,16 +164,34 @@ func decodeView(v converter.EncodedValue) (*LogView, error) {
 // without ending its run (terminated, timed out) is read as a run that
 // failed, from its input and how it closed. A run whose workflow left no
 // final view (one of a worker of an older version) is read with the log
-// query, which waits for a worker.
+// query, which waits for a worker. The execution read is the one
+// DescribeWorkflowExecution names: a run that starts meanwhile is not
+// waited for.
 func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogView, map[string]string, error) {
+	d, err := r.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		return nil, nil, noRun()
+	case err != nil && ctx.Err() != nil:
+		return nil, nil, ctx.Err()
+	case err != nil:
+		return nil, nil, unavailable("reading a run", err)
+	}
+	exec := d.GetWorkflowExecutionInfo()
+	if exec.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// A new run started since the query was refused.
+		lv, err := r.queryView(ctx, wid, from)
+		return lv, nil, err
+	}
+	runID, ended := exec.GetExecution().GetRunId(), exec.GetCloseTime().AsTime()
 	var out runOutput
-	err := r.cfg.Client.GetWorkflow(ctx, wid, "").Get(ctx, &out)
+	err = r.cfg.Client.GetWorkflow(ctx, wid, runID).Get(ctx, &out)
 	var (
-		appErr   *temporal.ApplicationError
-		canErr   *temporal.CanceledError
-		termErr  *temporal.TerminatedError
-		timeErr  *temporal.TimeoutError
-		notFound *serviceerror.NotFound
+		appErr  *temporal.ApplicationError
+		canErr  *temporal.CanceledError
+		termErr *temporal.TerminatedError
+		timeErr *temporal.TimeoutError
 	)
 	switch {
 	case err == nil:
@@ -184,10 +202,10 @@ func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogVi
 	case errors.As(err, &canErr):
 		_ = canErr.Details(&out)
 	case errors.As(err, &termErr):
-		lv, err := r.abortedView(ctx, wid, &agentserver.Failure{Code: "terminated", Message: "the run's workflow was terminated"})
+		lv, err := r.abortedView(ctx, wid, runID, ended, &agentserver.Failure{Code: "terminated", Message: "the run's workflow was terminated"})
 		return lv, nil, err
 	case errors.As(err, &timeErr):
-		lv, err := r.abortedView(ctx, wid, &agentserver.Failure{Code: "timeout", Message: "the run's workflow timed out"})
+		lv, err := r.abortedView(ctx, wid, runID, ended, &agentserver.Failure{Code: "timeout", Message: "the run's workflow timed out"})
 		return lv, nil, err
 	case ctx.Err() != nil:
 		return nil, nil, ctx.Err()
@@ -227,15 +245,11 @@ func finalView(v *LogView, from int64, aborted bool) (*LogView, error) {
 // abortedView makes the view of a run whose workflow closed before the
 // run ended (so it left no final view, and saved nothing): its done
 // record, with why, at offset 0, read from the input of the workflow's
-// latest execution and its close time.
-func (r *Runner) abortedView(ctx context.Context, wid string, why *agentserver.Failure) (*LogView, error) {
-	in, err := r.servedInputOf(ctx, wid)
+// execution runID, which ended then.
+func (r *Runner) abortedView(ctx context.Context, wid, runID string, ended time.Time, why *agentserver.Failure) (*LogView, error) {
+	in, err := r.servedInputOf(ctx, wid, runID)
 	if err != nil {
 		return nil, err
-	}
-	ended := time.Now()
-	if d, err := r.cfg.Client.DescribeWorkflowExecution(ctx, wid, ""); err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
-		ended = d.GetWorkflowExecutionInfo().GetCloseTime().AsTime()
 	}
 	done := &agentserver.Done{State: agentserver.StateFailed, Error: why}
 	v := &LogView{User: in.User,
@@ -244,10 +258,10 @@ func (r *Runner) abortedView(ctx context.Context, wid string, why *agentserver.F
 	return finalView(v, 0, true)
 }
 
-// servedInputOf reads what the served run of the workflow's latest
-// execution started with, from that execution's first event.
-func (r *Runner) servedInputOf(ctx context.Context, wid string) (*servedInput, error) {
-	it := r.cfg.Client.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+// servedInputOf reads what the served run of the workflow's execution
+// runID started with, from that execution's first event.
+func (r *Runner) servedInputOf(ctx context.Context, wid, runID string) (*servedInput, error) {
+	it := r.cfg.Client.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return nil, noRun()
 	}

@@ -338,9 +338,10 @@
 //     still gets ErrDecided or ErrExpired), then without the record's
 //     typed output, then with its text cut (ending with "…"): the thread
 //     in the store holds the answer whole. A cursor on it reads the
-//     records at or after its offset, then io.EOF. Reading it is one
-//     request to Temporal (the workflow's close event), and needs no
-//     worker.
+//     records at or after its offset, then io.EOF. Reading it takes two
+//     requests to Temporal besides the refused query (a describe, which
+//     names the closed execution, so that a run starting meanwhile is not
+//     waited for; then that execution's close event), and no worker.
 //   - No command is added to the workflow (the view rides on the result it
 //     returned anyway), so histories recorded before replay as they did.
 //     A run whose workflow left no final view (ended on a worker of an

@@ -17,7 +17,7 @@ import (
 // over"): FLEET_FIGURES=1 runs it, without -race. One finished run, read
 // 200 times each way with the queue's workers up: the log query that a
 // worker answers by replaying the workflow (how the Runner read it
-// before), and Runner.Latest, which reads the workflow's close event;
+// before), and Runner.Latest, which reads the closed execution's result;
 // then Latest with no worker at all.
 func TestFiguresClosed(t *testing.T) {
 	if os.Getenv("FLEET_FIGURES") != "1" {
@@ -72,7 +72,7 @@ func TestFiguresClosed(t *testing.T) {
 		}
 		return err
 	})
-	t.Logf("workers up: log query p50 %v p99 %v CPU/call %v; Latest (close event) p50 %v p99 %v CPU/call %v; wall ratio %.1f×, CPU ratio %.1f×",
+	t.Logf("workers up: log query p50 %v p99 %v CPU/call %v; Latest (final view) p50 %v p99 %v CPU/call %v; wall ratio %.1f×, CPU ratio %.1f×",
 		q50, q99, qcpu, l50, l99, lcpu, float64(q50)/float64(l50), float64(qcpu)/float64(lcpu))
 
 	f.a.stop(t)
