@@ -354,6 +354,45 @@
 //
 // A run's records stay readable while Temporal keeps its workflow (the
 // namespace's retention) and the thread starts no newer run.
+//
+// A run that is over is read without any worker. Temporal answers a query
+// of a closed workflow only by replaying it on a worker of its task queue:
+// with none (a deploy that changed the queue, every worker down for a
+// moment), a query waits ~10 s and fails. So the Runner queries with
+// QueryRejectCondition NOT_OPEN, which costs an open workflow nothing (a
+// cursor's poll stays one request) and has Temporal refuse a closed one at
+// once; a closed one is then read from what it left:
+//
+//   - A run that ended (done, failed, cancelled, timed out by RunTimeout)
+//     leaves its final view in its workflow's result (or its error's
+//     details): its RunInfo and its whole log, a turn's text being one
+//     record already, when that fits in [MaxFinalViewBytes] and in the
+//     payload the run may write (Agent.MaxPayloadBytes); past them, its
+//     KindDone record alone, as the in-process runner keeps of a run that
+//     is over, with how its calls were decided (so that a late decision
+//     still gets ErrDecided or ErrExpired), then without the record's
+//     typed output, then with its text cut (ending with "…"): the thread
+//     in the store holds the answer whole. A cursor on it reads the
+//     records at or after its offset, then io.EOF. Reading it takes two
+//     requests to Temporal besides the refused query (a describe, which
+//     names the closed execution, so that a run starting meanwhile is not
+//     waited for; then that execution's close event), and no worker.
+//   - No command is added to the workflow (the view rides on the result it
+//     returned anyway), so histories recorded before replay as they did.
+//     A run whose workflow left no final view (ended on a worker of an
+//     older version) is read with the log query, as before: by a worker.
+//   - A workflow that closed before its run ended (terminated, or timed
+//     out by a workflow timeout of Temporal's) saved nothing and left no
+//     view: it reads as a failed run (Done.Error's code "terminated" or
+//     "timeout") whose log is its done record alone, at offset 0, read at
+//     any offset, made from the input of the workflow's latest execution
+//     and its close time. Its journal in the store outlives it: the next
+//     Start on the thread finds the journal's run over, saves the run's
+//     user message to the thread (what the run made besides is lost with
+//     its workflow) and drops the journal, then begins its own run. So
+//     does it for a run whose save failed for good (Done.Error's code
+//     "store_error").
+//
 // docs/fleet.md runs two instances on one machine.
 //
 // # Listing runs
@@ -382,8 +421,8 @@
 // is left out, as is a thread whose workflow is not a served run or is
 // gone. The cost of a listing is bounded: two index ranges of the store
 // and one query per thread, 4 at a time, [MaxListedRuns] (100) threads at
-// most. A query of a workflow that is closed is answered by a worker that
-// replays its history, so a listing waits for the workers.
+// most. A thread whose run is over is read without a worker (see
+// Serving).
 //
 // # Limits of a fleet
 //

@@ -93,6 +93,9 @@ type runOutput struct {
 	Name    string                 `json:",omitempty"` // the agent's Config.Name
 	Agents  map[string]agent.Usage `json:",omitempty"` // of the agents the calls ran (AsTool), by name
 	Output  json.RawMessage        `json:",omitempty"` // a typed run's answer
+	// Served is a served run's final view, read once the workflow is
+	// closed without any worker (closed.go).
+	Served *finalLog `json:",omitempty"`
 }
 
 // turnRecord is an agent.Turn without what the history already holds: the

@@ -182,7 +182,12 @@ func (r *Runner) Start(ctx context.Context, in *agentserver.Input) (agentserver.
 	if err != nil {
 		return agentserver.RunInfo{}, nil, agentserver.BadRequest(0, "bad_message", "the message does not encode: %v", err)
 	}
-	if err := r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry}); err != nil {
+	err = r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry})
+	if errors.Is(err, session.ErrRunInProgress) && r.release(ctx, in.Thread) {
+		// The journal was of a run whose workflow closed without saving it.
+		err = r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry})
+	}
+	if err != nil {
 		if errors.Is(err, session.ErrRunInProgress) {
 			return agentserver.RunInfo{}, nil, busy(in.Conversation)
 		}
@@ -282,30 +287,6 @@ func (r *Runner) startedAnyway(ctx context.Context, wid, id string) bool {
 	return p != nil && converter.GetDefaultDataConverter().FromPayload(p, &run) == nil && run == id
 }
 
-// view queries the log of the thread's latest run, from offset.
-func (r *Runner) view(ctx context.Context, wid string, from int64) (*LogView, error) {
-	v, err := r.cfg.Client.QueryWorkflow(ctx, wid, "", LogQueryName, from)
-	var nf *serviceerror.NotFound
-	switch {
-	case errors.As(err, &nf):
-		return nil, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such run", Err: agentserver.ErrNotFound}
-	case err != nil && strings.Contains(err.Error(), "unknown queryType"):
-		// The thread's workflow is not a served run.
-		return nil, &agentserver.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such run", Err: agentserver.ErrNotFound}
-	case err != nil:
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, unavailable("reading a run", err)
-	}
-	var lv LogView
-	if err := v.Get(&lv); err != nil {
-		return nil, fmt.Errorf("temporalagent: reading a run: %w", err)
-	}
-	lv.Info.User = lv.User
-	return &lv, nil
-}
-
 // lookup returns the run runID names, with its log from offset.
 func (r *Runner) lookup(ctx context.Context, runID string, from int64) (*LogView, string, error) {
 	thread, err := threadOf(runID)
@@ -394,27 +375,26 @@ func (r *Runner) decisionError(ctx context.Context, wid, runID string, decisions
 	}
 	// The run ended (here or elsewhere) before the update reached it:
 	// its log says what became of the calls.
-	lv, lerr := r.view(ctx, wid, 0)
+	lv, settled, lerr := r.read(ctx, wid, 0)
 	if lerr != nil || lv.Info.ID != runID || !lv.Info.State.Over() {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return unavailable("deciding", err)
 	}
-	for _, rec := range lv.Records {
-		if rec.Kind != agentserver.KindDecision {
-			continue
-		}
-		for _, d := range decisions {
-			if rec.Decision.CallID == d.CallID && rec.Decision.Expired {
-				return &agentserver.Error{Status: http.StatusConflict, Code: "expired", Message: fmt.Sprintf("call %q was not decided in time; it was denied", d.CallID), Err: agentserver.ErrExpired}
-			}
-			if rec.Decision.CallID == d.CallID {
-				return &agentserver.Error{Status: http.StatusConflict, Code: "decided", Message: fmt.Sprintf("call %q was decided already", d.CallID), Err: agentserver.ErrDecided}
+	if settled == nil {
+		settled = map[string]string{}
+		for _, rec := range lv.Records {
+			switch {
+			case rec.Kind != agentserver.KindDecision:
+			case rec.Decision.Expired:
+				settled[rec.Decision.CallID] = "expired"
+			default:
+				settled[rec.Decision.CallID] = "decided"
 			}
 		}
 	}
-	return &agentserver.Error{Status: http.StatusConflict, Code: "unknown_call", Message: "the run is over: no call waits for a decision", Err: agentserver.ErrUnknownCall}
+	return settledError(settled, decisions)
 }
 
 // Cancel implements agentserver.Runner: it cancels the run's workflow,
@@ -521,6 +501,10 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 			if len(c.buf) > 0 {
 				continue
 			}
+		}
+		if lv.Info.State.Over() {
+			c.eof = true // the cursor is past the run's done record
+			continue
 		}
 		left := time.Until(deadline)
 		if wait <= 0 || left <= 0 {

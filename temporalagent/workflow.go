@@ -632,6 +632,7 @@ func (r *wfRun) succeed() (*runOutput, error) {
 		return r.fail(failure{Kind: failCanceled, Turn: len(r.turns) - 1})
 	}
 	r.serveEnd(nil, false)
+	out.Served = r.served.final(r.st.MaxPayload - jsonSize(out))
 	r.finished = true
 	r.observe(&agent.Event{Kind: agent.EventDone, Turn: len(r.turns) - 1,
 		Result: r.result()})
@@ -651,6 +652,7 @@ func (r *wfRun) fail(f failure) (*runOutput, error) {
 	if jsonSize(out) > r.st.MaxPayload {
 		out = &runOutput{Usage: r.usage} // too large to carry: the error still says why
 	}
+	out.Served = r.served.final(r.st.MaxPayload - jsonSize(out))
 	if f.Kind == failCanceled && (r.served == nil || !r.served.TimedOut) {
 		return nil, temporal.NewCanceledError(*out, f)
 	}
