@@ -502,7 +502,7 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 				continue
 			}
 		}
-		if lv.Info.State.Over() {
+		if lv != nil && lv.Info.State.Over() {
 			c.eof = true // the cursor is past the run's done record
 			continue
 		}
