@@ -132,14 +132,14 @@ func serveTemporal(ctx context.Context, out io.Writer) error {
 // run serves one instance until ctx is done.
 func run(ctx context.Context, opts options, logger *slog.Logger) error {
 	if opts.temporal != "" {
+		if opts.approvalTimeout < 0 {
+			return fmt.Errorf("-approval-timeout %v is negative", opts.approvalTimeout)
+		}
 		if opts.DB == "" {
 			return errors.New("-temporal needs -db: the instances of a fleet share one store")
 		}
 		if opts.sticky <= 0 {
 			return fmt.Errorf("-sticky-timeout %v: it must be positive", opts.sticky)
-		}
-		if opts.approvalTimeout < 0 {
-			return fmt.Errorf("-approval-timeout %v is negative", opts.approvalTimeout)
 		}
 		opts.Runner = temporalRunner(opts, logger)
 	}
