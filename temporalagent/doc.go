@@ -291,8 +291,10 @@
 //     and no record costs a history event. It is carried over
 //     continue-as-new. Any instance reads it with the [LogQueryName] query
 //     (from an offset, 512 records at most per answer); a cursor polls it
-//     every RunnerConfig.PollInterval while it waits, and never blocks
-//     the run (a query writes nothing). The model call returns an answer
+//     every RunnerConfig.PollInterval while it waits (less and less often,
+//     down to [MaxWaitingPollInterval], while the run waits for decisions
+//     and nothing comes), and never blocks the run (a query writes
+//     nothing). The model call returns an answer
 //     whole, so a turn's text (and its thoughts) is one record: a long
 //     answer, thousands of streamed chunks in the in-process runner, is
 //     one record and no history event here, far from Temporal's limits

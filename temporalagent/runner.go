@@ -28,6 +28,15 @@ import (
 // for new records while it waits for them.
 const DefaultPollInterval = 50 * time.Millisecond
 
+// MaxWaitingPollInterval is how seldom, at the least, a cursor asks a run
+// that waits for decisions (agentserver.StateWaiting) for new records:
+// while such a run has nothing new, each poll waits twice as long as the
+// last, from the PollInterval up to this. A waiting run may wait days, and
+// each poll is a query that costs Temporal and a worker milliseconds of
+// CPU; the decision's own response reads from a cursor of its own, at
+// the PollInterval.
+const MaxWaitingPollInterval = time.Second
+
 // DefaultUnreachableTimeout is how long a cursor of a [Runner] goes on
 // asking for a run's records while Temporal does not answer, before it
 // fails.
@@ -460,6 +469,10 @@ type cursor struct {
 	counted bool
 	// failing is when the polls began to fail, zero while they succeed.
 	failing time.Time
+	// idle is the pause after the last poll of a run that waits for
+	// decisions and had nothing new: doubled at each such poll, up to
+	// MaxWaitingPollInterval; zero once a record comes or the run goes on.
+	idle time.Duration
 }
 
 // Next implements agentserver.Cursor.
@@ -499,12 +512,17 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 		default:
 			c.buf, c.length = lv.Records, lv.Info.Len
 			if len(c.buf) > 0 {
+				c.idle = 0
 				continue
 			}
 		}
 		if lv != nil && lv.Info.State.Over() {
 			c.eof = true // the cursor is past the run's done record
 			continue
+		}
+		if lv != nil {
+			c.idle = c.waitingPause(lv.Info.State)
+			pause = max(pause, c.idle)
 		}
 		left := time.Until(deadline)
 		if wait <= 0 || left <= 0 {
@@ -518,6 +536,16 @@ func (c *cursor) Next(ctx context.Context, wait time.Duration) (agentserver.Reco
 		case <-t.C:
 		}
 	}
+}
+
+// waitingPause returns the pause before the next poll of a run in state
+// that had nothing new: the last one doubled while it waits for
+// decisions, up to MaxWaitingPollInterval; zero while it runs.
+func (c *cursor) waitingPause(state agentserver.State) time.Duration {
+	if state != agentserver.StateWaiting {
+		return 0
+	}
+	return min(max(2*c.idle, c.r.cfg.PollInterval), max(MaxWaitingPollInterval, c.r.cfg.PollInterval))
 }
 
 // minPollRetry is the least pause before a poll that Temporal did not

@@ -19,10 +19,8 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/temporalagent"
-	"github.com/toolnexus/toolnexus-go/temporalagent/examples/internal/devtemporal"
 	"go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/api/adminservice/v1"
 	"google.golang.org/genai"
@@ -352,13 +350,7 @@ func waitingDay(t *testing.T) {
 		n, kib(h0, hCached), kib(h0, hEvicted), kib(h0, hReplayed))
 	t.Logf("  the first query after eviction (replay of %d events): p50 %v p99 %v", p0.events, quantile(replays, .5), quantile(replays, .99))
 
-	queries := &counting{method: "/QueryWorkflow"}
-	rc, err := client.Dial(client.Options{HostPort: f.ts.GetFrontendHostPort(), Namespace: f.ts.GetDefaultNamespace(), Logger: devtemporal.QuietLogger,
-		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(queries.intercept)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	rc, queries := f.countingClient(t, "/QueryWorkflow")
 	rr, err := temporalagent.NewRunner(temporalagent.RunnerConfig{Client: rc, TaskQueue: f.queue, Agent: "mail", Store: f.store, RunTimeout: 48 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
