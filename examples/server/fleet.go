@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,5 +83,5 @@ func execFleet(args []string) error {
 		return err
 	}
 	err = syscall.Exec(bin, append([]string{bin}, args...), os.Environ())
-	return errors.Join(errors.New("starting the fleet command"), err)
+	return fmt.Errorf("starting the fleet command: %w", err)
 }
