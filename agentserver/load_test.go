@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.uber.org/goleak"
 	"google.golang.org/genai"
@@ -32,10 +35,63 @@ import (
 const loadRuns = 1000
 
 // The load test: loadRuns streams open at once on one server (a fifth of
-// them under the race detector, or with -short), against the fake model, each run with two tool calls and an approval across two
-// requests. Every run is saved exactly once and whole, no stream carries
-// another run's events, and nothing is left running.
+// them under the race detector, or with -short), against the fake model,
+// each run with two tool calls and an approval across two requests, on
+// session.Memory and on SQLite (every step of every run journaled in one
+// file). Every run is saved exactly once and whole, no journal write
+// fails (none is lost), no stream carries another run's events, and
+// nothing is left running.
 func TestLoad(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testLoad(t, &countingStore{Store: session.NewMemory()}) })
+	t.Run("sqlite", func(t *testing.T) {
+		db, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "threads.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		testLoad(t, &countingJournaler{countingJournal: countingJournal{Journaler: db}})
+	})
+}
+
+// A savingStore counts the saves of each thread: Append, or EndRun on a
+// session.Journaler.
+type savingStore interface {
+	session.Store
+	saves() map[string]int
+}
+
+func (s *countingStore) saves() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.appends)
+}
+
+// countingJournaler is a countingJournal that counts each thread's
+// EndRuns that saved it.
+type countingJournaler struct {
+	countingJournal
+	saved sync.Map // thread -> *atomic.Int32
+}
+
+func (c *countingJournaler) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
+	err := c.countingJournal.EndRun(ctx, id, run, contents)
+	if err == nil {
+		n, _ := c.saved.LoadOrStore(id, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+	}
+	return err
+}
+
+func (c *countingJournaler) saves() map[string]int {
+	out := map[string]int{}
+	c.saved.Range(func(k, v any) bool {
+		out[k.(string)] = int(v.(*atomic.Int32).Load())
+		return true
+	})
+	return out
+}
+
+func testLoad(t *testing.T, store savingStore) {
 	n := loadRuns
 	if testing.Short() || raceEnabled {
 		n = loadRuns / 5
@@ -51,15 +107,23 @@ func TestLoad(t *testing.T) {
 		return fake.Calls(fake.Call("get_weather", map[string]any{"city": city}), fake.Call("hold", map[string]any{"city": city}))
 	})
 	// hold returns once every run has its stream open: n streams at once.
+	// A run that failed before it held is counted too (in), so that the
+	// others go on and the test reports the failure.
 	var holding sync.WaitGroup
 	holding.Add(n)
 	allIn := make(chan struct{})
 	go func() { holding.Wait(); close(allIn) }()
-	hold := toolset.MustFunc("hold", "Waits for the others", func(ctx context.Context, in cityIn) (string, error) {
-		holding.Done()
+	var held sync.Map
+	in := func(city string) {
+		if _, already := held.LoadOrStore(city, true); !already {
+			holding.Done()
+		}
+	}
+	hold := toolset.MustFunc("hold", "Waits for the others", func(ctx context.Context, c cityIn) (string, error) {
+		in(c.City)
 		select {
 		case <-allIn:
-			return "held " + in.City, nil
+			return "held " + c.City, nil
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
@@ -81,7 +145,6 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &countingStore{Store: session.NewMemory()}
 	// Every run is the anonymous user's: the bounds of runs in flight are
 	// off, since this test measures the server at n runs at once.
 	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Logger: slog.New(slog.DiscardHandler),
@@ -109,8 +172,11 @@ func TestLoad(t *testing.T) {
 			} else {
 				err = loadAISDK(hc, hs.URL, i)
 			}
-			if err != nil && failed.Add(1) <= 5 {
-				errs <- fmt.Errorf("run %d: %w", i, err)
+			if err != nil {
+				in(loadCity(i))
+				if failed.Add(1) <= 5 {
+					errs <- fmt.Errorf("run %d: %w", i, err)
+				}
 			}
 		})
 	}
@@ -133,16 +199,23 @@ func TestLoad(t *testing.T) {
 	for _, rj := range fakeModel.Rejections() {
 		t.Errorf("the fake rejected request #%d: %s", rj.Seq, rj.Err.Message)
 	}
-	store.mu.Lock()
-	if len(store.appends) != n {
-		t.Errorf("%d threads saved, want %d", len(store.appends), n)
+	saves := store.saves()
+	if len(saves) != n {
+		t.Errorf("%d threads saved, want %d", len(saves), n)
 	}
-	for id, k := range store.appends {
+	for id, k := range saves {
 		if k != 1 {
 			t.Errorf("%s saved %d times, want once", id, k)
 		}
 	}
-	store.mu.Unlock()
+	if j, ok := store.(*countingJournaler); ok {
+		if f := j.failed.Load(); f != 0 {
+			t.Errorf("%d of %d journal writes failed (each a step lost)", f, j.writes.Load())
+		}
+		if page, err := j.ListRuns(context.Background(), session.ListOptions{}); err != nil || len(page.Journals) != 0 {
+			t.Errorf("ListRuns after every run ended = %d journals, %v; want none", len(page.Journals), err)
+		}
+	}
 	for i := range n {
 		h, err := srv.History(context.Background(), "local", loadThread(i))
 		if err != nil || len(h) != 4 || !strings.Contains(h[3].Parts[0].Text, loadCity(i)) {
@@ -151,6 +224,9 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs, two requests each, in %v (GOMAXPROCS %d)", n, elapsed.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	if j, ok := store.(*countingJournaler); ok {
+		t.Logf("%d journal writes (%d failed) and %d claims", j.writes.Load(), j.failed.Load(), j.claims.Load())
+	}
 	goleak.VerifyNone(t, leaks)
 }
 

@@ -13,10 +13,10 @@ import (
 )
 
 // beginRunSQL creates the journal $1 of run $2 holding the entries $4
-// (their number $3, their size $5) in one statement. The primary key lets one journal in
-// per conversation: against a journal being created or deleted by
-// another transaction, the insert waits for it to end. It returns whether
-// the journal was created, and the transaction's id.
+// (their number $3, their size $5) in one statement. The primary key lets
+// one journal in per conversation: against a journal being created or
+// deleted by another transaction, the insert waits for it to end. It
+// returns whether the journal was created.
 const beginRunSQL = `WITH journal AS (
 	INSERT INTO toolnexus_journals (id, run, started, updated, length, bytes)
 	SELECT $1, $2, now, now, $3, $5 FROM (SELECT clock_timestamp() AS now) AS t
@@ -27,14 +27,13 @@ const beginRunSQL = `WITH journal AS (
 	SELECT journal.id, t.n - 1, t.entry
 	FROM journal, unnest($4::bytea[]) WITH ORDINALITY AS t(entry, n)
 )
-SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
+SELECT count(*) = 1 FROM journal`
 
-// appendRunSQL appends the entries $4 (their number $3, their size $5) to the journal
-// $1 of run $2 in one statement: it updates the journal's row, which
-// locks it until the transaction ends (an AppendRun or EndRun of the
-// journal waits for this one), and numbers the entries from the length it
-// found. It returns whether the run's journal was there, and the
-// transaction's id.
+// appendRunSQL appends the entries $4 (their number $3, their size $5) to
+// the journal $1 of run $2 in one statement: it updates the journal's
+// row, which locks it until the transaction ends (an AppendRun or EndRun
+// of the journal waits for this one), and numbers the entries from the
+// length it found. It returns whether the run's journal was there.
 const appendRunSQL = `WITH journal AS (
 	UPDATE toolnexus_journals AS j SET
 		updated = greatest(clock_timestamp(), j.updated + interval '1 microsecond'),
@@ -47,19 +46,18 @@ const appendRunSQL = `WITH journal AS (
 	SELECT $1, journal.first + t.n - 1, t.entry
 	FROM journal, unnest($4::bytea[]) WITH ORDINALITY AS t(entry, n)
 )
-SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
+SELECT count(*) = 1 FROM journal`
 
-// BeginRun implements [session.Journaler]. It is one transaction around
-// one statement, and it is retried as Append is (see the package doc).
+// BeginRun implements [session.Journaler]. It is one statement, committed
+// and retried as Append is (see the package doc).
 func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
-	err = retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			return journalWrite(ctx, tx, session.ErrRunInProgress, beginRunSQL, id, run, len(entries), entries, size)
-		})
+	err = s.commits.do(ctx, &write{
+		queue: func(b *pgx.Batch) { b.Queue(beginRunSQL, id, run, len(entries), entries, size) },
+		read:  wrote(session.ErrRunInProgress),
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: beginning run %q on %q: %w", run, id, err)
@@ -67,17 +65,16 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 	return nil
 }
 
-// AppendRun implements [session.Journaler]. It is one transaction around
-// one statement, and it is retried as Append is.
+// AppendRun implements [session.Journaler]. It is one statement,
+// committed and retried as Append is.
 func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
 	if err != nil {
 		return err
 	}
-	err = retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			return journalWrite(ctx, tx, session.ErrNoRun, appendRunSQL, id, run, len(entries), entries, size)
-		})
+	err = s.commits.do(ctx, &write{
+		queue: func(b *pgx.Batch) { b.Queue(appendRunSQL, id, run, len(entries), entries, size) },
+		read:  wrote(session.ErrNoRun),
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: appending to run %q on %q: %w", run, id, err)
@@ -85,28 +82,43 @@ func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte)
 	return nil
 }
 
-// journalWrite runs sql, beginRunSQL or appendRunSQL, in tx: its
-// transaction's id, or refusal when the statement wrote nothing.
-func journalWrite(ctx context.Context, tx pgx.Tx, refusal error, sql string, args ...any) (string, error) {
-	var wrote bool
-	var xid string
-	if err := tx.QueryRow(ctx, sql, args...).Scan(&wrote, &xid); err != nil {
-		return "", err
+// wrote returns the reader of a statement that answers whether it wrote:
+// refusal when it did not.
+func wrote(refusal error) func(pgx.BatchResults) error {
+	return func(br pgx.BatchResults) error {
+		var ok bool
+		if err := br.QueryRow().Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return refusal
+		}
+		return nil
 	}
-	if !wrote {
-		return "", refusal
-	}
-	return xid, nil
 }
 
-// EndRun implements [session.Journaler]. It is one transaction: it
+// endRunSQL ends the run $5 on the conversation $1 in one statement: it
 // deletes the journal's row (waiting for a write to the journal in
 // progress, and making an AppendRun or EndRun that waits for it find no
-// journal), then, in a second statement that sees every entry committed
-// meanwhile, the journal's entries, and appends the contents with
-// Append's statement. It is retried as Append is: an EndRun whose commit
-// went unanswered asks the server whether it took effect, and is never
-// applied twice.
+// journal) and, if it did, appends the contents $4 (their number $2, their
+// size $3) as appendSQL does. It returns whether it deleted the journal.
+var endRunSQL = "WITH journal AS (DELETE FROM toolnexus_journals WHERE id = $1 AND run = $5 RETURNING id),\n" +
+	"conversation AS (" + fmt.Sprintf(upsertConversation, "SELECT id, clock_timestamp(), clock_timestamp(), $2, $3 FROM journal WHERE $2 > 0") + "),\n" +
+	"contents AS (" + insertContents + ")\n" +
+	"SELECT count(*) = 1 FROM journal"
+
+// endEntriesSQL deletes the entries of the conversation $1 once it has no
+// journal: a statement of its own after endRunSQL's, so that it sees the
+// entries committed while endRunSQL waited for the journal's row. When
+// endRunSQL deleted nothing because another run's journal is there, it
+// deletes nothing either.
+const endEntriesSQL = `DELETE FROM toolnexus_journal_entries
+	WHERE conversation = $1 AND NOT EXISTS (SELECT FROM toolnexus_journals WHERE id = $1)`
+
+// EndRun implements [session.Journaler]. It is two statements, endRunSQL
+// and endEntriesSQL, committed and retried as Append is: an EndRun whose
+// commit went unanswered asks the server whether it took effect, and is
+// never applied twice.
 func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
 	encoded, err := record.Encode(id, contents)
 	if err == nil {
@@ -115,28 +127,20 @@ func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Co
 	if err != nil {
 		return err
 	}
-	var size int64
-	for _, b := range encoded {
-		size += int64(len(b))
-	}
-	err = retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			var xid string
-			err := tx.QueryRow(ctx, "DELETE FROM toolnexus_journals WHERE id = $1 AND run = $2 RETURNING pg_current_xact_id()::text",
-				id, run).Scan(&xid)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				return "", session.ErrNoRun
-			case err != nil:
-				return "", err
+	size := sizeOf(encoded)
+	ended := wrote(session.ErrNoRun)
+	err = s.commits.do(ctx, &write{
+		queue: func(b *pgx.Batch) {
+			b.Queue(endRunSQL, id, len(encoded), size, encoded, run)
+			b.Queue(endEntriesSQL, id)
+		},
+		read: func(br pgx.BatchResults) error {
+			err := ended(br)
+			if _, derr := br.Exec(); derr != nil {
+				return derr
 			}
-			batch := &pgx.Batch{}
-			batch.Queue("DELETE FROM toolnexus_journal_entries WHERE conversation = $1", id)
-			if len(encoded) > 0 {
-				batch.Queue(appendSQL, id, len(encoded), size, encoded)
-			}
-			return xid, tx.SendBatch(ctx, batch).Close()
-		})
+			return err
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: ending run %q on %q: %w", run, id, err)
@@ -213,35 +217,44 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 // microseconds, if nobody else's claim lasts, on the server's clock.
 // Against a claim being taken by another transaction, the update waits
 // for it to end and looks at the row again: of claims that race, one
-// takes the journal. It returns the transaction's id.
-const claimRunSQL = `UPDATE toolnexus_journals SET owner = $3, lease = clock_timestamp() + $4 * interval '1 microsecond'
-	WHERE id = $1 AND run = $2 AND (owner = $3 OR lease IS NULL OR lease <= clock_timestamp())
-	RETURNING pg_current_xact_id()::text`
+// takes the journal. claimedSQL, a statement of its own after it, reads
+// the claim that holds the journal when the update took nothing.
+const (
+	claimRunSQL = `UPDATE toolnexus_journals SET owner = $3, lease = clock_timestamp() + $4 * interval '1 microsecond'
+	WHERE id = $1 AND run = $2 AND (owner = $3 OR lease IS NULL OR lease <= clock_timestamp())`
+	claimedSQL = "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2"
+)
 
-// ClaimRun implements [session.Journaler]. It is one transaction, retried
-// as Append is: a claim taken twice by its owner is the same claim.
+// ClaimRun implements [session.Journaler]. It is two statements,
+// committed and retried as Append is: a claim taken twice by its owner is
+// the same claim.
 func (s *Store) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
 	if err := record.CheckClaim(id, run, owner); err != nil {
 		return err
 	}
-	err := retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			var xid string
-			err := tx.QueryRow(ctx, claimRunSQL, id, run, owner, max(lease, 0).Microseconds()).Scan(&xid)
-			if !errors.Is(err, pgx.ErrNoRows) {
-				return xid, err
+	err := s.commits.do(ctx, &write{
+		queue: func(b *pgx.Batch) {
+			b.Queue(claimRunSQL, id, run, owner, max(lease, 0).Microseconds())
+			b.Queue(claimedSQL, id, run)
+		},
+		read: func(br pgx.BatchResults) error {
+			tag, err := br.Exec()
+			if err != nil {
+				return err
 			}
 			var holder string
 			var until time.Time
-			err = tx.QueryRow(ctx, "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2", id, run).Scan(&holder, &until)
+			err = br.QueryRow().Scan(&holder, &until)
 			switch {
+			case tag.RowsAffected() == 1:
+				return nil
 			case errors.Is(err, pgx.ErrNoRows):
-				return "", session.ErrNoRun
+				return session.ErrNoRun
 			case err != nil:
-				return "", err
+				return err
 			}
-			return "", fmt.Errorf("%q holds it until %v: %w", holder, until, session.ErrClaimed)
-		})
+			return fmt.Errorf("%q holds it until %v: %w", holder, until, session.ErrClaimed)
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: claiming run %q on %q: %w", run, id, err)

@@ -51,8 +51,8 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 	if err != nil {
 		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.stmt(ctx, tx, beginJournal).ExecContext(ctx, id, run, len(entries), time.Now().UnixNano(), size)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := s.w.stmt(tx, beginJournal).ExecContext(background, id, run, len(entries), time.Now().UnixNano(), size)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 		case n == 0:
 			return session.ErrRunInProgress
 		}
-		return s.insertSeq(ctx, tx, insertEntry, id, 0, entries)
+		return s.insertSeq(tx, insertEntry, id, 0, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: beginning run %q on %q: %w", run, id, err)
@@ -76,16 +76,16 @@ func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte)
 	if err != nil {
 		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		var first int
-		err := s.stmt(ctx, tx, appendJournal).QueryRowContext(ctx, time.Now().UnixNano(), len(entries), id, run, size).Scan(&first)
+		err := s.w.stmt(tx, appendJournal).QueryRowContext(background, time.Now().UnixNano(), len(entries), id, run, size).Scan(&first)
 		if errors.Is(err, sql.ErrNoRows) {
 			return session.ErrNoRun
 		}
 		if err != nil {
 			return err
 		}
-		return s.insertSeq(ctx, tx, insertEntry, id, first, entries)
+		return s.insertSeq(tx, insertEntry, id, first, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: appending to run %q on %q: %w", run, id, err)
@@ -103,8 +103,8 @@ func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Co
 	if err != nil {
 		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.stmt(ctx, tx, deleteJournal).ExecContext(ctx, id, run)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := s.w.stmt(tx, deleteJournal).ExecContext(background, id, run)
 		if err != nil {
 			return err
 		}
@@ -114,13 +114,13 @@ func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Co
 		case n == 0:
 			return session.ErrNoRun
 		}
-		if _, err := s.stmt(ctx, tx, deleteEntries).ExecContext(ctx, id); err != nil {
+		if _, err := s.w.stmt(tx, deleteEntries).ExecContext(background, id); err != nil {
 			return err
 		}
 		if len(encoded) == 0 {
 			return nil
 		}
-		return s.appendTx(ctx, tx, id, encoded)
+		return s.appendTx(tx, id, encoded)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: ending run %q on %q: %w", run, id, err)
@@ -220,9 +220,9 @@ func (s *Store) ClaimRun(ctx context.Context, id, run, owner string, lease time.
 	if err := record.CheckClaim(id, run, owner); err != nil {
 		return err
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixNano()
-		res, err := tx.ExecContext(ctx, claimJournal, id, run, owner, now, now+max(int64(lease), 0))
+		res, err := s.w.stmt(tx, claimJournal).ExecContext(background, id, run, owner, now, now+max(int64(lease), 0))
 		if err != nil {
 			return err
 		}
@@ -234,7 +234,7 @@ func (s *Store) ClaimRun(ctx context.Context, id, run, owner string, lease time.
 		}
 		var holder string
 		var until int64
-		switch err := tx.QueryRowContext(ctx, claimedBy, id, run).Scan(&holder, &until); {
+		switch err := s.w.stmt(tx, claimedBy).QueryRowContext(background, id, run).Scan(&holder, &until); {
 		case errors.Is(err, sql.ErrNoRows):
 			return session.ErrNoRun
 		case err != nil:
