@@ -189,7 +189,7 @@ func (c *committer) commit(group []*write) {
 			}
 			return
 		}
-	case len(writes) == 1 && !transient(ctx, err) && !lockTimeout(err):
+	case len(writes) == 1 && final(err):
 		// The server's answer to this write alone: final, as for a try
 		// alone.
 		writes[0].finish(err)
@@ -272,8 +272,11 @@ func refusal(err error) bool {
 	return errors.Is(err, session.ErrRunInProgress) || errors.Is(err, session.ErrNoRun) || errors.Is(err, session.ErrClaimed)
 }
 
-// lockTimeout reports whether err is a lock_timeout's.
-func lockTimeout(err error) bool {
+// final reports whether err, a group's, is the server's answer to its
+// statements that a try alone would meet too: not a lost connection, a
+// wait for a connection or a lock (55P03, groupLockTimeout's), nor a
+// failure another try may not meet (see transient).
+func final(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+	return errors.As(err, &pgErr) && pgErr.Code != "55P03" && !transient(context.Background(), err)
 }
