@@ -190,3 +190,30 @@ func BenchmarkToolTurn(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkConnect opens a session on the fake and closes it: what a
+// session's setup and end cost the client (the dial, genai's setup, and
+// the session's tunnel: BENCHMARKS.md, "Live against Run").
+func BenchmarkConnect(b *testing.B) {
+	_, liveConfig := benchFake(b)
+	client, err := genai.NewClient(b.Context(), liveConfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(benchTool())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := geminilive.Connect(b.Context(), client, a, geminilive.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		for range s.Events() {
+		}
+	}
+}

@@ -285,10 +285,11 @@ func (t *tunnel) carry(c net.Conn) {
 	<-done
 }
 
-// copyBytes copies src to dst until either fails, through a buffer of 16
-// KiB (io.Copy's fast paths would take 32 KiB each way).
+// copyBytes copies src to dst until either fails, through a buffer of 8
+// KiB, which holds a message of 100 ms of audio either way (io.Copy's fast
+// paths would take 32 KiB each way, for each session).
 func copyBytes(dst io.Writer, src io.Reader) {
-	io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, make([]byte, 16<<10))
+	io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, make([]byte, 8<<10))
 }
 
 // close closes the tunnel's connections and waits for its goroutines.
