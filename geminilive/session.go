@@ -512,7 +512,10 @@ func (s *Session) resume(r *reconnects, why error) error {
 			return fmt.Errorf("geminilive: connection ended with no resumption handle: %w", why)
 		}
 		wait, ok := r.next()
-		if !ok {
+		switch {
+		case !ok && r.max == 0:
+			return fmt.Errorf("geminilive: connection ended, and Config.MaxReconnects turns reconnections off: %w", why)
+		case !ok:
 			return fmt.Errorf("%w (%d in a row): %w", ErrTooManyReconnects, r.max, why)
 		}
 		s.logger.LogAttrs(s.ctx, slog.LevelInfo, "geminilive: reconnecting", slog.String("why", why.Error()),

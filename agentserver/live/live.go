@@ -589,9 +589,12 @@ func parse(kind int, data []byte) (input, int, string) {
 // session is open it is kept (up to maxEarlyBytes; beyond, take waits).
 // A failure returns the close code and reason.
 func (c *conn) take(in input) (int, string) {
+	if in.audio == nil && in.m.Type == "ping" {
+		return 0, "" // nothing to hand on
+	}
 	c.takeMu.Lock()
 	c.mu.Lock()
-	size := len(in.audio) + len(in.m.Text) + len(in.m.ID)
+	size := len(in.audio) + len(in.m.Text) + len(in.m.ID) + 64 // a message's keep counts too
 	if c.ls == nil && c.earlyBytes+size <= maxEarlyBytes {
 		select {
 		case <-c.opened: // could not be opened
