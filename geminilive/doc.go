@@ -40,7 +40,8 @@
 // spans) sees EventToolCall, EventToolProgress and EventToolResult for each
 // (not EventApproval, nor run or model events: a live session has no
 // turns of the loop). Each call's response is sent, alone, as soon as the
-// call finishes, with its id; every write to the connection is serialized
+// call finishes, with its id (for calls without one, see below); every
+// write to the connection is serialized
 // (genai's Session is not safe for concurrent sends). A NON_BLOCKING
 // call's response carries Config.Scheduling (INTERRUPT, WHEN_IDLE or
 // SILENT); the model goes on talking while it runs.
@@ -111,8 +112,9 @@
 // session lives through the service's goAways. A connection the service
 // closed with 1007 or 1008 (it refused what was sent, or the session or
 // model is not found) is not resumed. While it reconnects (its waits
-// included), sends wait for the new connection. No tool call is lost or repeated: a
-// call running across the reconnection answers on the new connection (the
+// included), sends wait for the new connection. No tool call is lost or
+// repeated: a call running across the reconnection answers on the new
+// connection (the
 // service keeps the session's pending calls), a response the old
 // connection did not take is sent on the new one, and a call answered
 // before is never run again. The session yields [EventGoAway] and
