@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -242,7 +243,8 @@ func sse(hc *http.Client, url string, body any) ([]map[string]any, []string, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return nil, nil, fmt.Errorf("status %d", resp.StatusCode)
+		b, _ := io.ReadAll(resp.Body)
+		return nil, nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
 	var events []map[string]any
 	var raw []string

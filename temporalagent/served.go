@@ -420,6 +420,10 @@ func RegisterStore(w worker.Registry, store session.Journaler) error {
 		if errors.Is(err, session.ErrNoRun) {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "toolnexus.NoRun", err)
 		}
+		if errors.Is(err, session.ErrClaimed) {
+			// Another process claimed the journal: no attempt can save it.
+			return temporal.NewNonRetryableApplicationError(err.Error(), "toolnexus.Claimed", err)
+		}
 		return err
 	}, activity.RegisterOptions{Name: SaveActivityName})
 	return nil
