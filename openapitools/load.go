@@ -328,7 +328,13 @@ func load(ctx context.Context, data []byte, location *url.URL, opts *Options) (d
 		}
 		return doc, &d2, nil
 	case "3":
-		doc, err := loader.LoadFromDataWithPath(data, location)
+		var doc *openapi3.T
+		var err error
+		if location != nil {
+			doc, err = loader.LoadFromDataWithPath(data, location)
+		} else {
+			doc, err = loader.LoadFromData(data)
+		}
 		if err != nil {
 			return nil, nil, wrap(err)
 		}

@@ -318,6 +318,9 @@ func (a *API) newOperation(doc *openapi3.T, conv *converter, p, method string, i
 			err = tool.Check()
 		}
 		if err != nil {
+			if !errors.Is(err, toolset.ErrSchemaTooLarge) {
+				err = fmt.Errorf("%w: %w", ErrUnsupported, err)
+			}
 			op.Err = err
 			return op
 		}

@@ -106,7 +106,12 @@ func matches(q, w string) bool {
 // in the name, path, summary or tags, 1 for one only in the description;
 // an operation named exactly as the query comes first.
 func (idx *searchIndex) search(query string, limit int) (found []*Operation, total int) {
-	qs := words(query)
+	var qs []string
+	for _, w := range words(query) {
+		if !stopWords[w] {
+			qs = append(qs, w)
+		}
+	}
 	type scored struct {
 		op    *Operation
 		score int
@@ -136,6 +141,10 @@ func (idx *searchIndex) search(query string, limit int) (found []*Operation, tot
 	}
 	return found, len(hits)
 }
+
+// stopWords are left out of queries: they match everywhere.
+var stopWords = map[string]bool{"a": true, "an": true, "the": true, "of": true, "to": true, "for": true, "and": true,
+	"or": true, "in": true, "on": true, "by": true, "with": true, "from": true, "is": true, "all": true, "my": true}
 
 func containsMatch(ws []string, q string) bool {
 	for _, w := range ws {
