@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -184,10 +185,45 @@ func addCookie(req *http.Request, pair string) {
 	req.Header.Set("Cookie", pair)
 }
 
+// fromSecret makes the credential a secret string stands for, by the
+// kind of its scheme.
+func fromSecret(s *openapi3.SecurityScheme, secret string) (Credential, bool) {
+	switch {
+	case s.Type == "apiKey":
+		return APIKey(secret), true
+	case isHTTP(s, "basic"):
+		user, password, ok := strings.Cut(secret, ":")
+		return Basic(user, password), ok
+	case s.Type == "http" || tokenScheme(s):
+		return Bearer(secret), true
+	}
+	return nil, false
+}
+
 // checkCredentials checks that each credential names a scheme of the
 // description and fits it, and readies client credentials.
-func (c *client) checkCredentials(creds map[string]Credential, base func() *url.URL) error {
+func (c *client) checkCredentials(creds map[string]Credential, secrets map[string]string, base func() *url.URL) error {
 	c.creds = map[string]Credential{}
+	creds = maps.Clone(creds) // the caller's, with the secrets added
+	if creds == nil {
+		creds = map[string]Credential{}
+	}
+	for _, name := range sortedKeys(secrets) {
+		if _, given := creds[name]; given {
+			continue
+		}
+		s := c.schemes[name]
+		if s == nil {
+			return fmt.Errorf("openapitools: %w: a secret for %q, which the description does not declare (it declares %s)",
+				ErrCredentialMismatch, name, strings.Join(sortedKeys(c.schemes), ", "))
+		}
+		cred, ok := fromSecret(s, secrets[name])
+		if !ok {
+			return fmt.Errorf("openapitools: %w: %q is a %s scheme, which a secret string does not make (basic takes \"user:password\")",
+				ErrCredentialMismatch, name, schemeKind(s))
+		}
+		creds[name] = cred
+	}
 	for _, name := range sortedKeys(creds) {
 		cred := creds[name]
 		s := c.schemes[name]

@@ -290,3 +290,36 @@ func TestCredentialsNeverShown(t *testing.T) {
 		t.Errorf("missing redacted kinds or call log:\n%s", shown.String())
 	}
 }
+
+// Secrets are read by their scheme's kind.
+func TestSecrets(t *testing.T) {
+	rec := newRecorder(t)
+	api, err := openapitools.Parse(context.Background(), []byte(authDescription("https://auth.example/token")), &openapitools.Options{
+		BaseURL:     rec.URL,
+		Secrets:     map[string]string{"headerKey": "hk", "basicAuth": "ann:pw", "bearerAuth": "bt", "oidc": "it"},
+		Credentials: map[string]openapitools.Credential{"bearerAuth": openapitools.Bearer("wins")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, want := range map[string][2]string{
+		"header": {"X-API-Key", "hk"}, "basic": {"Authorization", "Basic YW5uOnB3"},
+		"bearer": {"Authorization", "Bearer wins"}, "oidc": {"Authorization", "Bearer it"},
+	} {
+		if r := operation(t, api, tool).Tool.Execute(context.Background(), nil); r.IsError {
+			t.Fatalf("%s: %v", tool, r.Output)
+		}
+		if got := rec.last(t).Header.Get(want[0]); got != want[1] {
+			t.Errorf("%s: %s = %q, want %q", tool, want[0], got, want[1])
+		}
+	}
+	for name, secrets := range map[string]map[string]string{
+		"basic without a colon": {"basicAuth": "ann"},
+		"an unknown scheme":     {"nope": "x"},
+	} {
+		if _, err := openapitools.Parse(context.Background(), []byte(authDescription("https://auth.example/token")),
+			&openapitools.Options{Secrets: secrets}); !errors.Is(err, openapitools.ErrCredentialMismatch) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func newClient(doc *openapi3.T, opts *Options) (*client, error) {
 			base = func() *url.URL { return u }
 		}
 	}
-	if err := c.checkCredentials(opts.Credentials, base); err != nil {
+	if err := c.checkCredentials(opts.Credentials, opts.Secrets, base); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -106,6 +106,15 @@ type Options struct {
 	// an error of Parse wrapping [ErrCredentialMismatch].
 	Credentials map[string]Credential
 
+	// Secrets supplies credentials as strings, by scheme name, each read
+	// by its scheme's kind: an apiKey scheme's key, an http basic
+	// scheme's "user:password", the token of an http bearer, oauth2 or
+	// openIdConnect scheme ([Bearer]). It suits a command line or an
+	// environment; a scheme in both takes Credentials'. A secret for a
+	// scheme the description does not declare, or of another kind, is an
+	// error of Parse wrapping [ErrCredentialMismatch].
+	Secrets map[string]string
+
 	// Prefix is put in front of every tool name, such as "github_".
 	Prefix string
 

@@ -155,6 +155,11 @@ func (a *API) Skipped() []*Operation {
 	return out
 }
 
+// SecuritySchemes returns the names of the security schemes the
+// description declares, the keys of Options.Credentials and
+// Options.Secrets, sorted.
+func (a *API) SecuritySchemes() []string { return sortedKeys(a.client.schemes) }
+
 // Lookup returns the operation of a tool, by the tool's name.
 func (a *API) Lookup(name string) (*Operation, bool) {
 	op, ok := a.byName[name]
