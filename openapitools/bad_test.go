@@ -199,8 +199,7 @@ func TestDescriptionTooLarge(t *testing.T) {
 // ParseURL reads a description from a server, with the program's client,
 // and takes relative server URLs from it.
 func TestParseURL(t *testing.T) {
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/spec/openapi.json":
 			fmt.Fprint(w, `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "servers": [{"url": "/api"}],

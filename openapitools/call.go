@@ -97,8 +97,7 @@ func (a *API) checkServerVariables(doc *openapi3.T) error {
 		return nil
 	}
 	known := map[string]*openapi3.ServerVariable{}
-	var walk func(servers openapi3.Servers)
-	walk = func(servers openapi3.Servers) {
+	walk := func(servers openapi3.Servers) {
 		for _, s := range servers {
 			if s == nil {
 				continue
