@@ -95,6 +95,18 @@ func TestRequestsExact(t *testing.T) {
 			method: "PUT", uri: "/orders/3", body: `{"item":"i","note":null}`,
 		},
 		{
+			// AWS's descriptions tell operations on one path apart with a
+			// fragment, never sent; a query in a path goes first.
+			file: "forms30.json", tool: "runJob",
+			args:   map[string]any{"id": 5.0, "Action": "Run"},
+			method: "POST", uri: "/jobs/5?Action=Run",
+		},
+		{
+			file: "forms30.json", tool: "fastSearch",
+			args:   map[string]any{"q": "x y"},
+			method: "GET", uri: "/search?kind=fast&q=x%20y",
+		},
+		{
 			file: "forms30.json", tool: "postNote",
 			args:   map[string]any{"body": "hello note"},
 			method: "POST", uri: "/notes", header: map[string]string{"Content-Type": "text/plain"}, body: "hello note",
