@@ -66,8 +66,7 @@ func newClient(doc *openapi3.T, opts *Options) (*client, error) {
 		return nil
 	}
 	c.http = &h
-	var base func() *url.URL
-	base = func() *url.URL { return nil }
+	base := func() *url.URL { return nil }
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -308,8 +307,8 @@ func (op *Operation) newRequest(ctx context.Context, args map[string]any) (*http
 	if len(cookies) > 0 {
 		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
-	if accept := op.accept(); accept != "" {
-		req.Header.Set("Accept", accept)
+	if op.acceptTypes != "" {
+		req.Header.Set("Accept", op.acceptTypes)
 	}
 	before := maps.Clone(req.Header)
 	if err := op.api.client.authorize(ctx, op, req); err != nil {
@@ -330,12 +329,6 @@ func (op *Operation) newRequest(ctx context.Context, args map[string]any) (*http
 		req = req.WithContext(context.WithValue(req.Context(), credentialHeaders{}, set))
 	}
 	return req, nil
-}
-
-// accept is the Accept header: the media types of the operation's
-// successful answers, as the description lists them.
-func (op *Operation) accept() string {
-	return op.acceptTypes
 }
 
 func jsonText(v any) string {
@@ -387,7 +380,11 @@ func (b *body) encode(v any) ([]byte, string, error) {
 				}
 			}
 			if m, isObj := val.(map[string]any); isObj && style == "form" && b.encoding[name] == nil {
-				val = jsonText(m) // a nested object, with nothing said of it: as JSON
+				// An object nothing is said of goes as JSON, as in a
+				// multipart body: OpenAPI's default would spread its
+				// properties among the form's, its name lost, and APIs
+				// such as Telegram's read JSON there.
+				val = jsonText(m)
 			}
 			pairs = append(pairs, queryPairs(style, explode, allowReserved, name, val)...)
 		}
