@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"google.golang.org/genai"
 )
@@ -31,10 +30,12 @@ type message struct {
 	Error      string          `json:"error"`
 }
 
+// tool is a browser tool, its schema as sent (agentserver.DecodeToolSchema
+// decodes it).
 type tool struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	Parameters  *jsonschema.Schema `json:"parameters"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 type contextEntry struct {
@@ -99,7 +100,11 @@ func read(s *agentserver.Server, r *http.Request) (*runAgentInput, agentserver.R
 		}
 	}
 	for _, t := range in.Tools {
-		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		p, err := agentserver.DecodeToolSchema(t.Name, t.Parameters)
+		if err != nil {
+			return nil, agentserver.Request{}, err
+		}
+		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: p})
 	}
 	// The messages after the last assistant message are the new ones: a
 	// user message, the results of browser tools.

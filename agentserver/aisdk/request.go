@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"google.golang.org/genai"
 )
@@ -45,10 +44,12 @@ type uiPart struct {
 	} `json:"approval"`
 }
 
+// toolDecl is a browser tool, its schema as sent
+// (agentserver.DecodeToolSchema decodes it).
 type toolDecl struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	InputSchema *jsonschema.Schema `json:"inputSchema"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
 func bad(code, format string, args ...any) error {
@@ -97,7 +98,11 @@ func read(s *agentserver.Server, r *http.Request) (agentserver.Request, error) {
 	}
 	req := agentserver.Request{Thread: body.ID}
 	for _, t := range body.Tools {
-		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+		p, err := agentserver.DecodeToolSchema(t.Name, t.InputSchema)
+		if err != nil {
+			return agentserver.Request{}, err
+		}
+		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: p})
 	}
 	last := body.Messages[len(body.Messages)-1]
 	switch last.Role {
