@@ -3,6 +3,7 @@ package agentserver
 import (
 	"io"
 	"net/http/httptest"
+	"sync"
 	"testing"
 )
 
@@ -11,15 +12,15 @@ import (
 type gatedBody struct {
 	n           int
 	asked, more chan struct{}
+	once        sync.Once
 }
 
 func (b *gatedBody) Read(p []byte) (int, error) {
 	if b.n == 0 {
-		if b.asked != nil {
+		b.once.Do(func() {
 			close(b.asked)
-			b.asked = nil
 			<-b.more
-		}
+		})
 		return 0, io.EOF
 	}
 	k := min(len(p), b.n, 64<<10)
@@ -36,7 +37,8 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 func TestBodyGrowthCounted(t *testing.T) {
 	s := &Server{cfg: Config{MaxBodyBytes: 4 << 20}, bodies: bodies{max: 64 << 20, perUser: 16 << 20}}
 	for _, n := range []int{1, 100 << 10, 1 << 20, 3<<20 + 5} {
-		body := &gatedBody{n: n, asked: make(chan struct{}), more: make(chan struct{})}
+		asked, more := make(chan struct{}), make(chan struct{})
+		body := &gatedBody{n: n, asked: asked, more: more}
 		r := httptest.NewRequest("POST", "/", body)
 		r.ContentLength = -1
 		type result struct {
@@ -49,12 +51,12 @@ func TestBodyGrowthCounted(t *testing.T) {
 			b, release, err := s.readBody(r, "alice")
 			done <- result{b, release, err}
 		}()
-		<-body.asked
+		<-asked
 		total, ofAlice := s.BodyBytesInFlight("alice")
 		if total != ofAlice || ofAlice < int64(n) || ofAlice > max(2*int64(n), firstBodyBuffer) {
 			t.Errorf("%d bytes read: %d in flight (%d of alice), want between %d and twice that", n, total, ofAlice, n)
 		}
-		close(body.more)
+		close(more)
 		res := <-done
 		if res.err != nil || len(res.b) != n {
 			t.Fatalf("%d bytes: read %d, %v", n, len(res.b), res.err)
