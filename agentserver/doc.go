@@ -223,8 +223,9 @@
 // beyond, and Config.MaxBodyBytesInFlightPerUser (16 MiB: four bodies of
 // the default MaxBodyBytes) per user, 429 too_many_bodies beyond. A body
 // counts for its Content-Length, the size of the buffer it is read into,
-// from the moment its reading starts until it is decoded (sent without a
-// length, for the buffer it has grown to, doubling), and one over a bound
+// from the moment its reading starts until it is decoded, browser tools'
+// schemas included (sent without a length, for the buffer it has grown
+// to, doubling), and one over a bound
 // is refused before a byte of it is read, as is one whose Content-Length
 // is over MaxBodyBytes (413): clients that send bodies slowly cannot make
 // the server hold more than the bounds, however many connections they

@@ -134,8 +134,11 @@ func truncate(s string, n int) string {
 // handler wrapped in [Server.CORS]): a body is counted for its
 // Content-Length from the moment its reading starts (one larger than
 // MaxBodyBytes is refused at once, unread), or, sent without a length,
-// for the buffer it has grown to, until it is decoded. A body whose client
-// went away while it was read is not decoded.
+// for the buffer it has grown to, until it is decoded into v (v's own
+// decoding included: the protocols decode browser tools' schemas there,
+// with [DecodeToolSchema]), so that the bytes being decoded at once are
+// bounded too. A body whose client went away while it was read is not
+// decoded.
 func (s *Server) DecodeJSON(r *http.Request, v any) error {
 	// A body of no type is refused too: a page of another site can post
 	// one (or a form) without asking, application/json it cannot.

@@ -13,13 +13,13 @@ import (
 
 // runAgentInput is AG-UI's request.
 type runAgentInput struct {
-	ThreadID        string         `json:"threadId"`
-	RunID           string         `json:"runId"`
-	ProtocolVersion string         `json:"protocolVersion"`
-	Messages        []message      `json:"messages"`
-	Tools           []tool         `json:"tools"`
-	Context         []contextEntry `json:"context"`
-	Resume          []resumeEntry  `json:"resume"`
+	ThreadID        string                 `json:"threadId"`
+	RunID           string                 `json:"runId"`
+	ProtocolVersion string                 `json:"protocolVersion"`
+	Messages        []message              `json:"messages"`
+	Tools           []agentserver.ToolDecl `json:"tools"` // their schemas decoded by agentserver.DecodeToolSchema
+	Context         []contextEntry         `json:"context"`
+	Resume          []resumeEntry          `json:"resume"`
 }
 
 type message struct {
@@ -28,14 +28,6 @@ type message struct {
 	Content    json.RawMessage `json:"content"`
 	ToolCallID string          `json:"toolCallId"`
 	Error      string          `json:"error"`
-}
-
-// tool is a browser tool, its schema as sent (agentserver.DecodeToolSchema
-// decodes it).
-type tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
 }
 
 type contextEntry struct {
@@ -99,13 +91,7 @@ func read(s *agentserver.Server, r *http.Request) (*runAgentInput, agentserver.R
 			return nil, agentserver.Request{}, bad("too_many_parts", "message %d has %d parts; at most %d are taken", i, n, maxParts)
 		}
 	}
-	for _, t := range in.Tools {
-		p, err := agentserver.DecodeToolSchema(t.Name, t.Parameters)
-		if err != nil {
-			return nil, agentserver.Request{}, err
-		}
-		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: p})
-	}
+	req.Tools = in.Tools
 	// The messages after the last assistant message are the new ones: a
 	// user message, the results of browser tools.
 	for i := len(in.Messages) - 1; i >= 0 && in.Messages[i].Role != "assistant"; i-- {

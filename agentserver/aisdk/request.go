@@ -44,12 +44,26 @@ type uiPart struct {
 	} `json:"approval"`
 }
 
-// toolDecl is a browser tool, its schema as sent
-// (agentserver.DecodeToolSchema decodes it).
-type toolDecl struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+// toolDecl is a browser tool: its schema, inputSchema, is decoded by
+// agentserver.DecodeToolSchema, as the body is (while its bytes count
+// among those in flight).
+type toolDecl struct{ agentserver.ToolDecl }
+
+func (d *toolDecl) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	p, err := agentserver.DecodeToolSchema(raw.Name, raw.InputSchema)
+	if err != nil {
+		return err
+	}
+	d.ToolDecl = agentserver.ToolDecl{Name: raw.Name, Description: raw.Description, Parameters: p}
+	return nil
 }
 
 func bad(code, format string, args ...any) error {
@@ -98,11 +112,7 @@ func read(s *agentserver.Server, r *http.Request) (agentserver.Request, error) {
 	}
 	req := agentserver.Request{Thread: body.ID}
 	for _, t := range body.Tools {
-		p, err := agentserver.DecodeToolSchema(t.Name, t.InputSchema)
-		if err != nil {
-			return agentserver.Request{}, err
-		}
-		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: p})
+		req.Tools = append(req.Tools, t.ToolDecl)
 	}
 	last := body.Messages[len(body.Messages)-1]
 	switch last.Role {

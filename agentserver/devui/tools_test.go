@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -142,20 +143,29 @@ func TestRunToolConcurrency(t *testing.T) {
 			results <- result{status, body}
 		}()
 	}
+	var once sync.Once
+	releaseAll := func() { once.Do(func() { close(release) }) }
+	defer releaseAll()
 	// The runs admitted hold until released: the first four answers are
-	// the refusals.
-	for range 12 - agentserver.DefaultMaxRunsPerUser {
-		if r := <-results; r.status != http.StatusTooManyRequests || !strings.Contains(r.body, `"too_many_runs"`) {
-			t.Errorf("a run over the user's bound: %d %s, want 429 too_many_runs", r.status, r.body)
+	// the refusals, and no more than eight start.
+	refused, running := 0, 0
+	for refused < 12-agentserver.DefaultMaxRunsPerUser || running < agentserver.DefaultMaxRunsPerUser {
+		select {
+		case r := <-results:
+			if r.status != http.StatusTooManyRequests || !strings.Contains(r.body, `"too_many_runs"`) {
+				t.Fatalf("a run over the user's bound: %d %s, want 429 too_many_runs", r.status, r.body)
+			}
+			refused++
+		case <-started:
+			if running++; running > agentserver.DefaultMaxRunsPerUser {
+				t.Fatalf("%d runs by hand of one user at once", running)
+			}
 		}
-	}
-	for range agentserver.DefaultMaxRunsPerUser {
-		<-started
 	}
 	if status, body := e.do("POST", "/api/tools/get_weather/run", "bob", "application/json", `{"args":{"city":"Oslo"}}`); status != http.StatusOK {
 		t.Errorf("bob's run while alice's hold: %d %s", status, body)
 	}
-	close(release)
+	releaseAll()
 	for range agentserver.DefaultMaxRunsPerUser {
 		if r := <-results; r.status != http.StatusOK {
 			t.Errorf("a run admitted: %d %s", r.status, r.body)
