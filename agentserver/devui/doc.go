@@ -114,7 +114,10 @@
 // that needs approval (the agent's NeedsApproval) is refused, 403
 // needs_approval, unless Options.RunToolsNeedingApproval is set: whoever
 // runs it then approves it. Browser tools are the page's: not run here.
-// The body is bounded by the server's Config.MaxBodyBytes (413).
+// The body is bounded by the server's Config.MaxBodyBytes (413). Tools
+// run by hand are bounded as runs are, counted apart from them: a user
+// runs the server's Config.MaxRunsPerUser at once (429 too_many_runs
+// beyond), all users Config.MaxRuns (503).
 //
 // An eval case made of a thread (the Conversations page's "Save as eval
 // case") has a turn per user message, each expecting the tool calls the
