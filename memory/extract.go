@@ -153,7 +153,7 @@ func (s *Service) extract(ctx context.Context, j *job, u *userState, attempt int
 	var add []Record
 	var remove []string
 	for _, f := range out.Facts {
-		text := strings.TrimSpace(cut(f.Text, s.cfg.MaxMemoryBytes))
+		text := strings.TrimSpace(cut(clean(f.Text), s.cfg.MaxMemoryBytes))
 		if text == "" {
 			continue
 		}

@@ -97,7 +97,8 @@ func (s *Service) ingest(ctx context.Context, user string, msgs, prev []Message)
 		if m.Index < 0 {
 			return nil, fmt.Errorf("%w: message %d has a negative index", ErrInvalid, i)
 		}
-		m.Text = strings.TrimSpace(cut(m.Text, s.cfg.MaxMemoryBytes))
+		m.Text = strings.TrimSpace(cut(clean(m.Text), s.cfg.MaxMemoryBytes))
+		m.Thread, m.Author = clean(m.Thread), clean(m.Author)
 		if m.Text == "" {
 			continue
 		}
@@ -229,7 +230,8 @@ func (s *Service) Remember(ctx context.Context, user string, facts ...Fact) ([]M
 	now := s.now()
 	recs := make([]Record, 0, len(facts))
 	for i, f := range facts {
-		text := strings.TrimSpace(f.Text)
+		text := strings.TrimSpace(clean(f.Text))
+		f.Author, f.Thread = clean(f.Author), clean(f.Thread)
 		switch {
 		case text == "":
 			return nil, fmt.Errorf("%w: fact %d has no text", ErrInvalid, i)

@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"slices"
 	"strconv"
@@ -125,7 +124,7 @@ func (s *localStore) Add(ctx context.Context, user string, recs []Record) ([]str
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkRecords(user, recs); err != nil {
+	if err := CheckRecords(user, recs); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -153,32 +152,11 @@ func (s *localStore) addLocked(user string, recs []Record) []string {
 	return added
 }
 
-// checkRecords checks what every store requires of records to add.
-func checkRecords(user string, recs []Record) error {
-	if user == "" {
-		return fmt.Errorf("%w: empty user", ErrInvalid)
-	}
-	seen := map[string]bool{}
-	for i := range recs {
-		r := &recs[i]
-		switch {
-		case r.ID == "":
-			return fmt.Errorf("%w: record %d has no id", ErrInvalid, i)
-		case seen[r.ID]:
-			return fmt.Errorf("%w: id %q given twice", ErrInvalid, r.ID)
-		case r.Kind != KindMessage && r.Kind != KindFact:
-			return fmt.Errorf("%w: record %d has kind %q", ErrInvalid, i, r.Kind)
-		}
-		seen[r.ID] = true
-	}
-	return nil
-}
-
 func (s *localStore) Replace(ctx context.Context, user string, add []Record, remove []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkRecords(user, add); err != nil {
+	if err := CheckRecords(user, add); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -272,27 +250,6 @@ func (s *localStore) Get(ctx context.Context, user string, ids []string) ([]Reco
 	return out, nil
 }
 
-// A cursor of the local store's listing: the time key and id of the last
-// memory of the page before.
-func encodeCursor(t int64, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t, 10) + " " + id))
-}
-
-// DecodeCursor reads a cursor made by EncodeCursor. Stores use them.
-func decodeCursor(c string) (int64, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		ts, id, ok := strings.Cut(string(b), " ")
-		if ok {
-			t, err := strconv.ParseInt(ts, 10, 64)
-			if err == nil {
-				return t, id, nil
-			}
-		}
-	}
-	return 0, "", fmt.Errorf("%w: bad cursor %q", ErrInvalid, c)
-}
-
 func (s *localStore) List(ctx context.Context, user string, opts ListOptions) (Page, error) {
 	if err := ctx.Err(); err != nil {
 		return Page{}, err
@@ -301,7 +258,7 @@ func (s *localStore) List(ctx context.Context, user string, opts ListOptions) (P
 	var afterID string
 	if opts.Cursor != "" {
 		var err error
-		if after, afterID, err = decodeCursor(opts.Cursor); err != nil {
+		if after, afterID, err = DecodeCursor(opts.Cursor); err != nil {
 			return Page{}, err
 		}
 	}
@@ -329,7 +286,7 @@ func (s *localStore) List(ctx context.Context, user string, opts ListOptions) (P
 	if len(all) > n {
 		all = all[:n]
 		last := all[n-1]
-		p.Next = encodeCursor(timeKey(last.Time), last.ID)
+		p.Next = EncodeCursor(last.Time, last.ID)
 	}
 	p.Memories = all
 	return p, nil

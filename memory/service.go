@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -170,10 +171,15 @@ func checkUser(user string) error {
 	if user == "" {
 		return fmt.Errorf("%w: empty user", ErrInvalid)
 	}
-	if !utf8.ValidString(user) {
-		return fmt.Errorf("%w: user is not UTF-8", ErrInvalid)
+	if !utf8.ValidString(user) || strings.IndexByte(user, 0) >= 0 {
+		return fmt.Errorf("%w: the user is not UTF-8 text without NUL", ErrInvalid)
 	}
 	return nil
+}
+
+// clean returns s as text every store keeps: valid UTF-8, without NUL.
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
 // cut returns s cut to at most n bytes, at a rune boundary.

@@ -2,6 +2,10 @@ package memory
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -137,3 +141,83 @@ func ListLimit(opts ListOptions) int {
 
 // timeKey is how stores order by time: Unix nanoseconds.
 func timeKey(t time.Time) int64 { return t.UnixNano() }
+
+// The helpers below serve implementations of Store.
+
+// CheckRecords checks what every Store requires of records to add for
+// user: a user, ids present and distinct, a known kind. It returns an
+// error wrapping ErrInvalid.
+func CheckRecords(user string, recs []Record) error {
+	if user == "" {
+		return fmt.Errorf("%w: empty user", ErrInvalid)
+	}
+	seen := make(map[string]bool, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		switch {
+		case r.ID == "":
+			return fmt.Errorf("%w: record %d has no id", ErrInvalid, i)
+		case seen[r.ID]:
+			return fmt.Errorf("%w: id %q given twice", ErrInvalid, r.ID)
+		case r.Kind != KindMessage && r.Kind != KindFact:
+			return fmt.Errorf("%w: record %d has kind %q", ErrInvalid, i, r.Kind)
+		}
+		seen[r.ID] = true
+	}
+	return nil
+}
+
+// InOrder returns recs in the order of ids, those ids names, once each.
+func InOrder(recs []Record, ids []string) []Record {
+	byID := make(map[string]int, len(recs))
+	for i := range recs {
+		byID[recs[i].ID] = i
+	}
+	out := make([]Record, 0, len(recs))
+	for _, id := range ids {
+		if i, ok := byID[id]; ok {
+			out = append(out, recs[i])
+			delete(byID, id)
+		}
+	}
+	return out
+}
+
+// EncodeCursor returns the cursor of a listing whose last memory had time
+// t and id: the next page begins after it, in List's order (newest first,
+// then ids in descending order).
+func EncodeCursor(t time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixNano(), 10) + " " + id))
+}
+
+// DecodeCursor reads a cursor EncodeCursor made: the time, in Unix
+// nanoseconds, and the id. A cursor it did not make is an error wrapping
+// ErrInvalid.
+func DecodeCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if ts, id, ok := strings.Cut(string(b), " "); ok {
+			if t, err := strconv.ParseInt(ts, 10, 64); err == nil {
+				return t, id, nil
+			}
+		}
+	}
+	return 0, "", fmt.Errorf("%w: bad cursor %q", ErrInvalid, c)
+}
+
+// PageOf returns the page of a listing that read up to n+1 records in
+// List's order: the first n, and the cursor after them when there were
+// more.
+func PageOf(recs []Record, n int) Page {
+	var p Page
+	if len(recs) > n {
+		recs = recs[:n]
+		last := recs[n-1]
+		p.Next = EncodeCursor(last.Time, last.ID)
+	}
+	p.Memories = make([]Memory, len(recs))
+	for i := range recs {
+		p.Memories[i] = recs[i].Memory
+	}
+	return p
+}

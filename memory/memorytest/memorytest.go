@@ -504,7 +504,7 @@ func testIsolation(t *testing.T, s memory.Store) {
 	a := msg("alice", "shared-thread", 0, "user", "my password is swordfish")
 	add(t, s, "alice", a)
 	s.SetVectors(ctx, "alice", map[string][]float32{a.ID: {1}})
-	for _, other := range []string{"bob", "alic", "alice ", "ALICE", "alice\x00"} {
+	for _, other := range []string{"bob", "alic", "alice ", "ALICE", "alice\n", "%"} {
 		if got := matchIDs(t, s, other, []string{"swordfish", "password"}, 10); len(got) != 0 {
 			t.Errorf("Match as %q found alice's memory", other)
 		}

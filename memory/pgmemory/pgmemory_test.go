@@ -1,0 +1,35 @@
+package pgmemory_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/toolnexus/toolnexus-go/internal/pgtest"
+	"github.com/toolnexus/toolnexus-go/memory"
+	"github.com/toolnexus/toolnexus-go/memory/memorytest"
+	"github.com/toolnexus/toolnexus-go/memory/pgmemory"
+)
+
+func open(t testing.TB, u string) *pgmemory.Store {
+	t.Helper()
+	s, err := pgmemory.Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestContract(t *testing.T) {
+	u := pgtest.Database(t)
+	first := true
+	memorytest.Run(t, func(t *testing.T) memory.Store {
+		s := open(t, u)
+		if !first {
+			// A fresh database per subtest is slow: empty the tables instead.
+			pgtest.Exec(t, u, "TRUNCATE toolnexus_memories, toolnexus_memory_terms, toolnexus_memory_users")
+		}
+		first = false
+		return s
+	})
+}
