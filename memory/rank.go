@@ -64,19 +64,25 @@ func newQuery(s string, now time.Time) *query {
 	return q
 }
 
-// scorer scores records for one query with one user's stats.
+// scorer scores records for one query with one user's stats. It is used
+// by one goroutine.
 type scorer struct {
 	q                    *query
-	idf                  map[string]float64
+	idf                  []float64 // of q.distinct
+	occ                  []int     // the index in q.distinct of each term of q.terms
 	avgTerms, avgContext float64
+	tf, ctx              []float64 // scratch: per distinct term
 }
 
 func newScorer(q *query, st Stats) *scorer {
 	n := float64(max(st.Count, 1))
-	s := &scorer{q: q, idf: make(map[string]float64, len(q.distinct))}
-	for _, t := range q.distinct {
+	s := &scorer{q: q, idf: make([]float64, len(q.distinct)), tf: make([]float64, len(q.distinct)), ctx: make([]float64, len(q.distinct))}
+	for i, t := range q.distinct {
 		df := float64(st.DF[t])
-		s.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		s.idf[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	for _, t := range q.terms {
+		s.occ = append(s.occ, slices.Index(q.distinct, t))
 	}
 	s.avgTerms = max(float64(st.TermsLen)/n, 1)
 	s.avgContext = max((beforeWeight*float64(st.BeforeLen)+afterWeight*float64(st.AfterLen))/n, 1)
@@ -87,20 +93,20 @@ func newScorer(q *query, st Stats) *scorer {
 // weighted terms of its neighbours, times the boosts for a named author, a
 // named date and recency. A record that holds no term of the query scores 0.
 func (s *scorer) score(r *Record) float64 {
-	tf, dl := counts(r.Terms, 1, nil)
-	ctx, cl := counts(r.Before, beforeWeight, nil)
-	ctx, cl2 := counts(r.After, afterWeight, ctx)
-	cl += cl2
+	clear(s.tf)
+	clear(s.ctx)
+	dl := s.count(r.Terms, 1, s.tf)
+	cl := s.count(r.Before, beforeWeight, s.ctx) + s.count(r.After, afterWeight, s.ctx)
 	var sum float64
-	for _, t := range s.q.terms {
+	for _, i := range s.occ {
 		var part float64
-		if f := tf[t]; f > 0 {
+		if f := s.tf[i]; f > 0 {
 			part += f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*dl/s.avgTerms))
 		}
-		if f := ctx[t]; f > 0 {
+		if f := s.ctx[i]; f > 0 {
 			part += f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*cl/s.avgContext))
 		}
-		sum += s.idf[t] * part
+		sum += s.idf[i] * part
 	}
 	if sum == 0 {
 		return 0
@@ -121,6 +127,33 @@ func (s *scorer) score(r *Record) float64 {
 	return sum
 }
 
+// count adds weight to tf[i] for each occurrence in terms (space-separated)
+// of the query's i-th distinct term, and returns the weighted number of
+// terms, without allocating.
+func (s *scorer) count(terms string, weight float64, tf []float64) float64 {
+	var n float64
+	for len(terms) > 0 {
+		end := strings.IndexByte(terms, ' ')
+		if end < 0 {
+			end = len(terms)
+		}
+		if w := terms[:end]; w != "" {
+			n += weight
+			for i, t := range s.q.distinct {
+				if t == w {
+					tf[i] += weight
+					break
+				}
+			}
+		}
+		if end == len(terms) {
+			break
+		}
+		terms = terms[end+1:]
+	}
+	return n
+}
+
 // namesAuthor reports whether the query names author: a word of the
 // author's name, other than a stop word, is a word of the query. The roles
 // of a thread ("user", "model") are not names.
@@ -135,20 +168,6 @@ func (s *scorer) namesAuthor(author string) bool {
 		}
 	})
 	return named
-}
-
-// counts adds to m (made when nil) weight for each space-separated term
-// of terms, and returns it with the weighted number of terms.
-func counts(terms string, weight float64, m map[string]float64) (map[string]float64, float64) {
-	if m == nil {
-		m = make(map[string]float64, 16)
-	}
-	var n float64
-	for t := range strings.FieldsSeq(terms) {
-		m[t] += weight
-		n += weight
-	}
-	return m, n
 }
 
 // scored is a record and its score.
@@ -184,24 +203,25 @@ func rankLexical(q *query, st Stats, recs []Record) []scored {
 
 // matchTerms picks the terms a store matches candidates on: the rarest
 // first, as long as the memories holding them total at most budget, and
-// always the rarest one. Terms held by very many memories weigh little in
-// the score (their IDF is low) and would make the candidates many: the
-// candidates are still scored on every term of the query.
+// always the rarest one. Common terms weigh little in the score (their IDF
+// is low) and would make the candidates many; the candidates are still
+// scored on every term of the query. (Matching pairs of common terms
+// instead costs more than it saves: the full-text indexes then read both
+// terms' whole posting lists.)
 func matchTerms(distinct []string, st Stats, budget int) []string {
-	terms := slices.Clone(distinct)
-	slices.SortStableFunc(terms, func(a, b string) int { return st.DF[a] - st.DF[b] })
-	var out []string
-	total := 0
-	for _, t := range terms {
-		df := st.DF[t]
-		if df == 0 {
-			continue
+	terms := make([]string, 0, len(distinct))
+	for _, t := range distinct {
+		if st.DF[t] > 0 {
+			terms = append(terms, t)
 		}
-		if len(out) > 0 && total+df > budget {
-			break
-		}
-		out = append(out, t)
-		total += df
 	}
-	return out
+	slices.SortStableFunc(terms, func(a, b string) int { return st.DF[a] - st.DF[b] })
+	total := 0
+	for i, t := range terms {
+		if i > 0 && total+st.DF[t] > budget {
+			return terms[:i]
+		}
+		total += st.DF[t]
+	}
+	return terms
 }

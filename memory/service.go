@@ -25,7 +25,7 @@ const (
 
 	// matchBudget bounds the candidates a search scores: the memories
 	// holding the rarest terms of the query (see matchTerms).
-	matchBudget = 2000
+	matchBudget = 400
 
 	// fuseDepth is how deep each ranking goes into a hybrid search's
 	// fusion, and rrfK the constant of reciprocal rank fusion (Cormack,

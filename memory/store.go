@@ -75,9 +75,10 @@ type Store interface {
 	Stats(ctx context.Context, user string, terms []string) (Stats, error)
 
 	// Match returns the user's memories that hold any of terms in their
-	// Terms, Before or After, at most limit of them (the most recently
-	// added first when there are more), with their Terms, Before and After
-	// but without their vectors, in any order.
+	// Terms, Before or After, at most limit of them, in any order, with
+	// their Terms, Before and After but without their vectors. When more
+	// match, which ones are returned is the store's choice: the most
+	// recently added, where that costs little.
 	Match(ctx context.Context, user string, terms []string, limit int) ([]Record, error)
 
 	// Get returns the memories of user with the given ids, in that order,

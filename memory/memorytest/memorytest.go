@@ -233,6 +233,7 @@ func testStats(t *testing.T, s memory.Store) {
 	wantStats(t, s, "nobody", terms, memory.Stats{})
 }
 
+// matchIDs returns the sorted ids of the memories that hold any of terms.
 func matchIDs(t *testing.T, s memory.Store, user string, terms []string, limit int) []string {
 	t.Helper()
 	recs, err := s.Match(context.Background(), user, terms, limit)
@@ -278,6 +279,9 @@ func testMatch(t *testing.T, s memory.Store) {
 	add(t, s, "alice", d)
 	if got := matchIDs(t, s, "alice", []string{"or", "near"}, 10); !slices.Equal(got, []string{d.ID}) {
 		t.Errorf("Match(or near) = %q, want %q", got, d.ID)
+	}
+	if got := matchIDs(t, s, "alice", []string{"", "violin"}, 10); len(got) != 2 {
+		t.Errorf("Match with an empty term = %q, want the violin's two", got)
 	}
 }
 

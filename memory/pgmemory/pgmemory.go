@@ -19,11 +19,11 @@
 //   - toolnexus_memories: a row per memory (its id, user, kind, text,
 //     author, thread, message, time in Unix nanoseconds, the terms search
 //     matches, and its vector as little-endian float32s in a bytea, NULL
-//     until it is embedded), seq ordering additions, and a generated
-//     tsvector of its terms, its neighbours' terms and a lexeme naming its
-//     user (u and the md5 of the user's name), under a GIN index: every
-//     match requires the user's lexeme, so that it reads the index entries
-//     of its user's memories only. A unique index on (user, thread,
+//     until it is embedded), seq ordering additions, and a tsvector of
+//     the distinct terms of the memory and of its neighbours, each prefixed
+//     by a hash of the user's name, under a GIN index: each user's terms
+//     are lexemes of their own, so that a match reads the index entries of
+//     its user's memories only, however many users share the table. A unique index on (user, thread,
 //     message) for messages remembers a thread's message once, whichever
 //     process adds it; (user, time, id) serves listings, and a partial
 //     index the memories waiting for a vector.
@@ -61,7 +61,9 @@ package pgmemory
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -95,8 +97,7 @@ var migrations = []string{
 	before  text NOT NULL,
 	after   text NOT NULL,
 	vector  bytea,
-	tsv     tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig,
-		'u' || md5(user_id) || ' ' || terms || ' ' || before || ' ' || after)) STORED
+	tsv     tsvector NOT NULL -- the distinct terms of terms, before and after, each prefixed by the user's prefix
 );
 CREATE UNIQUE INDEX toolnexus_memories_message ON toolnexus_memories (user_id, thread, message) WHERE kind = 'message';
 CREATE INDEX toolnexus_memories_by_time ON toolnexus_memories (user_id, time DESC, id DESC);
@@ -299,11 +300,12 @@ func distinct(r *memory.Record) []string {
 // already there is skipped), their terms' counts, the user's counts.
 const insert = `WITH input AS (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::bigint[],
-		$9::text[], $10::text[], $11::text[], $12::bytea[], $13::bigint[], $14::bigint[], $15::bigint[]) WITH ORDINALITY
-		AS i(id, kind, text, author, thread, message, time, terms, before, after, vector, tlen, blen, alen, ord)
+		$9::text[], $10::text[], $11::text[], $12::bytea[], $13::bigint[], $14::bigint[], $15::bigint[], $18::text[]) WITH ORDINALITY
+		AS i(id, kind, text, author, thread, message, time, terms, before, after, vector, tlen, blen, alen, tokens, ord)
 ), ins AS (
-	INSERT INTO toolnexus_memories (id, user_id, kind, text, author, thread, message, time, terms, before, after, vector)
-	SELECT id, $1, kind, text, author, thread, message, time, terms, before, after, vector FROM input ORDER BY ord
+	INSERT INTO toolnexus_memories (id, user_id, kind, text, author, thread, message, time, terms, before, after, vector, tsv)
+	SELECT id, $1, kind, text, author, thread, message, time, terms, before, after, vector, to_tsvector('simple', tokens)
+	FROM input ORDER BY ord
 	ON CONFLICT DO NOTHING RETURNING id
 ), added AS (
 	SELECT input.* FROM input JOIN ins USING (id)
@@ -330,6 +332,8 @@ func insertArgs(user string, recs []memory.Record) []any {
 	terms, befores, afters := make([]string, n), make([]string, n), make([]string, n)
 	vectors := make([][]byte, n)
 	tlen, blen, alen := make([]int64, n), make([]int64, n), make([]int64, n)
+	tokens := make([]string, n)
+	prefix := tokenPrefix(user)
 	var termIDs, termVals []string
 	for i := range recs {
 		r := &recs[i]
@@ -338,12 +342,19 @@ func insertArgs(user string, recs []memory.Record) []any {
 		terms[i], befores[i], afters[i] = r.Terms, r.Before, r.After
 		vectors[i] = encodeVector(r.Vector)
 		tlen[i], blen[i], alen[i] = count(r.Terms), count(r.Before), count(r.After)
-		for _, t := range distinct(r) {
+		d := distinct(r)
+		var b strings.Builder
+		for j, t := range d {
 			termIDs = append(termIDs, r.ID)
 			termVals = append(termVals, t)
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(prefix + t)
 		}
+		tokens[i] = b.String()
 	}
-	return []any{user, ids, kinds, texts, authors, threads, messages, times, terms, befores, afters, vectors, tlen, blen, alen, termIDs, termVals}
+	return []any{user, ids, kinds, texts, authors, threads, messages, times, terms, befores, afters, vectors, tlen, blen, alen, termIDs, termVals, tokens}
 }
 
 // check refuses what PostgreSQL's text cannot hold, before a statement
@@ -519,24 +530,31 @@ func scanRecords(rows pgx.Rows) ([]memory.Record, error) {
 }
 
 // tsquery returns the text search query of user's memories holding any of
-// terms, for to_tsquery('simple', …): each term quoted, so that none is
-// read as an operator.
+// terms, for to_tsquery('simple', …): each term prefixed and quoted, so
+// that none is read as an operator.
 func tsquery(user string, terms []string) string {
+	prefix := tokenPrefix(user)
+	quote := strings.NewReplacer(`'`, `''`, `\`, `\\`)
 	var b strings.Builder
-	b.WriteString(owner(user) + " & (")
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" | ")
 		}
-		b.WriteString("'" + strings.NewReplacer(`'`, `''`, `\`, `\\`).Replace(t) + "'")
+		b.WriteString("'" + quote.Replace(prefix+t) + "'")
 	}
-	b.WriteString(")")
 	return b.String()
 }
 
-// owner is the lexeme that names user's memories in the tsvector: what
-// the generated column computes, 'u' || md5(user_id).
-func owner(user string) string { return "u" + md5hex(user) }
+// tokenPrefix is what the tsvector puts before each term of user's
+// memories: "u" and 12 hex digits of a hash of the user's name. Each
+// user's terms are so lexemes of their own, and a match reads the GIN
+// entries of its user's memories only, however many users share the
+// table (a match also checks the user of each row: two users whose
+// prefixes collide share index entries, never memories).
+func tokenPrefix(user string) string {
+	h := sha256.Sum256([]byte(user))
+	return "u" + hex.EncodeToString(h[:6])
+}
 
 // Match implements [memory.Store].
 func (s *Store) Match(ctx context.Context, user string, terms []string, limit int) ([]memory.Record, error) {
@@ -545,15 +563,19 @@ func (s *Store) Match(ctx context.Context, user string, terms []string, limit in
 	}
 	var kept []string
 	for _, t := range terms {
-		if t != "" && strings.IndexByte(t, 0) < 0 {
+		if t != "" && strings.IndexByte(t, 0) < 0 { // no memory holds a term with NUL
 			kept = append(kept, t)
 		}
 	}
-	if len(kept) == 0 || limit <= 0 {
+	if len(kept) == 0 || limit <= 0 || strings.IndexByte(user, 0) >= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM toolnexus_memories
-		WHERE tsv @@ to_tsquery('simple', $1) AND user_id = $2 ORDER BY seq DESC LIMIT $3`, tsquery(user, kept), user, limit)
+	// The most recent, among the first 1.5×limit matches in the table's
+	// order: a common term could match most of the user's memories, and
+	// sorting them all would read them all.
+	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM (
+		SELECT seq, `+columns+` FROM toolnexus_memories WHERE tsv @@ to_tsquery('simple', $1) AND user_id = $2 LIMIT $4
+	) m ORDER BY seq DESC LIMIT $3`, tsquery(user, kept), user, limit, limit+limit/2)
 	if err != nil {
 		return nil, wrap("match", err)
 	}

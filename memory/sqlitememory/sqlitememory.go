@@ -20,10 +20,12 @@
 //     thread, message) for messages is what remembers a thread's message
 //     once, whoever adds it; (user, time, id) serves listings, and a
 //     partial index the memories waiting for a vector.
-//   - memories_fts: an FTS5 index, contentless (the text is in memories),
-//     of each memory's terms, its neighbours' terms, and a token naming its
-//     user (a hash of the user's name), which every match requires, so that
-//     a search reads the index entries of its user's memories only.
+//   - memories_fts: an FTS5 index, contentless (the text is in memories)
+//     and without positions, of the distinct terms of each memory and of its
+//     neighbours, each term prefixed by a hash of the memory's user: each
+//     user's terms are tokens of their own, so that a search reads the
+//     index entries of its user's memories only, however many users share
+//     the file.
 //   - memory_terms and memory_users: per user, the number of memories
 //     holding each term, the number of memories and their lengths in terms:
 //     what ranking needs, kept exact in the transaction of each change.
@@ -94,8 +96,8 @@ CREATE TABLE memories (
 CREATE UNIQUE INDEX memories_message ON memories (user, thread, message) WHERE kind = 'message';
 CREATE INDEX memories_by_time ON memories (user, time DESC, id DESC);
 CREATE INDEX memories_unembedded ON memories (user, seq) WHERE vector IS NULL;
-CREATE VIRTUAL TABLE memories_fts USING fts5 (owner, terms, before, after,
-	content = '', contentless_delete = 1, detail = column, tokenize = 'unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE memories_fts USING fts5 (tokens,
+	content = '', contentless_delete = 1, detail = none, tokenize = 'unicode61 remove_diacritics 0');
 INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
 CREATE TABLE memory_terms (
 	user TEXT NOT NULL,
@@ -132,7 +134,7 @@ const columns = "id, user, kind, text, author, thread, message, time, terms, bef
 const (
 	insertMemory = `INSERT INTO memories (id, user, kind, text, author, thread, message, time, terms, before, after, vector)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	insertFTS = `INSERT INTO memories_fts (rowid, owner, terms, before, after) VALUES (?, ?, ?, ?, ?)`
+	insertFTS = `INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)`
 	addTerms  = `INSERT INTO memory_terms (user, term, df) SELECT ?, value, 1 FROM json_each(?) WHERE true ON CONFLICT (user, term) DO UPDATE SET df = df + 1`
 	addUser   = `INSERT INTO memory_users (user, count, terms_len, before_len, after_len) VALUES (?, 1, ?, ?, ?)
 		ON CONFLICT (user) DO UPDATE SET count = count + 1, terms_len = terms_len + excluded.terms_len,
@@ -244,7 +246,9 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 // Close closes the database. Calls after Close fail.
 func (s *Store) Close() error {
 	for _, st := range s.stmts {
-		st.Close()
+		if st != nil {
+			st.Close()
+		}
 	}
 	return s.db.Close()
 }
@@ -252,10 +256,28 @@ func (s *Store) Close() error {
 // Path returns the absolute path of the file.
 func (s *Store) Path() string { return s.path }
 
-// owner is the token of the full-text index that names user's memories.
-func owner(user string) string {
+// tokenPrefix is what the full-text index puts before each term of user's
+// memories: "u" and 12 hex digits of a hash of the user's name. Each
+// user's terms are so tokens of their own, and a match reads the postings
+// of its user's memories only, however many users share the file (a
+// match also checks the user of each memory it reads: two users whose
+// prefixes collide share postings, never memories).
+func tokenPrefix(user string) string {
 	h := sha256.Sum256([]byte(user))
-	return "u" + hex.EncodeToString(h[:16])
+	return "u" + hex.EncodeToString(h[:6])
+}
+
+// tokens returns the full-text index's text for terms of a user's memory.
+func tokens(prefix string, terms []string) string {
+	var b strings.Builder
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(prefix)
+		b.WriteString(t)
+	}
+	return b.String()
 }
 
 func encodeVector(v []float32) []byte {
@@ -338,7 +360,7 @@ func (s *Store) Add(ctx context.Context, user string, recs []memory.Record) ([]s
 
 func (s *Store) add(ctx context.Context, tx *sql.Tx, user string, recs []memory.Record) ([]string, error) {
 	var added []string
-	own := owner(user)
+	prefix := tokenPrefix(user)
 	ins, fts, terms, users := s.stmt(ctx, tx, insertMemory), s.stmt(ctx, tx, insertFTS), s.stmt(ctx, tx, addTerms), s.stmt(ctx, tx, addUser)
 	for i := range recs {
 		r := &recs[i]
@@ -354,10 +376,11 @@ func (s *Store) add(ctx context.Context, tx *sql.Tx, user string, recs []memory.
 		if err != nil {
 			return nil, err
 		}
-		if _, err := fts.ExecContext(ctx, rowid, own, r.Terms, r.Before, r.After); err != nil {
+		d := distinct(r)
+		if _, err := fts.ExecContext(ctx, rowid, tokens(prefix, d)); err != nil {
 			return nil, err
 		}
-		if _, err := terms.ExecContext(ctx, user, termsJSON(distinct(r))); err != nil {
+		if _, err := terms.ExecContext(ctx, user, termsJSON(d)); err != nil {
 			return nil, err
 		}
 		if _, err := users.ExecContext(ctx, user, count(r.Terms), count(r.Before), count(r.After)); err != nil {
@@ -455,18 +478,29 @@ func (s *Store) Stats(ctx context.Context, user string, terms []string) (memory.
 	return st, nil
 }
 
-// matchExpr returns the FTS5 query of user's memories holding any of terms.
+// matchExpr returns the FTS5 query of user's memories holding any of
+// terms (none empty): each a string, so that none is read as an operator.
 func matchExpr(user string, terms []string) string {
+	prefix := tokenPrefix(user)
 	var b strings.Builder
-	b.WriteString(`owner : "` + owner(user) + `" AND {terms before after} : (`)
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" OR ")
 		}
-		b.WriteString(`"` + strings.ReplaceAll(t, `"`, `""`) + `"`)
+		b.WriteString(`"` + prefix + strings.ReplaceAll(t, `"`, `""`) + `"`)
 	}
-	b.WriteString(")")
 	return b.String()
+}
+
+// nonEmpty returns terms without the empty ones.
+func nonEmpty(terms []string) []string {
+	var out []string
+	for _, t := range terms {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func scanRecords(rows *sql.Rows) ([]memory.Record, error) {
@@ -490,6 +524,7 @@ func (s *Store) Match(ctx context.Context, user string, terms []string, limit in
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("match", err)
 	}
+	terms = nonEmpty(terms)
 	if len(terms) == 0 || limit <= 0 {
 		return nil, nil
 	}
