@@ -50,36 +50,13 @@ func messageKey(thread string, message int) string {
 	return thread + "\x00" + strconv.Itoa(message)
 }
 
-// distinctTerms returns the distinct terms of r's Terms, Before and After.
-func distinctTerms(r *Record) []string {
-	seen := map[string]struct{}{}
-	var out []string
-	for _, s := range []string{r.Terms, r.Before, r.After} {
-		for t := range strings.FieldsSeq(s) {
-			if _, ok := seen[t]; !ok {
-				seen[t] = struct{}{}
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}
-
-func termCount(s string) int64 {
-	var n int64
-	for range strings.FieldsSeq(s) {
-		n++
-	}
-	return n
-}
-
 func (u *localUser) add(r Record, seq int64) {
 	r.Vector = slices.Clone(r.Vector)
 	u.recs[r.ID] = &localRec{r, seq}
 	if r.Kind == KindMessage && r.Thread != "" {
 		u.messages[messageKey(r.Thread, r.Message)] = r.ID
 	}
-	for _, t := range distinctTerms(&r) {
+	for _, t := range DistinctTerms(&r) {
 		p := u.postings[t]
 		if p == nil {
 			p = map[string]struct{}{}
@@ -89,9 +66,9 @@ func (u *localUser) add(r Record, seq int64) {
 		u.stats.DF[t]++
 	}
 	u.stats.Count++
-	u.stats.TermsLen += termCount(r.Terms)
-	u.stats.BeforeLen += termCount(r.Before)
-	u.stats.AfterLen += termCount(r.After)
+	u.stats.TermsLen += TermCount(r.Terms)
+	u.stats.BeforeLen += TermCount(r.Before)
+	u.stats.AfterLen += TermCount(r.After)
 }
 
 func (u *localUser) remove(id string) bool {
@@ -104,7 +81,7 @@ func (u *localUser) remove(id string) bool {
 	if k := messageKey(r.Thread, r.Message); r.Kind == KindMessage && u.messages[k] == id {
 		delete(u.messages, k)
 	}
-	for _, t := range distinctTerms(r) {
+	for _, t := range DistinctTerms(r) {
 		delete(u.postings[t], id)
 		if len(u.postings[t]) == 0 {
 			delete(u.postings, t)
@@ -114,9 +91,9 @@ func (u *localUser) remove(id string) bool {
 		}
 	}
 	u.stats.Count--
-	u.stats.TermsLen -= termCount(r.Terms)
-	u.stats.BeforeLen -= termCount(r.Before)
-	u.stats.AfterLen -= termCount(r.After)
+	u.stats.TermsLen -= TermCount(r.Terms)
+	u.stats.BeforeLen -= TermCount(r.Before)
+	u.stats.AfterLen -= TermCount(r.After)
 	return true
 }
 

@@ -2,8 +2,12 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -204,6 +208,70 @@ func DecodeCursor(c string) (int64, string, error) {
 		}
 	}
 	return 0, "", fmt.Errorf("%w: bad cursor %q", ErrInvalid, c)
+}
+
+// DistinctTerms returns the distinct terms of r's Terms, Before and After,
+// in order of first appearance: the terms a store counts r in (Stats.DF).
+func DistinctTerms(r *Record) []string {
+	seen := make(map[string]bool, 32)
+	var out []string
+	for _, s := range []string{r.Terms, r.Before, r.After} {
+		for t := range strings.FieldsSeq(s) {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// TermCount returns the number of terms in terms, space-separated: what a
+// store adds to Stats.TermsLen, BeforeLen or AfterLen.
+func TermCount(terms string) int64 {
+	var n int64
+	for range strings.FieldsSeq(terms) {
+		n++
+	}
+	return n
+}
+
+// TermPrefix returns what this module's stores put before each term of
+// user's memories in their full-text index: "u" and 12 hex digits of the
+// SHA-256 of the user's name. Each user's terms are so tokens of their
+// own, and a match reads the index entries of its user's memories only,
+// however many users share the index. Two users whose prefixes collide
+// share index entries, never memories: a store checks the user of each
+// memory a match reads.
+func TermPrefix(user string) string {
+	h := sha256.Sum256([]byte(user))
+	return "u" + hex.EncodeToString(h[:6])
+}
+
+// EncodeVector returns v as little-endian float32s, the form this
+// module's stores keep vectors in; nil for nil.
+func EncodeVector(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// DecodeVector reads what EncodeVector wrote, into into when it has room.
+func DecodeVector(b []byte, into []float32) []float32 {
+	n := len(b) / 4
+	if cap(into) < n {
+		into = make([]float32, n)
+	}
+	into = into[:n]
+	for i := range into {
+		into[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return into
 }
 
 // PageOf returns the page of a listing that read up to n+1 records in

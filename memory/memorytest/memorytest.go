@@ -66,7 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 			tc.test(t, newStore(t))
 		})
 	}
-	t.Run("Service", func(t *testing.T) { RunService(t, newStore) })
+	t.Run("Service", func(t *testing.T) { RunService(t, newStore, nil) })
 }
 
 var base = time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)

@@ -8,7 +8,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,16 +15,28 @@ import (
 	"google.golang.org/genai"
 )
 
+// ServiceOptions configure [RunService].
+type ServiceOptions struct {
+	// NewEmbedder returns the embedder of the hybrid tests. Nil means
+	// this package's [Embedder] (NewEmbedder(256)); a test of a store may
+	// give GeminiEmbedder on package geminitest's server, to run hybrid
+	// search through genai.
+	NewEmbedder func(t *testing.T) memory.Embedder
+}
+
 // RunService runs a [memory.Service] on stores from newStore, end to end:
 // a thread ingested and found again with where it came from, another
 // user's memories never found, threads ingested twice, facts, limits,
-// forgetting one memory and a user, and hybrid search with an [Embedder]
-// of this package, its fallback when embedding fails included. [Run] runs
-// it too.
-func RunService(t *testing.T, newStore func(t *testing.T) memory.Store) {
+// forgetting one memory and a user, and hybrid search, its fallback when
+// embedding fails included. [Run] runs it too, with opts nil.
+func RunService(t *testing.T, newStore func(t *testing.T) memory.Store, opts *ServiceOptions) {
+	newEmbedder := func(t *testing.T) *switchable { return &switchable{inner: NewEmbedder(256)} }
+	if opts != nil && opts.NewEmbedder != nil {
+		newEmbedder = func(t *testing.T) *switchable { return &switchable{inner: opts.NewEmbedder(t)} }
+	}
 	for _, tc := range []struct {
 		name string
-		test func(t *testing.T, store memory.Store)
+		test func(t *testing.T, store memory.Store, emb *switchable)
 	}{
 		{"IngestSearch", testIngestSearch},
 		{"OtherUsers", testOtherUsers},
@@ -35,8 +46,41 @@ func RunService(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"Hybrid", testHybrid},
 		{"HybridFallback", testHybridFallback},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.test(t, newStore(t)) })
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, newStore(t), newEmbedder(t)) })
 	}
+}
+
+// switchable is an embedder that fails while told to.
+type switchable struct {
+	inner memory.Embedder
+	mu    sync.Mutex
+	err   error
+	calls int
+}
+
+func (s *switchable) Embed(ctx context.Context, texts []string, task memory.EmbedTask) ([][]float32, error) {
+	s.mu.Lock()
+	err := s.err
+	if err == nil {
+		s.calls++
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.inner.Embed(ctx, texts, task)
+}
+
+func (s *switchable) fail(err error) {
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+}
+
+func (s *switchable) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
 }
 
 func newService(t *testing.T, cfg memory.Config) *memory.Service {
@@ -59,7 +103,7 @@ var conversation = []*genai.Content{
 	genai.NewContentFromText("Noted: no peanuts. Enjoy the balcony!", genai.RoleModel),
 }
 
-func testIngestSearch(t *testing.T, store memory.Store) {
+func testIngestSearch(t *testing.T, store memory.Store, _ *switchable) {
 	ctx := context.Background()
 	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	svc := newService(t, memory.Config{Store: store, Now: func() time.Time { return now }})
@@ -98,9 +142,9 @@ func testIngestSearch(t *testing.T, store memory.Store) {
 	}
 }
 
-func testOtherUsers(t *testing.T, store memory.Store) {
+func testOtherUsers(t *testing.T, store memory.Store, emb *switchable) {
 	ctx := context.Background()
-	svc := newService(t, memory.Config{Store: store, Embedder: NewEmbedder(64)})
+	svc := newService(t, memory.Config{Store: store, Embedder: emb})
 	if _, err := svc.IngestThread(ctx, "alice", "t", conversation, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +168,7 @@ func testOtherUsers(t *testing.T, store memory.Store) {
 	}
 }
 
-func testIngestTwice(t *testing.T, store memory.Store) {
+func testIngestTwice(t *testing.T, store memory.Store, _ *switchable) {
 	ctx := context.Background()
 	svc := newService(t, memory.Config{Store: store})
 	svc.IngestThread(ctx, "alice", "t", conversation[:2], 0)
@@ -141,7 +185,7 @@ func testIngestTwice(t *testing.T, store memory.Store) {
 	}
 }
 
-func testLimits(t *testing.T, store memory.Store) {
+func testLimits(t *testing.T, store memory.Store, _ *switchable) {
 	ctx := context.Background()
 	svc := newService(t, memory.Config{Store: store, MaxQueryBytes: 100, MaxMemoryBytes: 200})
 	if _, err := svc.Search(ctx, "alice", strings.Repeat("word ", 30), nil); !errors.Is(err, memory.ErrTooLarge) {
@@ -166,9 +210,9 @@ func testLimits(t *testing.T, store memory.Store) {
 	}
 }
 
-func testForget(t *testing.T, store memory.Store) {
+func testForget(t *testing.T, store memory.Store, emb *switchable) {
 	ctx := context.Background()
-	svc := newService(t, memory.Config{Store: store, Embedder: NewEmbedder(32)})
+	svc := newService(t, memory.Config{Store: store, Embedder: emb})
 	svc.IngestThread(ctx, "alice", "t", conversation, 0)
 	svc.IngestThread(ctx, "bob", "t", conversation, 0)
 	svc.Remember(ctx, "alice", memory.Fact{Text: "Alice plays the oboe"})
@@ -202,15 +246,14 @@ func testForget(t *testing.T, store memory.Store) {
 	}
 }
 
-func testHybrid(t *testing.T, store memory.Store) {
+func testHybrid(t *testing.T, store memory.Store, emb *switchable) {
 	ctx := context.Background()
-	emb := NewEmbedder(256)
 	svc := newService(t, memory.Config{Store: store, Embedder: emb})
 	svc.Remember(ctx, "alice", memory.Fact{Text: "My favourite colour is teal."}, memory.Fact{Text: "I work as a nurse."})
 	if err := svc.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := emb.Calls(); n == 0 {
+	if n := emb.count(); n == 0 {
 		t.Fatal("the memories were not embedded")
 	}
 	// No term in common ("favorit colour" and "favourit color" stem apart):
@@ -224,9 +267,8 @@ func testHybrid(t *testing.T, store memory.Store) {
 	}
 }
 
-func testHybridFallback(t *testing.T, store memory.Store) {
+func testHybridFallback(t *testing.T, store memory.Store, emb *switchable) {
 	ctx := context.Background()
-	emb := NewEmbedder(32)
 	var events []*memory.Event
 	var mu sync.Mutex
 	obs := memory.ObserverFunc(func(_ context.Context, e *memory.Event) {
@@ -237,7 +279,7 @@ func testHybridFallback(t *testing.T, store memory.Store) {
 	svc := newService(t, memory.Config{Store: store, Embedder: emb, Observer: obs})
 	svc.Remember(ctx, "alice", memory.Fact{Text: "Alice's sister is called Inês."})
 	svc.Wait(ctx)
-	emb.Fail(errors.New("embedding service unavailable"))
+	emb.fail(errors.New("embedding service unavailable"))
 	res, err := svc.Search(ctx, "alice", "sister's name", nil)
 	if err != nil {
 		t.Fatalf("a search during an embedding outage failed: %v", err)
@@ -254,41 +296,19 @@ func testHybridFallback(t *testing.T, store memory.Store) {
 }
 
 // Embedder is a deterministic [memory.Embedder] for tests: a text's vector
-// sums a pseudo-random unit vector per character trigram of each of its
-// words, so that texts sharing words or parts of words ("colour",
-// "color") are similar. It counts its calls, and fails while told to.
-type Embedder struct {
-	dims  int
-	calls atomic.Int64
-	mu    sync.Mutex
-	err   error
-}
+// ([HashVector]) sums a pseudo-random unit vector per character trigram of
+// each of its words, so that texts sharing words or parts of words
+// ("colour", "color") are similar.
+type Embedder struct{ dims int }
 
 // NewEmbedder returns an Embedder of vectors of dims dimensions.
 func NewEmbedder(dims int) *Embedder { return &Embedder{dims: dims} }
 
-// Fail makes every later call fail with err; nil heals it.
-func (e *Embedder) Fail(err error) {
-	e.mu.Lock()
-	e.err = err
-	e.mu.Unlock()
-}
-
-// Calls returns how many calls succeeded.
-func (e *Embedder) Calls() int { return int(e.calls.Load()) }
-
 // Embed implements [memory.Embedder].
 func (e *Embedder) Embed(ctx context.Context, texts []string, _ memory.EmbedTask) ([][]float32, error) {
-	e.mu.Lock()
-	err := e.err
-	e.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e.calls.Add(1)
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		out[i] = HashVector(t, e.dims)

@@ -61,12 +61,8 @@ package pgmemory
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -250,52 +246,6 @@ func retry(ctx context.Context, f func() error) error {
 	}
 }
 
-func encodeVector(v []float32) []byte {
-	if v == nil {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVector(b []byte, into []float32) []float32 {
-	n := len(b) / 4
-	if cap(into) < n {
-		into = make([]float32, n)
-	}
-	into = into[:n]
-	for i := range into {
-		into[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return into
-}
-
-func count(s string) int64 {
-	var n int64
-	for range strings.FieldsSeq(s) {
-		n++
-	}
-	return n
-}
-
-// distinct returns the distinct terms of r's Terms, Before and After.
-func distinct(r *memory.Record) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range []string{r.Terms, r.Before, r.After} {
-		for t := range strings.FieldsSeq(s) {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}
-
 // insert adds recs of user in one statement: the memories (a message
 // already there is skipped), their terms' counts, the user's counts.
 const insert = `WITH input AS (
@@ -333,16 +283,16 @@ func insertArgs(user string, recs []memory.Record) []any {
 	vectors := make([][]byte, n)
 	tlen, blen, alen := make([]int64, n), make([]int64, n), make([]int64, n)
 	tokens := make([]string, n)
-	prefix := tokenPrefix(user)
+	prefix := memory.TermPrefix(user)
 	var termIDs, termVals []string
 	for i := range recs {
 		r := &recs[i]
 		ids[i], kinds[i], texts[i], authors[i], threads[i] = r.ID, string(r.Kind), r.Text, r.Author, r.Thread
 		messages[i], times[i] = int32(r.Message), r.Time.UnixNano()
 		terms[i], befores[i], afters[i] = r.Terms, r.Before, r.After
-		vectors[i] = encodeVector(r.Vector)
-		tlen[i], blen[i], alen[i] = count(r.Terms), count(r.Before), count(r.After)
-		d := distinct(r)
+		vectors[i] = memory.EncodeVector(r.Vector)
+		tlen[i], blen[i], alen[i] = memory.TermCount(r.Terms), memory.TermCount(r.Before), memory.TermCount(r.After)
+		d := memory.DistinctTerms(r)
 		var b strings.Builder
 		for j, t := range d {
 			termIDs = append(termIDs, r.ID)
@@ -441,10 +391,10 @@ func remove(ctx context.Context, tx pgx.Tx, user string, ids []string) (int, err
 	dfs := map[string]int32{}
 	var tlen, blen, alen int64
 	for i := range gone {
-		for _, t := range distinct(&gone[i]) {
+		for _, t := range memory.DistinctTerms(&gone[i]) {
 			dfs[t]++
 		}
-		tlen, blen, alen = tlen+count(gone[i].Terms), blen+count(gone[i].Before), alen+count(gone[i].After)
+		tlen, blen, alen = tlen+memory.TermCount(gone[i].Terms), blen+memory.TermCount(gone[i].Before), alen+memory.TermCount(gone[i].After)
 	}
 	terms := make([]string, 0, len(dfs))
 	for t := range dfs {
@@ -533,7 +483,7 @@ func scanRecords(rows pgx.Rows) ([]memory.Record, error) {
 // terms, for to_tsquery('simple', …): each term prefixed and quoted, so
 // that none is read as an operator.
 func tsquery(user string, terms []string) string {
-	prefix := tokenPrefix(user)
+	prefix := memory.TermPrefix(user)
 	quote := strings.NewReplacer(`'`, `''`, `\`, `\\`)
 	var b strings.Builder
 	for i, t := range terms {
@@ -543,17 +493,6 @@ func tsquery(user string, terms []string) string {
 		b.WriteString("'" + quote.Replace(prefix+t) + "'")
 	}
 	return b.String()
-}
-
-// tokenPrefix is what the tsvector puts before each term of user's
-// memories: "u" and 12 hex digits of a hash of the user's name. Each
-// user's terms are so lexemes of their own, and a match reads the GIN
-// entries of its user's memories only, however many users share the
-// table (a match also checks the user of each row: two users whose
-// prefixes collide share index entries, never memories).
-func tokenPrefix(user string) string {
-	h := sha256.Sum256([]byte(user))
-	return "u" + hex.EncodeToString(h[:6])
 }
 
 // Match implements [memory.Store].
@@ -668,7 +607,7 @@ func (s *Store) SetVectors(ctx context.Context, user string, vectors map[string]
 	slices.Sort(ids)
 	vs := make([][]byte, len(ids))
 	for i, id := range ids {
-		vs[i] = encodeVector(vectors[id])
+		vs[i] = memory.EncodeVector(vectors[id])
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE toolnexus_memories m SET vector = x.v FROM unnest($2::text[], $3::bytea[]) AS x(id, v)
 		WHERE m.user_id = $1 AND m.id = x.id`, user, ids, vs)
@@ -699,7 +638,7 @@ func (s *Store) Vectors(ctx context.Context, user string, f func(id string, v []
 		if len(raw) != 2 {
 			return wrap("vectors", errors.New("unexpected columns"))
 		}
-		v = decodeVector(raw[1], v)
+		v = memory.DecodeVector(raw[1], v)
 		if err := f(string(raw[0]), v); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/toolnexus/toolnexus-go/geminitest"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
 	"github.com/toolnexus/toolnexus-go/memory"
 	"github.com/toolnexus/toolnexus-go/memory/memorytest"
@@ -32,4 +33,17 @@ func TestContract(t *testing.T) {
 		first = false
 		return s
 	})
+}
+
+// The service on PostgreSQL with the fake's embeddings through genai:
+// hybrid search end to end.
+func TestServiceWithGemini(t *testing.T) {
+	u := pgtest.Database(t)
+	memorytest.RunService(t, func(t *testing.T) memory.Store {
+		s := open(t, u)
+		pgtest.Exec(t, u, "TRUNCATE toolnexus_memories, toolnexus_memory_terms, toolnexus_memory_users")
+		return s
+	}, &memorytest.ServiceOptions{NewEmbedder: func(t *testing.T) memory.Embedder {
+		return &memory.GeminiEmbedder{Models: geminitest.Start(t).Client().Models}
+	}})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/memory"
 	"github.com/toolnexus/toolnexus-go/memory/internal/memorybench"
 	"github.com/toolnexus/toolnexus-go/memory/sqlitememory"
+	"go.uber.org/goleak"
 )
 
 // benchFiles holds, per size, a file filled once for every benchmark of
@@ -64,6 +65,13 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, p := range benchFiles {
 		os.RemoveAll(filepath.Dir(p))
+	}
+	if code == 0 {
+		// genai's dependencies start an OpenCensus worker at init.
+		if err := goleak.Find(goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start")); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -53,14 +53,10 @@ package sqlitememory
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -256,17 +252,6 @@ func (s *Store) Close() error {
 // Path returns the absolute path of the file.
 func (s *Store) Path() string { return s.path }
 
-// tokenPrefix is what the full-text index puts before each term of user's
-// memories: "u" and 12 hex digits of a hash of the user's name. Each
-// user's terms are so tokens of their own, and a match reads the postings
-// of its user's memories only, however many users share the file (a
-// match also checks the user of each memory it reads: two users whose
-// prefixes collide share postings, never memories).
-func tokenPrefix(user string) string {
-	h := sha256.Sum256([]byte(user))
-	return "u" + hex.EncodeToString(h[:6])
-}
-
 // tokens returns the full-text index's text for terms of a user's memory.
 func tokens(prefix string, terms []string) string {
 	var b strings.Builder
@@ -280,58 +265,12 @@ func tokens(prefix string, terms []string) string {
 	return b.String()
 }
 
-func encodeVector(v []float32) []byte {
-	if v == nil {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVector(b []byte, into []float32) []float32 {
-	n := len(b) / 4
-	if cap(into) < n {
-		into = make([]float32, n)
-	}
-	into = into[:n]
-	for i := range into {
-		into[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return into
-}
-
 func termsJSON(terms []string) string {
 	if len(terms) == 0 {
 		return "[]"
 	}
 	b, _ := json.Marshal(terms)
 	return string(b)
-}
-
-// distinct returns the distinct terms of r's Terms, Before and After.
-func distinct(r *memory.Record) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range []string{r.Terms, r.Before, r.After} {
-		for t := range strings.FieldsSeq(s) {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}
-
-func count(s string) int64 {
-	var n int64
-	for range strings.FieldsSeq(s) {
-		n++
-	}
-	return n
 }
 
 func wrap(op string, err error) error {
@@ -360,12 +299,12 @@ func (s *Store) Add(ctx context.Context, user string, recs []memory.Record) ([]s
 
 func (s *Store) add(ctx context.Context, tx *sql.Tx, user string, recs []memory.Record) ([]string, error) {
 	var added []string
-	prefix := tokenPrefix(user)
+	prefix := memory.TermPrefix(user)
 	ins, fts, terms, users := s.stmt(ctx, tx, insertMemory), s.stmt(ctx, tx, insertFTS), s.stmt(ctx, tx, addTerms), s.stmt(ctx, tx, addUser)
 	for i := range recs {
 		r := &recs[i]
 		res, err := ins.ExecContext(ctx, r.ID, user, string(r.Kind), r.Text, r.Author, r.Thread, r.Message, r.Time.UnixNano(),
-			r.Terms, r.Before, r.After, encodeVector(r.Vector))
+			r.Terms, r.Before, r.After, memory.EncodeVector(r.Vector))
 		if err != nil {
 			return nil, err
 		}
@@ -376,14 +315,14 @@ func (s *Store) add(ctx context.Context, tx *sql.Tx, user string, recs []memory.
 		if err != nil {
 			return nil, err
 		}
-		d := distinct(r)
+		d := memory.DistinctTerms(r)
 		if _, err := fts.ExecContext(ctx, rowid, tokens(prefix, d)); err != nil {
 			return nil, err
 		}
 		if _, err := terms.ExecContext(ctx, user, termsJSON(d)); err != nil {
 			return nil, err
 		}
-		if _, err := users.ExecContext(ctx, user, count(r.Terms), count(r.Before), count(r.After)); err != nil {
+		if _, err := users.ExecContext(ctx, user, memory.TermCount(r.Terms), memory.TermCount(r.Before), memory.TermCount(r.After)); err != nil {
 			return nil, err
 		}
 		added = append(added, r.ID)
@@ -406,7 +345,7 @@ func (s *Store) remove(ctx context.Context, tx *sql.Tx, user string, ids []strin
 		if err != nil {
 			return 0, err
 		}
-		terms := termsJSON(distinct(&r))
+		terms := termsJSON(memory.DistinctTerms(&r))
 		for _, q := range []struct {
 			sql  string
 			args []any
@@ -416,7 +355,7 @@ func (s *Store) remove(ctx context.Context, tx *sql.Tx, user string, ids []strin
 			{`UPDATE memory_terms SET df = df - 1 WHERE user = ? AND term IN (SELECT value FROM json_each(?))`, []any{user, terms}},
 			{`DELETE FROM memory_terms WHERE user = ? AND df <= 0 AND term IN (SELECT value FROM json_each(?))`, []any{user, terms}},
 			{`UPDATE memory_users SET count = count - 1, terms_len = terms_len - ?, before_len = before_len - ?, after_len = after_len - ? WHERE user = ?`,
-				[]any{count(r.Terms), count(r.Before), count(r.After), user}},
+				[]any{memory.TermCount(r.Terms), memory.TermCount(r.Before), memory.TermCount(r.After), user}},
 			{`DELETE FROM memory_users WHERE user = ? AND count <= 0`, []any{user}},
 		} {
 			if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
@@ -481,7 +420,7 @@ func (s *Store) Stats(ctx context.Context, user string, terms []string) (memory.
 // matchExpr returns the FTS5 query of user's memories holding any of
 // terms (none empty): each a string, so that none is read as an operator.
 func matchExpr(user string, terms []string) string {
-	prefix := tokenPrefix(user)
+	prefix := memory.TermPrefix(user)
 	var b strings.Builder
 	for i, t := range terms {
 		if i > 0 {
@@ -625,7 +564,7 @@ func (s *Store) SetVectors(ctx context.Context, user string, vectors map[string]
 		}
 		defer st.Close()
 		for id, v := range vectors {
-			if _, err := st.ExecContext(ctx, encodeVector(v), user, id); err != nil {
+			if _, err := st.ExecContext(ctx, memory.EncodeVector(v), user, id); err != nil {
 				return err
 			}
 		}
@@ -657,7 +596,7 @@ func (s *Store) Vectors(ctx context.Context, user string, f func(id string, v []
 		if err := rows.Scan(&id, &raw); err != nil {
 			return wrap("vectors", err)
 		}
-		v = decodeVector(raw, v)
+		v = memory.DecodeVector(raw, v)
 		if err := f(id, v); err != nil {
 			return err
 		}
