@@ -7,8 +7,10 @@ import (
 	"github.com/toolnexus/toolnexus-go/geminitest"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
 	"github.com/toolnexus/toolnexus-go/memory"
+	"github.com/toolnexus/toolnexus-go/memory/internal/servedtest"
 	"github.com/toolnexus/toolnexus-go/memory/memorytest"
 	"github.com/toolnexus/toolnexus-go/memory/pgmemory"
+	"github.com/toolnexus/toolnexus-go/session/pgstore"
 )
 
 func open(t testing.TB, u string) *pgmemory.Store {
@@ -46,4 +48,21 @@ func TestServiceWithGemini(t *testing.T) {
 	}, &memorytest.ServiceOptions{NewEmbedder: func(t *testing.T) memory.Embedder {
 		return &memory.GeminiEmbedder{Models: geminitest.Start(t).Client().Models}
 	}})
+}
+
+// A served agent remembers across a user's threads, its threads and its
+// memories in one PostgreSQL database.
+func TestServedRemembers(t *testing.T) {
+	u := pgtest.Database(t)
+	sessions, err := pgstore.Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sessions.Close()
+	svc, err := memory.New(memory.Config{Store: open(t, u)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	servedtest.RememberAcrossThreads(t, sessions, svc)
 }

@@ -7,8 +7,10 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/geminitest"
 	"github.com/toolnexus/toolnexus-go/memory"
+	"github.com/toolnexus/toolnexus-go/memory/internal/servedtest"
 	"github.com/toolnexus/toolnexus-go/memory/memorytest"
 	"github.com/toolnexus/toolnexus-go/memory/sqlitememory"
+	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 )
 
 func open(t testing.TB, path string) *sqlitememory.Store {
@@ -35,4 +37,21 @@ func TestServiceWithGemini(t *testing.T) {
 	}, &memorytest.ServiceOptions{NewEmbedder: func(t *testing.T) memory.Embedder {
 		return &memory.GeminiEmbedder{Models: geminitest.Start(t).Client().Models}
 	}})
+}
+
+// A served agent remembers across a user's threads, its threads and its
+// memories in one SQLite file.
+func TestServedRemembers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	sessions, err := sqlitestore.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sessions.Close()
+	svc, err := memory.New(memory.Config{Store: open(t, path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	servedtest.RememberAcrossThreads(t, sessions, svc)
 }
