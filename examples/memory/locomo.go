@@ -22,11 +22,13 @@ import (
 type conversation struct {
 	name     string
 	speakers [2]string
-	sessions []session
+	sessions []sitting
 	qa       []question
 }
 
-type session struct {
+// sitting is a session of a LoCoMo conversation (a word that package
+// session has).
+type sitting struct {
 	n     int
 	date  time.Time
 	turns []turn
@@ -68,7 +70,7 @@ func loadConversation(path string) (*conversation, error) {
 			continue
 		}
 		n, _ := strconv.Atoi(m[1])
-		s := session{n: n}
+		s := sitting{n: n}
 		if err := json.Unmarshal(v, &s.turns); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, k, err)
 		}
@@ -79,7 +81,7 @@ func loadConversation(path string) (*conversation, error) {
 		}
 		c.sessions = append(c.sessions, s)
 	}
-	slices.SortFunc(c.sessions, func(a, b session) int { return a.n - b.n })
+	slices.SortFunc(c.sessions, func(a, b sitting) int { return a.n - b.n })
 	if err := json.Unmarshal(raw["qa"], &c.qa); err != nil {
 		return nil, fmt.Errorf("%s: qa: %w", path, err)
 	}
@@ -119,14 +121,14 @@ type recall struct {
 // of categories 1 to 4 that has evidence, and prints the recall at 5 and
 // 10 of each file and of all: the share of a question's evidence turns
 // among the first k results, averaged over questions.
-func runLoCoMo(ctx context.Context, w io.Writer, files []string, newService func() (*memory.Service, func(), error)) error {
+func runLoCoMo(ctx context.Context, w io.Writer, files []string, cfg memory.Config) error {
 	var total recall
 	for _, f := range files {
 		c, err := loadConversation(f)
 		if err != nil {
 			return err
 		}
-		r, err := evaluate(ctx, c, newService)
+		r, err := evaluate(ctx, c, cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -145,13 +147,16 @@ func runLoCoMo(ctx context.Context, w io.Writer, files []string, newService func
 	return nil
 }
 
-func evaluate(ctx context.Context, c *conversation, newService func() (*memory.Service, func(), error)) (recall, error) {
-	svc, done, err := newService()
+func evaluate(ctx context.Context, c *conversation, cfg memory.Config) (recall, error) {
+	svc, err := memory.New(cfg)
 	if err != nil {
 		return recall{}, err
 	}
-	defer done()
+	defer svc.Close(ctx)
 	user := "locomo-" + strings.TrimSuffix(c.name, filepath.Ext(c.name))
+	if err := svc.ForgetUser(ctx, user); err != nil { // what an earlier run left in -db
+		return recall{}, err
+	}
 	ids := map[string]string{} // thread and index -> dia_id
 	for _, s := range c.sessions {
 		thread := fmt.Sprintf("session_%d", s.n)
