@@ -32,10 +32,10 @@ func (s *Service) IngestMessages(ctx context.Context, user string, msgs []Messag
 // contents[from:] (user and model contents; function calls, their
 // responses and thoughts are not remembered), each content a message whose
 // index is its position in contents, its author its role, its time now.
-// The content before from gives the first one's context. This is what
-// agentserver calls after each saved run (see [Service.Remember]); with
-// Extraction configured, it also queues the new messages for the model to
-// read, in the background.
+// The content before from gives the first one's context. A served agent
+// calls it after each saved run (see [Service.RememberRun]). With an
+// Embedder or an Extraction, the new messages are embedded, and read by
+// the extraction's model, in the background.
 func (s *Service) IngestThread(ctx context.Context, user, thread string, contents []*genai.Content, from int) ([]Memory, error) {
 	if thread == "" {
 		return nil, fmt.Errorf("%w: empty thread", ErrInvalid)

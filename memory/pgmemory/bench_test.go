@@ -49,6 +49,10 @@ func filled(b *testing.B, n int) string {
 // service returns a service on the database of n memories, through a pool
 // of one connection, and the CPU clock of that connection's backend.
 func service(b *testing.B, n int) (*memory.Service, memorybench.CPUClock) {
+	return serviceWith(b, n, nil)
+}
+
+func serviceWith(b *testing.B, n int, emb memory.Embedder) (*memory.Service, memorybench.CPUClock) {
 	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(filled(b, n))
 	if err != nil {
@@ -68,7 +72,10 @@ func service(b *testing.B, n int) (*memory.Service, memorybench.CPUClock) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc, err := memory.New(memory.Config{Store: s})
+	if emb != nil {
+		memorybench.FillVectors(b, s, "ada", emb)
+	}
+	svc, err := memory.New(memory.Config{Store: s, Embedder: emb})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,6 +100,18 @@ func BenchmarkIngest(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			svc, server := service(b, n)
 			memorybench.Ingest(b, svc, "ada", memorybench.NewCorpus(3), memorybench.Options{Server: server})
+		})
+	}
+}
+
+// BenchmarkHybridSearch: one hybrid search at a time, among n memories of
+// the user with 768-dimension vectors, every one of them scored (the
+// query's embedding is local: no network call is measured).
+func BenchmarkHybridSearch(b *testing.B) {
+	for _, n := range []int{10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			svc, server := serviceWith(b, n, &memorybench.RandomEmbedder{Dims: 768})
+			memorybench.Search(b, svc, "ada", memorybench.NewCorpus(2), memorybench.Options{Server: server})
 		})
 	}
 }

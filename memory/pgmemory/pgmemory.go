@@ -53,7 +53,9 @@
 // # Vectors
 //
 // Hybrid search scores every vector of the user (memory.Store.Vectors):
-// exact, and linear in the user's memories (see BENCHMARKS.md). With
+// exact, and linear in the user's memories (see BENCHMARKS.md). Vectors
+// stay in their row, uncompressed (toast_tuple_target 8160, storage
+// EXTERNAL), so that the scan reads no TOAST table. With
 // pgvector installed, a store that keeps vectors in a vector column with
 // an HNSW index and implements memory.VectorIndex would answer in
 // sublinear time; this one does not need the extension.
@@ -95,6 +97,11 @@ var migrations = []string{
 	vector  bytea,
 	tsv     tsvector NOT NULL -- the distinct terms of terms, before and after, each prefixed by the user's prefix
 );
+-- Vectors (3 KiB at 768 dimensions) stay in the row, uncompressed: a
+-- hybrid search reads every vector of the user, and fetching each from
+-- the TOAST table, or decompressing it, would cost more than the read.
+ALTER TABLE toolnexus_memories SET (toast_tuple_target = 8160);
+ALTER TABLE toolnexus_memories ALTER COLUMN vector SET STORAGE EXTERNAL;
 CREATE UNIQUE INDEX toolnexus_memories_message ON toolnexus_memories (user_id, thread, message) WHERE kind = 'message';
 CREATE INDEX toolnexus_memories_by_time ON toolnexus_memories (user_id, time DESC, id DESC);
 CREATE INDEX toolnexus_memories_unembedded ON toolnexus_memories (user_id, seq) WHERE vector IS NULL;

@@ -104,3 +104,22 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHybridSearch: one hybrid search at a time, among n memories of
+// the user with 768-dimension vectors, every one of them scored (the
+// query's embedding is local: no network call is measured).
+func BenchmarkHybridSearch(b *testing.B) {
+	for _, n := range []int{10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := open(b, filled(b, n))
+			emb := &memorybench.RandomEmbedder{Dims: 768}
+			memorybench.FillVectors(b, s, "ada", emb)
+			svc, err := memory.New(memory.Config{Store: s, Embedder: emb})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { svc.Close(context.Background()) })
+			memorybench.Search(b, svc, "ada", memorybench.NewCorpus(2), memorybench.Options{})
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -236,4 +237,60 @@ func Ingest(b *testing.B, svc *memory.Service, user string, c *Corpus, opts Opti
 		_, err := svc.IngestMessages(ctx, user, []memory.Message{m})
 		return err
 	})
+}
+
+// RandomEmbedder embeds any text as a pseudo-random unit vector of Dims
+// dimensions: for measuring the cost of hybrid search, not its quality.
+type RandomEmbedder struct {
+	Dims int
+	mu   sync.Mutex
+	r    *rand.Rand
+}
+
+// Embed implements memory.Embedder.
+func (e *RandomEmbedder) Embed(_ context.Context, texts []string, _ memory.EmbedTask) ([][]float32, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.r == nil {
+		e.r = rand.New(rand.NewPCG(3, 4))
+	}
+	out := make([][]float32, len(texts))
+	for i := range out {
+		v := make([]float32, e.Dims)
+		var n float64
+		for d := range v {
+			v[d] = float32(e.r.NormFloat64())
+			n += float64(v[d]) * float64(v[d])
+		}
+		for d := range v {
+			v[d] /= float32(math.Sqrt(n))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// FillVectors gives every memory of user in store without a vector one of
+// e's, in batches of 1000.
+func FillVectors(tb testing.TB, store memory.Store, user string, e memory.Embedder) {
+	tb.Helper()
+	ctx := context.Background()
+	for {
+		recs, err := store.Unembedded(ctx, user, 1000)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(recs) == 0 {
+			return
+		}
+		texts := make([]string, len(recs))
+		vs, _ := e.Embed(ctx, texts, memory.EmbedDocument)
+		set := make(map[string][]float32, len(recs))
+		for i, r := range recs {
+			set[r.ID] = vs[i]
+		}
+		if err := store.SetVectors(ctx, user, set); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
