@@ -79,7 +79,6 @@ func isVowel(c byte) bool {
 // non-vowel that follows a vowel (or the prefixes gener, commun, arsen),
 // R2 the same within R1.
 func regions(w []byte) (r1, r2 int) {
-	r1 = len(w)
 	s := string(w)
 	switch {
 	case len(s) >= 5 && (s[:5] == "gener" || s[:5] == "arsen"):
