@@ -66,7 +66,7 @@
 // cannot be embedded (an outage, a timeout) is ranked lexically, and the
 // fallback is reported to the [Observer] and the Logger; a memory that
 // could not be embedded is embedded at its user's next ingest. Extraction
-// failures are retried (Extraction.MaxAttempts), then reported; the
+// failures are retried (Config.MaxAttempts), then reported; the
 // conversation's messages are remembered whatever happens to their
 // extraction. [Service.ForgetUser] removes every trace of a user: their
 // memories, vectors and term counts, and their background work, queued or

@@ -21,9 +21,8 @@ For each fact, "message" is the index of the message it comes from. Write no fac
 
 // Defaults of Extraction.
 const (
-	DefaultMaxRelated         = 20
-	DefaultExtractionTimeout  = 2 * time.Minute
-	DefaultExtractionAttempts = 3
+	DefaultMaxRelated        = 20
+	DefaultExtractionTimeout = 2 * time.Minute
 )
 
 // Extraction has a model read each conversation a [Service] ingests with
@@ -36,7 +35,7 @@ const (
 // consolidate). The conversation's messages are remembered as they are
 // whatever happens to their extraction: a failure loses no memory. Each
 // attempt's cost is reported (EventExtract's Usage); a failed attempt is
-// retried, MaxAttempts in all, then reported as final and logged.
+// retried (Config.MaxAttempts in all), then reported as final and logged.
 type Extraction struct {
 	// Models and Model make the calls (a genai client's Models and, say,
 	// "gemini-3.5-flash"). Required.
@@ -59,14 +58,6 @@ type Extraction struct {
 	// minutes).
 	Timeout time.Duration
 
-	// MaxAttempts and RetryDelay say how a failed job is retried: at most
-	// MaxAttempts attempts in all, the first retry after RetryDelay, each
-	// next one after twice the wait before it. They apply to the service's
-	// background embeddings too. Zero means DefaultExtractionAttempts (3)
-	// and 1 second.
-	MaxAttempts int
-	RetryDelay  time.Duration
-
 	agent *agent.Agent
 }
 
@@ -74,7 +65,7 @@ func (x *Extraction) check() error {
 	if x.Models == nil || x.Model == "" {
 		return errors.New("memory: Extraction needs Models and Model")
 	}
-	if x.MaxRelated < 0 || x.Timeout < 0 || x.MaxAttempts < 0 || x.RetryDelay < 0 {
+	if x.MaxRelated < 0 || x.Timeout < 0 {
 		return errors.New("memory: a negative limit in Extraction")
 	}
 	var gc genai.GenerateContentConfig

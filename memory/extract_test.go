@@ -144,8 +144,8 @@ func TestExtractionFailures(t *testing.T) {
 	srv := geminitest.Start(t)
 	ctx := context.Background()
 	ev := &events{}
-	svc, err := memory.New(memory.Config{Logger: discard(), Observer: ev,
-		Extraction: &memory.Extraction{Models: srv.Client().Models, Model: "gemini-2.5-flash", MaxAttempts: 2, RetryDelay: time.Millisecond}})
+	svc, err := memory.New(memory.Config{Logger: discard(), Observer: ev, MaxAttempts: 2, RetryDelay: time.Millisecond,
+		Extraction: &memory.Extraction{Models: srv.Client().Models, Model: "gemini-2.5-flash"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +193,9 @@ func TestForgetUserDuringExtraction(t *testing.T) {
 		return reply
 	})
 	ev := &events{}
-	svc, err := memory.New(memory.Config{Logger: discard(), Observer: ev, Workers: 1,
+	svc, err := memory.New(memory.Config{Logger: discard(), Observer: ev, Workers: 1, RetryDelay: time.Millisecond,
 		Embedder:   &memory.GeminiEmbedder{Models: srv.Client().Models},
-		Extraction: &memory.Extraction{Models: srv.Client().Models, Model: "gemini-2.5-flash", RetryDelay: time.Millisecond}})
+		Extraction: &memory.Extraction{Models: srv.Client().Models, Model: "gemini-2.5-flash"}})
 	if err != nil {
 		t.Fatal(err)
 	}

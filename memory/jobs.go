@@ -128,7 +128,7 @@ func (s *Service) current(j *job, u *userState) bool {
 // a growing delay between attempts; each failure is reported (the last
 // as final) and logged.
 func (s *Service) retry(ctx context.Context, j *job, u *userState, kind EventKind, f func(attempt int) error) {
-	attempts, delay := s.attempts()
+	attempts, delay := s.cfg.MaxAttempts, s.cfg.RetryDelay
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		err := f(attempt)
@@ -163,21 +163,6 @@ func (j *job) thread() string {
 		return j.ext.thread
 	}
 	return ""
-}
-
-// attempts returns how many times a background job is tried, and the delay
-// before its second attempt.
-func (s *Service) attempts() (int, time.Duration) {
-	n, d := 3, time.Second
-	if x := s.cfg.Extraction; x != nil {
-		if x.MaxAttempts > 0 {
-			n = x.MaxAttempts
-		}
-		if x.RetryDelay > 0 {
-			d = x.RetryDelay
-		}
-	}
-	return n, d
 }
 
 // write runs f, which writes memories of j's user, unless the user was

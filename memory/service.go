@@ -19,6 +19,8 @@ const (
 	DefaultQueueSize      = 1000
 	DefaultWorkers        = 2
 	DefaultEmbedTimeout   = 10 * time.Second
+	DefaultMaxAttempts    = 3
+	DefaultRetryDelay     = time.Second
 
 	// MaxResults bounds SearchOptions.Limit.
 	MaxResults = 100
@@ -83,6 +85,14 @@ type Config struct {
 	// DefaultWorkers (2).
 	Workers int
 
+	// MaxAttempts and RetryDelay say how a failed background job (an
+	// embedding, an extraction) is retried: at most MaxAttempts attempts in
+	// all, the first retry after RetryDelay, each next one after twice the
+	// wait before it. Zero means DefaultMaxAttempts (3) and
+	// DefaultRetryDelay (1 s).
+	MaxAttempts int
+	RetryDelay  time.Duration
+
 	// Now returns the time: of memories ingested without one, and the
 	// "now" of recency. Nil means time.Now.
 	Now func() time.Time
@@ -122,7 +132,8 @@ type userState struct {
 
 // New returns a Service for cfg, and starts its background workers.
 func New(cfg Config) (*Service, error) {
-	if cfg.MaxQueryBytes < 0 || cfg.MaxMemoryBytes < 0 || cfg.QueueSize < 0 || cfg.Workers < 0 || cfg.EmbedTimeout < 0 {
+	if cfg.MaxQueryBytes < 0 || cfg.MaxMemoryBytes < 0 || cfg.QueueSize < 0 || cfg.Workers < 0 || cfg.EmbedTimeout < 0 ||
+		cfg.MaxAttempts < 0 || cfg.RetryDelay < 0 {
 		return nil, errors.New("memory: a negative limit in Config")
 	}
 	if cfg.Extraction != nil {
@@ -135,6 +146,8 @@ func New(cfg Config) (*Service, error) {
 	cfg.QueueSize = orDefault(cfg.QueueSize, DefaultQueueSize)
 	cfg.Workers = orDefault(cfg.Workers, DefaultWorkers)
 	cfg.EmbedTimeout = orDefault(cfg.EmbedTimeout, DefaultEmbedTimeout)
+	cfg.MaxAttempts = orDefault(cfg.MaxAttempts, DefaultMaxAttempts)
+	cfg.RetryDelay = orDefault(cfg.RetryDelay, DefaultRetryDelay)
 	s := &Service{cfg: cfg, store: cfg.Store, logger: cfg.Logger, now: cfg.Now, users: map[string]*userState{}}
 	if s.store == nil {
 		s.store = NewStore()

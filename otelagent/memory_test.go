@@ -101,7 +101,7 @@ func TestMemoryExtractSpan(t *testing.T) {
 	defer srv.Close()
 	tel := newTelemetry(t)
 	obs := tel.observer(srv)
-	svc, err := memory.New(memory.Config{Observer: obs, Extraction: &memory.Extraction{Models: srv.Client().Models, Model: model, MaxAttempts: 1}})
+	svc, err := memory.New(memory.Config{Observer: obs, MaxAttempts: 1, Extraction: &memory.Extraction{Models: srv.Client().Models, Model: model}})
 	if err != nil {
 		t.Fatal(err)
 	}
