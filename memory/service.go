@@ -137,9 +137,11 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("memory: a negative limit in Config")
 	}
 	if cfg.Extraction != nil {
-		if err := cfg.Extraction.check(); err != nil {
+		x := *cfg.Extraction // the caller's stays as it is
+		if err := x.check(); err != nil {
 			return nil, err
 		}
+		cfg.Extraction = &x
 	}
 	cfg.MaxQueryBytes = orDefault(cfg.MaxQueryBytes, DefaultMaxQueryBytes)
 	cfg.MaxMemoryBytes = orDefault(cfg.MaxMemoryBytes, DefaultMaxMemoryBytes)
