@@ -22,3 +22,18 @@ func (r *run) remember(ctx context.Context, res *agent.Result, loaded int, conte
 	}()
 	r.l.remember(ctx, r.user, r.conversation, slices.Concat(res.History[:loaded], contents), loaded)
 }
+
+// rememberSaved hands Config.Remember a recovered run whose answer was
+// journaled whole and is now saved (saved, the contents it added), with
+// the thread as stored.
+func (r *run) rememberSaved(ctx context.Context, saved []*genai.Content) {
+	if r.l.remember == nil {
+		return
+	}
+	all, err := r.l.store.Load(ctx, r.thread)
+	if err != nil || len(all) < len(saved) {
+		return
+	}
+	loaded := len(all) - len(saved)
+	r.remember(agent.WithConversation(ctx, r.conversation), &agent.Result{History: all[:loaded]}, loaded, saved)
+}
