@@ -175,8 +175,13 @@ func (p *Preload) add(ctx context.Context, contents []*genai.Content) []*genai.C
 		n = DefaultPreloadMemories
 	}
 	res, err := p.Service.Search(ctx, user, query, &SearchOptions{Limit: n, ExcludeThread: agent.Conversation(ctx)})
-	if err != nil || len(res) == 0 {
-		return contents // reported by Search
+	if err != nil {
+		// The Observer saw the search fail; the run goes on without memories.
+		p.Service.logger.WarnContext(ctx, "memory: Preload's search failed: the run goes on without memories", "user", user, "error", err)
+		return contents
+	}
+	if len(res) == 0 {
+		return contents
 	}
 	text := Block(res, p.MaxTokens)
 	if text == "" {
