@@ -348,6 +348,15 @@
 // (session.Memory, sqlitestore, pgstore), the whole store's List for
 // another Store.
 //
+// # Memory across threads
+//
+// A thread remembers what was said in it. For the agent to remember a
+// user across their threads, Config.Remember is told of each run once it
+// is saved (package memory's Service.RememberRun is one), and the agent
+// reads the memories of the run's user (RunUser) before each new message
+// or through a tool (memory.Preload, memory.Service.Tool): see
+// docs/memory.md.
+//
 // # Runners
 //
 // The runs live behind a [Runner]: by default one in the server's

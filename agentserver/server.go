@@ -96,6 +96,20 @@ type Config struct {
 	// agent.Conversation the thread's).
 	Observer agent.Observer
 
+	// Remember, when set, is called after each run is saved to its thread,
+	// with the run's context (RunID, RunUser and agent.Conversation read
+	// it), the user, the thread's id as the client names it, the thread's
+	// contents as saved, and the index of the first content the run added:
+	// what a memory of the user's conversations needs to remember them
+	// across threads (memory.Service's RememberRun is one). It is called
+	// before the run's end is told to its readers, on the run's goroutine:
+	// it should return quickly, and do slow work (embeddings, a model that
+	// reads the conversation) in the background. A run that is not saved
+	// (one left waiting to the next Server on the store, a save that
+	// failed) is not remembered. The in-process runner calls it; a Runner
+	// of another kind saves runs itself.
+	Remember func(ctx context.Context, user, thread string, contents []*genai.Content, from int)
+
 	// Logger receives runs that fail (Warn) and end early (Info), and
 	// requests refused for a reason the client is not told (Error). Nil
 	// means slog.Default().
