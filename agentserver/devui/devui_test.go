@@ -213,6 +213,24 @@ func (e *env) stream(method, path, user, body string) []map[string]any {
 	return chunks
 }
 
+// waitingCall returns the id of the call of run id, user's, that waits
+// for a decision (the last one that does).
+func (e *env) waitingCall(user, id string) string {
+	e.t.Helper()
+	var tl timeline
+	e.get("/api/runs/"+id, user, &tl)
+	call := ""
+	for _, s := range tl.Spans {
+		if s.Kind == "tool" && s.Wait != nil && s.Wait.To == nil {
+			call = s.CallID
+		}
+	}
+	if call == "" {
+		e.t.Fatalf("no call of run %s waits for a decision", id)
+	}
+	return call
+}
+
 // runOf returns the run id a stream's start chunk names.
 func runOf(t *testing.T, chunks []map[string]any) string {
 	t.Helper()
@@ -705,15 +723,7 @@ func TestDeniedCalls(t *testing.T) {
 	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Oslo"}), fake.Call("get_weather", map[string]any{"city": "Rome"}),
 		fake.Call("no_such_tool", nil)), fake.Text("Rome is sunny; Oslo I may not say."))
 	id := runOf(t, e.chat("alice", "t1", "Weather in Oslo and Rome?"))
-	var tl timeline
-	e.get("/api/runs/"+id, "alice", &tl)
-	var oslo spanJSON
-	for _, s := range tl.Spans {
-		if s.Kind == "tool" && s.Wait != nil {
-			oslo = s
-		}
-	}
-	e.decide("alice", "t1", "get_weather", oslo.CallID, false)
+	e.decide("alice", "t1", "get_weather", e.waitingCall("alice", id), false)
 	e.settled(id)
 
 	restarted := newEnv(t, opts)

@@ -126,9 +126,12 @@
 // default criteria (eval.DefaultCriteria: the tool trajectory, exactly,
 // and the answer's ROUGE-1 match, at least 0.8) and shows each metric's
 // score, threshold and explanation. It runs the agent itself, as the
-// user (agentserver.RunUser), not as a served run: calls that need
-// approval are denied, nobody being there to decide them, and it is not
-// recorded. A run spends the model's tokens: it takes at most 20 cases
+// user (agentserver.RunUser), not as a served run, and it is not
+// recorded: calls that need approval are decided as the conversation
+// recorded them (eval.ReplayDecisions: a call approved then runs again, a
+// denied one is denied with its reason, a call the conversation did not
+// make is denied), and the tool trajectory tells a call that ran from one
+// that did not. A run spends the model's tokens: it takes at most 20 cases
 // and 100 turns, 2 minutes per case, one case at a time, one run at a
 // time per user (429 eval_busy while another goes on); a scenario case
 // (which needs a user simulator) is refused.
