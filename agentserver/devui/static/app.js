@@ -134,9 +134,12 @@ function fmtMs(ms) {
 
 function fmtNum(n) { return (n || 0).toLocaleString('en-US'); }
 
-function toast(msg) {
+// toast shows msg for a few seconds: a problem, unless kind is 'ok' (a
+// success, in green).
+function toast(msg, kind) {
   const t = $('toast');
   t.textContent = msg;
+  t.dataset.kind = kind || 'problem';
   t.hidden = false;
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => { t.hidden = true; }, 6000);
@@ -1192,7 +1195,7 @@ async function saveEvalCase(thread) {
   const cases = evalCases().filter((x) => x.eval_id !== c.eval_id);
   cases.push(c);
   setEvalCases(cases);
-  toast(`Saved ${c.eval_id} as an eval case (${cases.length} in the set): see Evals`);
+  toast(`Saved ${c.eval_id} as an eval case (${cases.length} in the set): see Evals`, 'ok');
 }
 
 // showEvals lists the saved cases, with what runs them.
