@@ -163,8 +163,11 @@
 // audio chunks with transcriptions, tool calls, cancellations,
 // interruptions, goAway, resumption handles, usage), and
 // [Server.SetLiveReplyFunc] reacts to any message the client sends ("when
-// it sends this tool response, answer with that"). The server gives calls
-// ids, issues resumption handles and resumes a session from one, and
+// it sends this tool response, answer with that"), [Server.SetLiveSetupFunc]
+// answers setups (a setup that never completes, a resumed session closed
+// at once). The server gives calls ids (or sends them without, as Vertex
+// AI's 2.5 native-audio models do: [LiveReply.WithoutCallIDs]), issues
+// resumption handles and resumes a session from one, and
 // refuses what the service refuses (a message before the setup, a second
 // setup, a model the Live API does not serve, an unknown handle, a tool
 // response for an unknown id, audio that is not PCM, the deprecated

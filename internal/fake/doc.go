@@ -321,7 +321,10 @@
 // for generateContent (rule "live-auth"), with its HTTP errors.
 //
 // The client's first message is its setup; the server answers
-// setupComplete (with a sessionId on Vertex AI), then reads the client's
+// setupComplete (with a sessionId on Vertex AI), or what the function set
+// with [Server.SetLiveSetupFunc] answers instead (nothing, for a setup
+// that never completes; [LiveSetupComplete] and a close frame, for a
+// resumed session that fails at once), then reads the client's
 // messages one at a time, in order, and answers each before it reads the
 // next. Server messages are JSON in binary frames, as the service sends
 // them. A message that ends a user turn takes the next [LiveReply] queued
@@ -343,7 +346,10 @@
 // once, with no pacing.
 //
 // The server completes what it sends and keeps the session's state: a
-// function call without an id gets one ("fc-N") and is pending until a
+// function call without an id gets one ("fc-N"), unless its reply says
+// [LiveReply.WithoutCallIDs] (Vertex AI's 2.5 native-audio models send
+// calls without ids: a response without an id then answers the earliest
+// unanswered id-less call of its name), and is pending until a
 // toolResponse answers it (whether it blocks is read from the setup's
 // declarations: behavior unset means BLOCKING, but NON_BLOCKING on
 // gemini-3.8-live models; a NON_BLOCKING call answered with willContinue

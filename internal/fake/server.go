@@ -60,13 +60,14 @@ type Server struct {
 	ixCheckpoints map[string]*storedInteraction // the interactions whose stream a checkpoint token is of
 
 	// The Live API's state (live.go).
-	liveQueue   []*LiveReply
-	liveFunc    func(*LiveMessage) *LiveReply
-	liveRecords []*LiveMessage
-	liveConns   int                      // connections accepted, to number them
-	liveHandles map[string]*liveSession  // resumption handles issued
-	liveWS      map[*websocket.Conn]bool // connections open, which Close closes
-	liveWG      sync.WaitGroup           // their handlers, which Close waits for
+	liveQueue     []*LiveReply
+	liveFunc      func(*LiveMessage) *LiveReply
+	liveSetupFunc func(*LiveMessage) *LiveReply
+	liveRecords   []*LiveMessage
+	liveConns     int                      // connections accepted, to number them
+	liveHandles   map[string]*liveSession  // resumption handles issued
+	liveWS        map[*websocket.Conn]bool // connections open, which Close closes
+	liveWG        sync.WaitGroup           // their handlers, which Close waits for
 
 	// Context caching (caches.go).
 	caches   map[string]*storedCache // by resource name
