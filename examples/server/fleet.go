@@ -59,10 +59,11 @@ const (
 
 // fleetBinary returns where the fleet command's binary is, and whether it
 // is to be built there from the clone: the binary beside this one (self),
-// when there is one (a Go binary of the fleet's package), is used as it is outside a clone (root == "") and
-// built in place (go build leaves an up-to-date binary as it is) inside
-// one; else the binary in cacheDir is built. It fails when there is
-// neither a binary beside this one nor a clone to build one from.
+// when there is one (a Go binary of the fleet's package), is used as it
+// is outside a clone (root == "") and built in place inside one (go build
+// leaves an up-to-date binary as it is); else the binary in cacheDir is
+// built. It fails when there is neither a binary beside this one nor a
+// clone to build one from.
 func fleetBinary(self, root, cacheDir string) (bin string, build bool, err error) {
 	if self != "" {
 		beside := filepath.Join(filepath.Dir(self), fleetName)
