@@ -69,6 +69,9 @@ type Server struct {
 	liveWS        map[*websocket.Conn]bool // connections open, which Close closes
 	liveWG        sync.WaitGroup           // their handlers, which Close waits for
 
+	// Embeddings (embed.go): the replies queued for them.
+	embedQueue []*Reply
+
 	// Context caching (caches.go).
 	caches   map[string]*storedCache // by resource name
 	cacheSeq int                     // caches created
@@ -263,6 +266,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt, id, ok := parseCacheRoute(r.Method, r.URL); ok {
 		s.serveCache(w, r, rt, id)
+		return
+	}
+	if rt, ok := parseEmbedRoute(r.Method, r.URL); ok {
+		s.serveEmbed(w, r, rt)
 		return
 	}
 	creds := credentialsOf(r)
