@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -263,9 +264,7 @@ func TestCrashPostgres(t *testing.T) {
 }
 
 func testCrash(t *testing.T, newStore func(*testing.T) string) {
-	if testing.Short() {
-		t.Skip("starts server processes")
-	}
+	citest.Heavy(t, "starts server processes and kills them")
 	// Each case: what the model answers, the point at which the first
 	// process is killed, what the second must do, and what comes of it.
 	for _, tc := range []struct {

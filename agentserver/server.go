@@ -133,7 +133,10 @@ type Config struct {
 	KeepAlive time.Duration
 
 	// WriteTimeout bounds each write of a stream: a client that reads
-	// nothing for that long is dropped (its run goes on). Zero means
+	// nothing for that long is dropped (its run goes on). It counts wall
+	// time from just before the write, the server's own delays included:
+	// on a machine so starved of CPU that the server's goroutines wait
+	// that long to run, a client that reads is dropped too. Zero means
 	// DefaultWriteTimeout (15 s).
 	WriteTimeout time.Duration
 

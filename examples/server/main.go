@@ -45,9 +45,13 @@
 // With -temporal (and -db, which every instance shares) the server is one
 // instance of a fleet: its runs are workflows on that Temporal server, and
 // any request of any protocol reaches any instance (docs/fleet.md). The
-// root module never requires Temporal, so this builds and runs the fleet
-// command of the temporalagent/examples module (the first build compiles
-// the Temporal SDK), with the same flags.
+// root module never requires Temporal, so this runs the fleet command of
+// the temporalagent/examples module, with the same flags: the one built
+// beside this binary (named fleet, as the guides build it) if there is
+// one, else one it builds into the user's cache directory. Either is
+// built from the clone first when it is not up to date (the first build
+// compiles the Temporal SDK's client; a build that finds it up to date
+// takes seconds), one build at a time for instances started together.
 //
 // docs/serving.md has curl lines for an approval and a resume.
 package main
