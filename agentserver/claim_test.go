@@ -197,11 +197,11 @@ type claimsDown struct {
 	down atomic.Bool
 }
 
-func (c *claimsDown) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+func (c *claimsDown) ClaimRun(ctx context.Context, id, run string, claim session.Claim) error {
 	if c.down.Load() {
 		return errStoreDown
 	}
-	return c.Memory.ClaimRun(ctx, id, run, owner, lease)
+	return c.Memory.ClaimRun(ctx, id, run, claim)
 }
 
 // A Server that could not renew its claim of a run for longer than the
@@ -228,7 +228,7 @@ func TestRunTakenOverIsStopped(t *testing.T) {
 		}
 		return time.Now().After(held.Lease)
 	})
-	if err := mem.ClaimRun(bg, threadT1, held.Run, "another-server", time.Hour); err != nil {
+	if err := mem.ClaimRun(bg, threadT1, held.Run, session.Claim{Owner: "another-server", Lease: time.Hour}); err != nil {
 		t.Fatalf("another owner's claim of a claim that ran out: %v", err)
 	}
 	store.down.Store(false)

@@ -48,24 +48,24 @@ func (c *countingJournal) timed(into *[]time.Duration, start time.Time, err *err
 	c.mu.Unlock()
 }
 
-func (c *countingJournal) BeginRun(ctx context.Context, id, run string, entries [][]byte) (err error) {
+func (c *countingJournal) BeginRun(ctx context.Context, id, run string, claim session.Claim, entries [][]byte) (err error) {
 	defer c.timed(&c.steps, time.Now(), &err)
-	return c.Journaler.BeginRun(ctx, id, run, entries)
+	return c.Journaler.BeginRun(ctx, id, run, claim, entries)
 }
 
-func (c *countingJournal) AppendRun(ctx context.Context, id, run string, entries [][]byte) (err error) {
+func (c *countingJournal) AppendRun(ctx context.Context, id, run string, claim session.Claim, entries [][]byte) (err error) {
 	defer c.timed(&c.steps, time.Now(), &err)
-	return c.Journaler.AppendRun(ctx, id, run, entries)
+	return c.Journaler.AppendRun(ctx, id, run, claim, entries)
 }
 
-func (c *countingJournal) EndRun(ctx context.Context, id, run string, contents []*genai.Content) (err error) {
+func (c *countingJournal) EndRun(ctx context.Context, id, run string, claim session.Claim, contents []*genai.Content) (err error) {
 	defer c.timed(&c.ends, time.Now(), &err)
-	return c.Journaler.EndRun(ctx, id, run, contents)
+	return c.Journaler.EndRun(ctx, id, run, claim, contents)
 }
 
-func (c *countingJournal) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+func (c *countingJournal) ClaimRun(ctx context.Context, id, run string, claim session.Claim) error {
 	c.claims.Add(1)
-	return c.Journaler.ClaimRun(ctx, id, run, owner, lease)
+	return c.Journaler.ClaimRun(ctx, id, run, claim)
 }
 
 func (c *countingJournal) Append(ctx context.Context, id string, contents []*genai.Content) (err error) {
@@ -293,7 +293,7 @@ func BenchmarkRecoverWaitingRuns(b *testing.B) {
 					b.Fatal(err)
 				}
 				for i := range runs {
-					if err := db.BeginRun(ctx, "agentserver/alice/t"+strconv.Itoa(i), "run_"+strconv.Itoa(i), journal.Entries); err != nil {
+					if err := db.BeginRun(ctx, "agentserver/alice/t"+strconv.Itoa(i), "run_"+strconv.Itoa(i), session.Claim{}, journal.Entries); err != nil {
 						b.Fatal(err)
 					}
 				}

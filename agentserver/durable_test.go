@@ -62,7 +62,7 @@ func dump(contents []*genai.Content) []string {
 // starting: it is logged and left, and its thread stays busy.
 func TestRecoverSkipsForeignJournal(t *testing.T) {
 	store := session.NewMemory()
-	if err := store.BeginRun(bg, "agentserver/alice/t1", "run_x", [][]byte{[]byte("not json")}); err != nil {
+	if err := store.BeginRun(bg, "agentserver/alice/t1", "run_x", session.Claim{}, [][]byte{[]byte("not json")}); err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = store }})
@@ -82,7 +82,7 @@ type failingEnd struct{ *session.Memory }
 
 var errStoreDown = errors.New("the store is down")
 
-func (failingEnd) EndRun(context.Context, string, string, []*genai.Content) error {
+func (failingEnd) EndRun(context.Context, string, string, session.Claim, []*genai.Content) error {
 	return errStoreDown
 }
 
@@ -116,8 +116,8 @@ func TestAnswerJournaledWhenEndRunFails(t *testing.T) {
 }
 
 // A run of one call and an answer writes to its journal four times: the
-// run, the call's turn, its result, and EndRun with the answer; and
-// claims it once, as it begins.
+// run (claimed by the BeginRun that creates it), the call's turn, its
+// result, and EndRun with the answer; and claims it no more.
 func TestServedRunWrites(t *testing.T) {
 	store := &countingJournal{Journaler: session.NewMemory()}
 	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = store }})
@@ -128,8 +128,8 @@ func TestServedRunWrites(t *testing.T) {
 	if n := store.writes.Load(); n != 4 {
 		t.Errorf("the run wrote %d times; want 4", n)
 	}
-	if n := store.claims.Load(); n != 1 {
-		t.Errorf("the run was claimed %d times; want 1", n)
+	if n := store.claims.Load(); n != 0 {
+		t.Errorf("the run was claimed %d times besides its BeginRun; want 0", n)
 	}
 }
 

@@ -79,7 +79,7 @@ func (r *run) write(ctx context.Context, e *entry) {
 	}
 	b, err := json.Marshal(e)
 	if err == nil {
-		err = j.store.AppendRun(context.WithoutCancel(ctx), j.thread, j.run, [][]byte{b})
+		err = j.store.AppendRun(context.WithoutCancel(ctx), j.thread, j.run, r.l.claim(), [][]byte{b})
 	}
 	if err != nil {
 		r.l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: journaling a step", slog.String("run", r.id),
@@ -107,28 +107,13 @@ func (l *localRunner) begin(ctx context.Context, r *run, in *Input) error {
 	if err != nil {
 		return fmt.Errorf("agentserver: journaling the run: %w", err)
 	}
-	if err := js.BeginRun(ctx, in.Thread, r.id, [][]byte{b}); err != nil {
+	// The run is this process's from its first write: another Server on
+	// the store leaves it alone while the claim lasts (see keepClaims).
+	if err := js.BeginRun(ctx, in.Thread, r.id, l.claim(), [][]byte{b}); err != nil {
 		if errors.Is(err, session.ErrRunInProgress) {
 			return newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress", in.Conversation)
 		}
 		l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: journaling a run", slog.String("thread", in.Conversation), slog.Any("error", err))
-		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
-	}
-	// The run is this process's: another Server on the store leaves it
-	// alone while the claim lasts (see keepClaims).
-	if err := js.ClaimRun(ctx, in.Thread, r.id, l.owner, l.lease); err != nil {
-		l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: claiming a run", slog.String("run", r.id),
-			slog.String("thread", in.Conversation), slog.Any("error", err))
-		if errors.Is(err, session.ErrClaimed) {
-			// Another Server took the journal in the moment before the
-			// claim: the run is its to run.
-			return newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress on another server", in.Conversation)
-		}
-		// Nobody runs the run: it is dropped, nothing of it saved.
-		if err := js.EndRun(context.WithoutCancel(ctx), in.Thread, r.id, nil); err != nil {
-			l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: dropping a run not claimed", slog.String("run", r.id),
-				slog.String("thread", in.Conversation), slog.Any("error", err))
-		}
 		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
 	}
 	l.mu.Lock() // keepClaims reads it under the lock
@@ -158,7 +143,7 @@ func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr er
 	var err error
 	switch {
 	case r.journal != nil:
-		if err = r.journal.store.EndRun(ctx, r.thread, r.id, contents); err != nil {
+		if err = r.journal.store.EndRun(ctx, r.thread, r.id, r.l.claim(), contents); err != nil {
 			// The journal stays, for the next Server on the store: it
 			// must hold the answer, to save it rather than ask again,
 			// and is released, for another Server to save it now.
@@ -273,7 +258,7 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, list
 	case listed.Owner != "" && listed.Owner != l.owner && listed.Lease.After(time.Now()):
 		return nil // held, as far as this clock tells: ClaimRun would say so
 	}
-	switch err := js.ClaimRun(ctx, thread, listed.Run, l.owner, l.lease); {
+	switch err := js.ClaimRun(ctx, thread, listed.Run, l.claim()); {
 	case errors.Is(err, session.ErrClaimed), errors.Is(err, session.ErrNoRun):
 		return nil // held by another Server, or over
 	case err != nil:
@@ -313,7 +298,7 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, list
 	prior := r.replay(entries[1:])
 	if r.finished {
 		// The answer is journaled whole: only its saving was lost.
-		if err := js.EndRun(ctx, thread, jr.Run, append([]*genai.Content{in.Message}, prior...)); err != nil && !errors.Is(err, session.ErrNoRun) {
+		if err := js.EndRun(ctx, thread, jr.Run, l.claim(), append([]*genai.Content{in.Message}, prior...)); err != nil && !errors.Is(err, session.ErrNoRun) {
 			return fmt.Errorf("agentserver: saving run %s on %q: %w", jr.Run, thread, err)
 		}
 		return nil
@@ -477,10 +462,15 @@ func (r *run) release(ctx context.Context) {
 	if j == nil {
 		return
 	}
-	if err := j.store.ClaimRun(context.WithoutCancel(ctx), j.thread, j.run, r.l.owner, 0); err != nil && !errors.Is(err, session.ErrNoRun) {
+	if err := j.store.ReleaseRun(context.WithoutCancel(ctx), j.thread, j.run, r.l.owner); err != nil && !errors.Is(err, session.ErrNoRun) {
 		r.l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: releasing a run", slog.String("run", r.id),
 			slog.String("thread", r.conversation), slog.Any("error", err))
 	}
+}
+
+// claim is the claim of the runs this runner runs.
+func (l *localRunner) claim() session.Claim {
+	return session.Claim{Owner: l.owner, Lease: l.lease}
 }
 
 // keepClaims starts, on a session.Journaler, the goroutine that every
@@ -525,7 +515,7 @@ func (l *localRunner) renewClaims(ctx context.Context, js session.Journaler) {
 	}
 	l.mu.Unlock()
 	for _, r := range held {
-		err := js.ClaimRun(ctx, r.thread, r.id, l.owner, l.lease)
+		err := js.ClaimRun(ctx, r.thread, r.id, l.claim())
 		switch {
 		case err == nil, errors.Is(err, session.ErrNoRun): // renewed, or it ended meanwhile
 		case errors.Is(err, session.ErrClaimed):

@@ -84,6 +84,8 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"RunDoneContext", testRunDoneContext},
 		{"ClaimRun", testClaimRun},
 		{"ConcurrentClaims", testConcurrentClaims},
+		{"FencedWrites", testFencedWrites},
+		{"Lives", testLives},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.test(t, newStore(t))
