@@ -256,11 +256,10 @@ func New(cfg Config) (*Server, error) {
 		// their thread is next touched: a run that waits for a decision is
 		// listed at once (Current), one cut mid-answer finishes it for when
 		// its user comes back.
-		if err := l.recoverRuns(context.Background()); err != nil {
+		if err := l.open(context.Background()); err != nil {
 			l.Close(context.Background())
 			return nil, err
 		}
-		l.keepClaims()
 		s.runner = l
 	}
 	s.stopStreams, s.stop = context.WithCancel(context.Background())
