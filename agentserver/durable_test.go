@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
@@ -185,4 +190,136 @@ func TestCloseLeavesWaitingRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// AppendThread (a voice session's transcript) is refused as busy while a
+// run of the thread is in progress on another Server that shares the
+// store, running or waiting for a decision, and is taken once it ends.
+func TestAppendThreadBusyOnAnotherServer(t *testing.T) {
+	for _, name := range []string{"memory", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			storeA, storeB := claimStores(t, name)
+			approve := func(c *agent.Config) {
+				c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Args["city"] == "Paris" }
+			}
+			a := newHarness(t, harnessOpts{agent: approve, config: func(c *agentserver.Config) { c.Store = storeA }})
+			b := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = storeB }})
+			transcript := []*genai.Content{genai.NewContentFromText("(a voice note)", genai.RoleUser)}
+			a.model.Enqueue(fake.Calls(call("Gate")), fake.Calls(call("Paris")), fake.Text("Sunny."))
+			got := make(chan *response)
+			go func() { got <- a.post(bg, "alice", testRequest{Thread: "t1", Text: "gate, then Paris?"}) }()
+			<-a.started
+			if err := b.srv.AppendThread(bg, "alice", "t1", transcript); !errors.Is(err, agentserver.ErrBusy) {
+				t.Errorf("AppendThread on the other Server while the run's tool runs = %v; want ErrBusy", err)
+			}
+			close(a.gate)
+			resp := <-got
+			p := resp.last()
+			if p.Kind != agentserver.KindPause {
+				t.Fatalf("the run did not pause: %v", resp.kinds())
+			}
+			if err := b.srv.AppendThread(bg, "alice", "t1", transcript); !errors.Is(err, agentserver.ErrBusy) {
+				t.Errorf("AppendThread on the other Server while the run waits = %v; want ErrBusy", err)
+			}
+			if r := a.post(bg, "alice", testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}}); r.last().Kind != agentserver.KindDone {
+				t.Fatalf("the decision: %v %s", r.kinds(), r.body)
+			}
+			if err := b.srv.AppendThread(bg, "alice", "t1", transcript); err != nil {
+				t.Errorf("AppendThread once the run ended = %v", err)
+			}
+			if stored, _ := storeB.Load(bg, threadT1); len(stored) != 7 || stored[6].Parts[0].Text != "(a voice note)" {
+				t.Errorf("the thread holds %s; want the run, then the transcript", dump(stored))
+			}
+		})
+	}
+}
+
+// flakyLoad is a Memory whose Load fails while fails is above zero,
+// counting down: a store that blips.
+type flakyLoad struct {
+	*session.Memory
+	fails atomic.Int32
+}
+
+func (f *flakyLoad) Load(ctx context.Context, id string) ([]*genai.Content, error) {
+	if f.fails.Add(-1) >= 0 {
+		return nil, errStoreDown
+	}
+	return f.Memory.Load(ctx, id)
+}
+
+// A run left by a server that died is picked up by the next, whose first
+// Load of the run's thread fails (the store blipped): the journal is not
+// dropped, the Load is tried again, and the run goes on and is saved.
+func TestLoadFailingOnceAtRecovery(t *testing.T) {
+	mem := session.NewMemory()
+	if err := mem.Append(bg, threadT1, []*genai.Content{genai.NewContentFromText("Hi", genai.RoleUser), genai.NewContentFromText("Hello.", genai.RoleModel)}); err != nil {
+		t.Fatal(err)
+	}
+	m := fake.NewServer()
+	defer m.Close()
+	weather := toolset.MustFunc("get_weather", "Weather", func(_ context.Context, in cityIn) (string, error) { return "sunny", nil })
+	ag, err := agent.New(agent.Config{Models: m.Client().Models, Model: model, Tools: toolset.MustNew(weather)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedJournal(t, mem, threadT1, session.Claim{}, ag, m, "Weather in Paris?", fake.Calls(call("Paris")))
+	m.Enqueue(fake.Text("It may be sunny."))
+	store := &flakyLoad{Memory: mem}
+	store.fails.Store(1)
+	srv, err := agentserver.New(agentserver.Config{Agent: ag, Store: store, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(bg)
+	until(t, "the run to be saved", func() bool {
+		_, err := mem.LoadRun(bg, threadT1)
+		return errors.Is(err, session.ErrNoRun)
+	})
+	want := []string{"user: Hi", "model: Hello.", "user: Weather in Paris?", `model: call get_weather{"city":"Paris"}`,
+		`user: response get_weather{"error":"tool get_weather was interrupted: the process running it stopped before it returned, so it may or may not have run; check whether it took effect before calling it again, or ask the user"}`,
+		"model: It may be sunny."}
+	stored, _ := mem.Load(bg, threadT1)
+	if got := dump(stored); !slices.Equal(got, want) {
+		t.Errorf("the thread holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := store.fails.Load(); n >= 0 {
+		t.Errorf("the store's Load was not called after it failed (fails %d)", n)
+	}
+}
+
+// A run that waits for a decision holds no goroutine: once 40 runs wait,
+// no goroutine of the process is in a run (the workers that ran them
+// idle, as workers do, whatever they ran).
+func TestWaitingRunsHoldNoGoroutine(t *testing.T) {
+	h := newHarness(t, harnessOpts{agent: func(c *agent.Config) { c.NeedsApproval = func(*genai.FunctionCall) bool { return true } }})
+	h.model.SetReplyFunc(func(*fake.Request) *fake.Reply { return fake.Calls(call("Paris")) })
+	const runs = 40
+	for i := range runs {
+		att, err := h.srv.Submit(bg, "alice", agentserver.Request{Thread: fmt.Sprint("t", i), Message: genai.NewContentFromText("Weather?", genai.RoleUser)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rec := (agentserver.Record{}); rec.Kind != agentserver.KindPause; {
+			if rec, _, err = att.Cursor.Next(bg, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		att.Cursor.Close()
+	}
+	for i := range runs {
+		h.await("alice", fmt.Sprint("t", i), waiting)
+	}
+	var inRuns int
+	until(t, "no goroutine to be in a run", func() bool { // a hang guard: the last runs end as they park
+		buf := make([]byte, 1<<22)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		inRuns = 0
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, "agent.(*run)") || strings.Contains(g, "agentserver.(*run)") {
+				inRuns++
+			}
+		}
+		return inRuns == 0
+	})
 }
