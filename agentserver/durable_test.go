@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -292,7 +293,10 @@ func TestLoadFailingOnceAtRecovery(t *testing.T) {
 // no goroutine of the process is in a run (the workers that ran them
 // idle, as workers do, whatever they ran).
 func TestWaitingRunsHoldNoGoroutine(t *testing.T) {
-	h := newHarness(t, harnessOpts{agent: func(c *agent.Config) { c.NeedsApproval = func(*genai.FunctionCall) bool { return true } }})
+	h := newHarness(t, harnessOpts{
+		agent:  func(c *agent.Config) { c.NeedsApproval = func(*genai.FunctionCall) bool { return true } },
+		config: func(c *agentserver.Config) { c.MaxRuns, c.MaxRunsPerUser = -1, -1 },
+	})
 	h.model.SetReplyFunc(func(*fake.Request) *fake.Reply { return fake.Calls(call("Paris")) })
 	const runs = 40
 	for i := range runs {
@@ -322,4 +326,107 @@ func TestWaitingRunsHoldNoGoroutine(t *testing.T) {
 		}
 		return inRuns == 0
 	})
+}
+
+// refusing is a Memory that refuses to append the journal entries of
+// the kinds refuse holds (a full disk, say), and counts the refusals.
+type refusing struct {
+	*session.Memory
+	mu      sync.Mutex
+	refuse  map[string]bool
+	refused int
+}
+
+func (r *refusing) set(kinds ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refuse = map[string]bool{}
+	for _, k := range kinds {
+		r.refuse[k] = true
+	}
+}
+
+func (r *refusing) AppendRun(ctx context.Context, id, run string, claim session.Claim, entries [][]byte) error {
+	for _, e := range entries {
+		var k struct{ Kind string }
+		json.Unmarshal(e, &k)
+		r.mu.Lock()
+		no := r.refuse[k.Kind]
+		if no {
+			r.refused++
+		}
+		r.mu.Unlock()
+		if no {
+			return errStoreDown
+		}
+	}
+	return r.Memory.AppendRun(ctx, id, run, claim, entries)
+}
+
+// A turn whose entry the store refuses (each time it is written again)
+// makes the run stop before its call runs: the call never starts, the
+// client reads a store_error, and the run is saved as far as it went.
+// The next turn's entry, once the store takes it again, lets its call
+// run.
+func TestTurnNotStoredStopsBeforeItsCalls(t *testing.T) {
+	store := &refusing{Memory: session.NewMemory()}
+	store.set("turn")
+	h := newHarness(t, harnessOpts{config: func(c *agentserver.Config) { c.Store = store }})
+	h.model.Enqueue(fake.Calls(call("Paris")))
+	resp := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris?"})
+	last := resp.last()
+	if last.Kind != agentserver.KindDone || last.Done.State != agentserver.StateFailed || last.Done.Error == nil || last.Done.Error.Code != "store_error" {
+		t.Fatalf("the run ended with %+v; want it failed, store_error", last.Done)
+	}
+	if n := len(h.started); n != 0 {
+		t.Errorf("the call ran %d times though its turn was not stored; want 0", n)
+	}
+	if store.refused < 2 {
+		t.Errorf("the turn's entry was written %d times; want it written again", store.refused)
+	}
+	if got := dump(h.stored("alice", "t1")); len(got) != 3 || !strings.Contains(got[2], "was not run") {
+		t.Errorf("the thread holds\n%s\nwant the question, the call, and its answer saying it did not run", strings.Join(got, "\n"))
+	}
+	store.set()
+	h.model.Enqueue(fake.Calls(call("Tokyo")), fake.Text("Sunny."))
+	if r := h.post(bg, "alice", testRequest{Thread: "t1", Text: "And Tokyo?"}); r.last().Done == nil || r.last().Done.State != agentserver.StateDone {
+		t.Fatalf("the next run: %v %s", r.kinds(), r.body)
+	}
+	if n := len(h.started); n != 1 {
+		t.Errorf("the next run's call ran %d times; want 1", n)
+	}
+}
+
+// A decision whose entry the store refuses is not taken: the request gets
+// 503 (Retry-After), the call does not run, and the run still waits for
+// it; once the store takes it, the same decision continues the run.
+func TestDecisionNotStoredIsNotTaken(t *testing.T) {
+	store := &refusing{Memory: session.NewMemory()}
+	h := newHarness(t, harnessOpts{
+		agent:  func(c *agent.Config) { c.NeedsApproval = func(*genai.FunctionCall) bool { return true } },
+		config: func(c *agentserver.Config) { c.Store = store },
+	})
+	h.model.Enqueue(fake.Calls(call("Paris")), fake.Text("Sunny in Paris."))
+	p := h.post(bg, "alice", testRequest{Thread: "t1", Text: "Weather in Paris?"}).last()
+	if p.Kind != agentserver.KindPause {
+		t.Fatalf("the run did not pause: %+v", p)
+	}
+	store.set("decision")
+	decide := testRequest{Thread: "t1", Decisions: []agentserver.Decision{{CallID: p.Pending[0].Call.ID, Approved: true}}}
+	if r := h.post(bg, "alice", decide); r.status != 503 || r.errorCode() != "store" {
+		t.Errorf("the decision the store refuses: %d %s; want 503 store", r.status, r.body)
+	}
+	if n := len(h.started); n != 0 {
+		t.Errorf("the call ran %d times though its decision was not stored; want 0", n)
+	}
+	if info := h.await("alice", "t1", waiting); len(info.Pending) != 1 || info.Pending[0].Call.ID != p.Pending[0].Call.ID {
+		t.Errorf("the run after the refused decision: %+v; want it waiting for the call", info)
+	}
+	store.set()
+	if r := h.post(bg, "alice", decide); r.last().Done == nil || r.last().Done.State != agentserver.StateDone {
+		t.Fatalf("the decision again: %d %v %s", r.status, r.kinds(), r.body)
+	}
+	if n := len(h.started); n != 1 {
+		t.Errorf("the call ran %d times; want 1", n)
+	}
 }

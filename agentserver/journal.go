@@ -96,14 +96,31 @@ var errStepNotStored = errors.New("agentserver: a step of the run could not be s
 // r.entries, and r.unsaved says the journal is behind them): the caller
 // decides whether the run may go on (see the package documentation,
 // "Durable runs"). A successful write proves the claim (r.proven).
-func (r *run) write(ctx context.Context, e *entry) error {
+func (r *run) write(ctx context.Context, e *entry) error { return r.writeStep(ctx, e, false) }
+
+// writeLocked is write, r.mu held.
+func (r *run) writeLocked(ctx context.Context, e *entry) error { return r.writeStep(ctx, e, true) }
+
+func (r *run) writeStep(ctx context.Context, e *entry, locked bool) error {
 	if r.lost.Load() {
 		return errTakenOver
 	}
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	lock := func() {
+		if !locked {
+			r.mu.Lock()
+		}
+	}
+	unlock := func() {
+		if !locked {
+			r.mu.Unlock()
+		}
+	}
+	lock()
 	r.entries = append(r.entries, e)
+	unlock()
 	js := r.l.js
 	if js == nil {
 		return nil
@@ -124,6 +141,9 @@ func (r *run) write(ctx context.Context, e *entry) error {
 		switch {
 		case err == nil:
 			r.proven(start)
+			lock()
+			r.stored++
+			unlock()
 			return nil
 		case fenced(err):
 			r.lose(ctx, err)
@@ -182,6 +202,7 @@ func (l *localRunner) begin(ctx context.Context, r *run, in *Input) error {
 		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
 	}
 	r.claimed.Store(true)
+	r.stored = 1
 	r.proven(start)
 	return nil
 }
@@ -321,7 +342,7 @@ func (l *localRunner) runOf(thread string, entries []*entry) (*run, error) {
 	}
 	r := newRun(b.Run, in, l)
 	r.started = b.Started
-	r.entries = entries
+	r.entries, r.stored = entries, len(entries)
 	r.show()
 	return r, nil
 }

@@ -278,7 +278,7 @@ func (l *localRunner) openThread(ctx context.Context, thread string, adopt bool)
 	}
 	if cur != nil && cur.id == j.Run {
 		cur.mu.Lock()
-		current := cur.phase != phaseOver && len(cur.entries) == j.Len
+		current := cur.phase == phaseRunning || cur.phase == phaseParked && cur.stored == j.Len
 		cur.mu.Unlock()
 		if current {
 			return cur, nil
@@ -441,7 +441,7 @@ func (r *run) takeLocked(ctx context.Context) error {
 	// Claimed: nobody else writes it now. The copy is current if the
 	// journal holds what it holds.
 	j, err := l.js.LoadRun(ctx, r.thread)
-	if err == nil && (j.Run != r.id || j.Len != len(r.entries)) {
+	if err == nil && (j.Run != r.id || j.Len != r.stored) {
 		r.release(ctx)
 		go l.endStale(r)
 		return errElsewhere()
@@ -519,8 +519,9 @@ func (r *run) settleLocked(ctx context.Context, taken []Decision) error {
 	}
 	at := r.lenLocked()
 	e := &entry{Kind: entryDecision, At: at, Turn: r.lastTurnLocked(), Decisions: taken}
-	if err := r.write(ctx, e); err != nil {
-		r.entries = r.entries[:len(r.entries)-1] // not taken
+	unsaved := r.unsaved
+	if err := r.writeLocked(ctx, e); err != nil {
+		r.entries, r.unsaved = r.entries[:len(r.entries)-1], unsaved // not taken
 		r.release(ctx)
 		if errors.Is(err, errTakenOver) {
 			go r.l.endLost(r)

@@ -67,6 +67,7 @@ type run struct {
 	// the store): what the run goes on from when it is woken. unsaved is
 	// set once one could not be written to the store.
 	entries []*entry
+	stored  int // how many of them the store's journal holds
 	unsaved bool
 
 	// On a session.Journaler: claimed says this process holds the run's
