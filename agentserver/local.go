@@ -366,15 +366,15 @@ func (l *localRunner) Latest(ctx context.Context, thread string) (RunInfo, error
 func (l *localRunner) Close(ctx context.Context) error {
 	l.mu.Lock()
 	l.closing = true
-	var parked []*run
+	var live []*run
 	for _, r := range l.threads {
 		if !r.over {
-			parked = append(parked, r)
+			live = append(live, r)
 		}
 	}
 	l.mu.Unlock()
-	for _, r := range parked {
-		r.closeParked(ctx)
+	for _, r := range live {
+		r.closeParked(ctx) // those that run are Close's to wait for
 	}
 	done := make(chan struct{})
 	go func() {

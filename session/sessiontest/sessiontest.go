@@ -27,7 +27,13 @@
 // appends as Append does, once, even when many race, and drops the
 // journal; Delete drops it too; ListRuns' pages, prefixes and order (the
 // least recently appended to first); invalid ids and run names; done
-// contexts. On a store that is not one, they skip.
+// contexts; claims (one owner at a time while its lease lasts, of many
+// racing exactly one, renewed, released, anyone's once run out, shown
+// with Held) and the fence (a write under a claim that is not the
+// journal's, a taken-over owner's included, fails with ErrClaimed and
+// writes nothing). On a [session.LiveJournaler] they check lives too: a
+// claim of zero lease lasts while its owner's life does, and is anyone's
+// at once when it ends. On a store that is not a Journaler, they skip.
 package sessiontest
 
 import (
