@@ -193,8 +193,9 @@ func (l *localRunner) park(r *run) {
 	r.unwound = nil
 	r.mu.Unlock()
 	if !r.lost.Load() {
+		deadline := r.deadline() // the run's lock before the runner's
 		l.mu.Lock()
-		l.indexLocked(r.thread, r.id, r.deadline())
+		l.indexLocked(r.thread, r.id, deadline)
 		l.mu.Unlock()
 	}
 	close(unwound)
@@ -276,14 +277,14 @@ func (l *localRunner) openThread(ctx context.Context, thread string, adopt bool)
 	if err != nil {
 		return nil, newError(http.StatusServiceUnavailable, "store", err, "the server cannot read the thread's run; try again later")
 	}
-	if cur != nil && cur.id == j.Run {
+	if cur != nil {
 		cur.mu.Lock()
-		current := cur.phase == phaseRunning || cur.phase == phaseParked && cur.stored == j.Len
+		current := cur.id == j.Run && (cur.phase == phaseRunning || cur.phase == phaseParked && cur.stored == j.Len)
 		cur.mu.Unlock()
 		if current {
 			return cur, nil
 		}
-		l.endStale(cur)
+		l.endStale(cur) // a copy the journal no longer matches (a copy that is over stays as it is)
 	}
 	l.mu.Lock()
 	skipped := l.skipped[thread] == j.Run
@@ -307,8 +308,9 @@ func (l *localRunner) openThread(ctx context.Context, thread string, adopt bool)
 		l.mu.Unlock()
 		return r, nil
 	case r.state == StateWaiting && !j.Held:
+		deadline := r.deadline() // the run's lock before the runner's
 		l.mu.Lock()
-		l.indexLocked(thread, r.id, r.deadline())
+		l.indexLocked(thread, r.id, deadline)
 		l.mu.Unlock()
 		if adopt {
 			return l.adopt(r), nil
@@ -357,6 +359,12 @@ func (l *localRunner) adopt(r *run) *run {
 // journal no longer matches: another server woke it (or it was deleted).
 // Its readers read the end of the copy, which tells them so.
 func (l *localRunner) endStale(r *run) {
+	r.mu.Lock()
+	over := r.phase == phaseOver
+	r.mu.Unlock()
+	if over {
+		return
+	}
 	r.lost.Store(true)
 	l.endLost(r)
 }
@@ -718,8 +726,9 @@ func (l *localRunner) look(ctx context.Context, listed session.Journal) (*run, e
 		return nil, err
 	}
 	if r.state == StateWaiting && !j.Held {
+		deadline := r.deadline() // the run's lock before the runner's
 		l.mu.Lock()
-		l.indexLocked(j.ID, r.id, r.deadline())
+		l.indexLocked(j.ID, r.id, deadline)
 		l.mu.Unlock()
 		return nil, nil
 	}
@@ -775,8 +784,9 @@ func (l *localRunner) pickUp(ctx context.Context, listed session.Journal) (*run,
 	}
 	if r.state == StateWaiting {
 		r.release(ctx)
+		deadline := r.deadline() // the run's lock before the runner's
 		l.mu.Lock()
-		l.indexLocked(r.thread, r.id, r.deadline())
+		l.indexLocked(r.thread, r.id, deadline)
 		l.mu.Unlock()
 		return r, nil
 	}
