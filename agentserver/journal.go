@@ -252,6 +252,7 @@ func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr er
 	if err != nil {
 		return errors.Join(runErr, fmt.Errorf("agentserver: saving the run to %q: %w", r.thread, err))
 	}
+	r.remember(ctx, res, loaded, contents)
 	return runErr
 }
 

@@ -27,6 +27,7 @@ type localRunner struct {
 	js       session.Journaler // the store, when it is a Journaler: runs are durable
 	observer agent.Observer
 	logger   *slog.Logger
+	remember func(ctx context.Context, user, thread string, contents []*genai.Content, from int) // Config.Remember
 
 	approvalTimeout time.Duration
 	runTimeout      time.Duration
@@ -72,7 +73,7 @@ type localRunner struct {
 func newLocalRunner(cfg *Config) *localRunner {
 	ctx, stop := context.WithCancelCause(context.Background())
 	l := &localRunner{
-		agent: cfg.Agent, store: cfg.Store, observer: cfg.Observer, logger: cfg.Logger,
+		agent: cfg.Agent, store: cfg.Store, observer: cfg.Observer, logger: cfg.Logger, remember: cfg.Remember,
 		approvalTimeout: cfg.ApprovalTimeout, runTimeout: cfg.RunTimeout, keep: cfg.KeepFinished, maxRuns: cfg.MaxRuns, maxPerUser: cfg.MaxRunsPerUser,
 		ctx: ctx, stop: stop,
 		runs: map[string]*run{}, threads: map[string]*run{}, perUser: map[string]int{},

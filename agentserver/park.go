@@ -774,9 +774,12 @@ func (l *localRunner) pickUp(ctx context.Context, listed session.Journal) (*run,
 	r.proven(start)
 	if r.finished {
 		// The answer is journaled whole: only its saving was lost.
-		prior := r.plan(false)
-		err := l.js.EndRun(ctx, r.thread, r.id, claim, append([]*genai.Content{r.message}, prior...))
-		if err != nil && !fenced(err) {
+		saved := append([]*genai.Content{r.message}, r.plan(false)...)
+		err := l.js.EndRun(ctx, r.thread, r.id, claim, saved)
+		switch {
+		case err == nil:
+			r.rememberSaved(withRun(ctx, r.id, r.user), saved)
+		case !fenced(err):
 			r.release(ctx)
 			return nil, fmt.Errorf("agentserver: saving run %s on %q: %w", r.id, r.thread, err)
 		}
@@ -816,7 +819,7 @@ func (l *localRunner) skip(ctx context.Context, j session.Journal, err error) {
 	l.mu.Lock()
 	l.skipped[j.ID] = j.Run // not again
 	l.mu.Unlock()
-	l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: a run cannot be picked up", slog.String("run", j.Run),
+	l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: a run cannot be recovered", slog.String("run", j.Run),
 		slog.String("thread", j.ID), slog.Any("error", err))
 }
 

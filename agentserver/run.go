@@ -266,8 +266,8 @@ func (r *run) notRun(ctx context.Context, call *genai.FunctionCall) *toolset.Res
 // (err): one that is not is lost already; otherwise (the store failed)
 // it is stopped before its next step, and saved as far as it went.
 func (r *run) halt(err error) {
-	if errors.Is(err, errTakenOver) || r.lost.Load() {
-		return
+	if errors.Is(err, errTakenOver) || r.lost.Load() || r.ctx.Err() != nil {
+		return // lost already, or ending
 	}
 	r.l.logger.LogAttrs(r.ctx, slog.LevelError, "agentserver: the server cannot prove it still holds the run: it stops", slog.String("run", r.id),
 		slog.String("thread", r.conversation), slog.Any("error", err))
@@ -372,8 +372,10 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 			r.mu.Unlock()
 		}
 		// The model call must not be sent by a server that lost the run.
-		if err := r.prove(ctx); err != nil {
-			r.halt(err)
+		if ctx.Err() == nil {
+			if err := r.prove(ctx); err != nil {
+				r.halt(err)
+			}
 		}
 	case agent.EventModelResponse:
 		if c := e.Response.Candidates; len(c) > 0 && c[0].Content != nil {

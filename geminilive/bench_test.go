@@ -123,15 +123,7 @@ func TestBenchFake(t *testing.T) {
 // ways.
 func BenchmarkToolTurn(b *testing.B) {
 	b.Run("Live", func(b *testing.B) {
-		_, liveConfig := benchFake(b)
-		client, err := genai.NewClient(b.Context(), liveConfig)
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(benchTool())})
-		if err != nil {
-			b.Fatal(err)
-		}
+		client, a := benchLive(b)
 		s, err := geminilive.Connect(b.Context(), client, a, geminilive.Config{})
 		if err != nil {
 			b.Fatal(err)
@@ -189,4 +181,38 @@ func BenchmarkToolTurn(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchLive returns a Live client of the benchmarks' fake and an agent
+// with benchTool on it.
+func benchLive(b *testing.B) (*genai.Client, *agent.Agent) {
+	_, liveConfig := benchFake(b)
+	client, err := genai.NewClient(b.Context(), liveConfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Models: client.Models, Model: model, Tools: toolset.MustNew(benchTool())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return client, a
+}
+
+// BenchmarkConnect opens a session on the fake and closes it: what a
+// session's setup and end cost the client (the dial, genai's setup, and
+// the session's tunnel: BENCHMARKS.md, "Live against Run").
+func BenchmarkConnect(b *testing.B) {
+	client, a := benchLive(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := geminilive.Connect(b.Context(), client, a, geminilive.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		for range s.Events() {
+		}
+	}
 }

@@ -36,7 +36,9 @@ const (
 	// (Call, Tool, Progress), paced by Config.ProgressInterval.
 	EventToolProgress
 	// EventToolResult: a call finished and its response is sent next
-	// (Call, Tool, Result): it comes before the model's answer to it.
+	// (Call, Tool, Result): it comes before the model's answer to it. (A
+	// call that came without an id is answered once the earlier id-less
+	// calls of its toolCall are: see the package documentation.)
 	EventToolResult
 	// EventToolCancelled: the model cancelled a call (toolCallCancellation,
 	// the user spoke over it): its context is cancelled with
@@ -52,7 +54,8 @@ const (
 	// EventUsage: token counts (Usage).
 	EventUsage
 	// EventGoAway: the service ends the connection in TimeLeft; the
-	// session reconnects at once (unless Config.NoResumption).
+	// session reconnects at once (unless Config.NoResumption, or it has
+	// no handle yet).
 	EventGoAway
 	// EventReconnected: the session resumed on a new connection.
 	EventReconnected
@@ -85,9 +88,13 @@ type Event struct {
 	Audio    []byte // EventAudio
 	MIMEType string // EventAudio
 
-	Call   *genai.FunctionCall // EventToolCall, EventApproval, EventToolProgress, EventToolResult, EventToolCancelled
-	Tool   *toolset.Tool       // the same kinds: the tool called, nil if unknown
-	Result *agent.ToolResult   // EventToolResult: what was sent back
+	// Call is the call of EventToolCall, EventApproval, EventToolProgress,
+	// EventToolResult and EventToolCancelled. Its ID is the service's, or
+	// for a call that came without one the session's own ("geminilive-N"),
+	// which Session.Decide takes; Message holds the call as it came.
+	Call   *genai.FunctionCall
+	Tool   *toolset.Tool     // the same kinds: the tool called, nil if unknown
+	Result *agent.ToolResult // EventToolResult: what was sent back
 
 	Progress *toolset.Progress // EventToolProgress
 

@@ -96,6 +96,7 @@ func connect(t *testing.T, client *genai.Client, a *agent.Agent, cfg geminilive.
 func (s *session) until(kind geminilive.EventKind) []*geminilive.Event {
 	s.t.Helper()
 	var seen []*geminilive.Event
+	deadline := time.After(hang)
 	for {
 		select {
 		case e, ok := <-s.events:
@@ -109,7 +110,7 @@ func (s *session) until(kind geminilive.EventKind) []*geminilive.Event {
 			if e.e.Kind == kind {
 				return seen
 			}
-		case <-time.After(hang):
+		case <-deadline:
 			s.t.Fatalf("hung waiting for %v", kind)
 		}
 	}
@@ -119,6 +120,7 @@ func (s *session) until(kind geminilive.EventKind) []*geminilive.Event {
 // hang.
 func (s *session) failure() error {
 	s.t.Helper()
+	deadline := time.After(hang)
 	for {
 		select {
 		case e, ok := <-s.events:
@@ -128,7 +130,7 @@ func (s *session) failure() error {
 			if e.err != nil {
 				return e.err
 			}
-		case <-time.After(hang):
+		case <-deadline:
 			s.t.Fatal("hung waiting for an error")
 		}
 	}
@@ -195,6 +197,22 @@ func text(evs []*geminilive.Event) string {
 		if e.Kind == geminilive.EventText {
 			s += e.Text
 		}
+	}
+	return s
+}
+
+// transferTwice opens a session whose agent has b's tool ("transfer")
+// and asks for every call's approval, and asks for two transfers: calls,
+// then "One done." once they are answered.
+func transferTwice(t *testing.T, srv *geminitest.Server, client *genai.Client, b *blocker, calls *geminitest.LiveReply) *session {
+	t.Helper()
+	srv.EnqueueLive(calls, geminitest.LiveText("One done."))
+	a := newAgent(t, client, []*toolset.Tool{b.tool}, func(c *agent.Config) {
+		c.NeedsApproval = func(*genai.FunctionCall) bool { return true }
+	})
+	s := connect(t, client, a, geminilive.Config{})
+	if err := s.SendText("transfer twice"); err != nil {
+		t.Fatal(err)
 	}
 	return s
 }

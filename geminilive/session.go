@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -30,7 +31,8 @@ const AudioMIMEType = "audio/pcm;rate=16000"
 
 // Config configures a live session. The zero value asks for audio
 // answers with both transcriptions, session resumption on, every tool
-// BLOCKING and up to 3 reconnections in a row.
+// BLOCKING, up to 3 reconnections in a row without a model turn, and 30
+// seconds for each connection's setup.
 type Config struct {
 	// ResponseModalities are what the model answers with; nil means audio
 	// (genai.ModalityAudio), the only modality native-audio models take.
@@ -72,10 +74,27 @@ type Config struct {
 	// Empty sends none: the service then takes WHEN_IDLE.
 	Scheduling genai.FunctionResponseScheduling
 
-	// MaxReconnects bounds the reconnections in a row that find the
-	// connection lost again before any message arrives; zero means 3,
-	// negative none.
+	// MaxReconnects bounds the reconnections in a row that lead to no
+	// model turn (content, a transcription, a tool call): once that many
+	// reconnections in a row have each failed, or found the connection
+	// lost again, the session ends with [ErrTooManyReconnects]. A model
+	// turn, or a connection that lasted [StableConnection], starts a new
+	// count. Zero means DefaultMaxReconnects (3); negative, none: a lost
+	// connection ends the session.
 	MaxReconnects int
+
+	// ReconnectDelay is the wait before the second reconnection of a row
+	// (the first is at once), doubled for each one after it up to
+	// [MaxReconnectDelay], each wait moved at random by up to half of
+	// itself; Close ends a wait at once. Zero means
+	// DefaultReconnectDelay (500 ms).
+	ReconnectDelay time.Duration
+
+	// SetupTimeout bounds the opening of each connection, Connect's (as
+	// does Connect's context) and each reconnection's: the dial, the
+	// websocket handshake and the wait for the service's setupComplete.
+	// Zero means DefaultSetupTimeout (30 seconds).
+	SetupTimeout time.Duration
 
 	// ProgressInterval paces the progress reports of a call
 	// (EventToolProgress): at most one per interval, the latest kept;
@@ -90,7 +109,7 @@ type Config struct {
 // Its methods are safe for concurrent use; [Session.Events] has one
 // consumer.
 type Session struct {
-	live   *genai.Live
+	tun    *tunnel
 	a      *agent.Agent
 	steps  agent.Steps
 	cfg    Config
@@ -98,11 +117,12 @@ type Session struct {
 	logger *slog.Logger
 	sem    chan struct{} // MaxParallel tool calls at a time
 
-	ctx    context.Context // the session's: cancelled by Close and by a failure
-	cancel context.CancelCauseFunc
-	done   chan struct{} // closed by Close
-	events chan item
-	wg     sync.WaitGroup // the reader and the calls
+	ctx      context.Context // the session's: cancelled by Close and by a failure
+	cancel   context.CancelCauseFunc
+	done     chan struct{} // closed by Close
+	events   chan item
+	wg       sync.WaitGroup // the reader and the calls
+	finished chan struct{}  // closed once they, and the tunnel, have ended
 
 	writeMu    sync.Mutex // serializes every write, and swaps conn
 	conn       *genai.Session
@@ -111,6 +131,7 @@ type Session struct {
 
 	mu     sync.Mutex
 	calls  map[string]*call
+	ids    int // the ids given to calls that came without one
 	handle string
 	closed bool
 	err    error
@@ -119,13 +140,41 @@ type Session struct {
 // call is one function call of the session, until it is answered or
 // cancelled.
 type call struct {
-	fc        *genai.FunctionCall
+	fc        *genai.FunctionCall // with the session's own id when it came without one
 	tool      *toolset.Tool
 	index     int
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	waiting   bool // for a decision
 	cancelled bool
+
+	// A call that came without an id is answered without one, after the
+	// earlier calls of its toolCall that came without one: the service
+	// matches such responses to calls by name and order.
+	inOrder *inOrder
+	pos     int // in inOrder
+}
+
+// inOrder holds the responses of the calls of one toolCall that came
+// without ids until each can be sent in call order. The session's
+// writeMu guards it.
+type inOrder struct {
+	frs  []*genai.FunctionResponse
+	done []bool // answered, or nothing to send
+	next int    // the first call not sent yet
+}
+
+// ready records the response of the call at pos (nil: nothing to send)
+// and returns the responses now sendable, in order.
+func (o *inOrder) ready(pos int, fr *genai.FunctionResponse) []*genai.FunctionResponse {
+	o.frs[pos], o.done[pos] = fr, true
+	var out []*genai.FunctionResponse
+	for ; o.next < len(o.done) && o.done[o.next]; o.next++ {
+		if f := o.frs[o.next]; f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 type item struct {
@@ -135,8 +184,11 @@ type item struct {
 
 // Connect opens a live session of a on client's Live API: the setup says
 // the agent's model, system instruction, tools and generation config, with
-// cfg. It returns once the service has accepted the setup. The session
-// lives until [Session.Close], ctx's end, or an error it cannot survive.
+// cfg. It returns once the service has accepted the setup, or when ctx
+// ends or Config.SetupTimeout passes before, with an error that wraps
+// ctx's (context.DeadlineExceeded…); no connection is left open then. The
+// session lives until [Session.Close], ctx's end, or an error it cannot
+// survive.
 func Connect(ctx context.Context, client *genai.Client, a *agent.Agent, cfg Config) (*Session, error) {
 	steps := a.Steps()
 	if err := steps.Err(); err != nil {
@@ -146,27 +198,41 @@ func Connect(ctx context.Context, client *genai.Client, a *agent.Agent, cfg Conf
 	if err != nil {
 		return nil, err
 	}
-	conn, err := client.Live.Connect(ctx, steps.Model(), setup)
+	tun, err := newTunnel(client)
 	if err != nil {
 		return nil, fmt.Errorf("geminilive: connect: %w", err)
 	}
-	s := &Session{live: client.Live, a: a, steps: steps, cfg: cfg, setup: setup,
-		logger: cfg.Logger, conn: conn, handle: cfg.Handle,
+	s := &Session{tun: tun, a: a, steps: steps, cfg: cfg, setup: setup,
+		logger: cfg.Logger, handle: cfg.Handle,
 		sem:  make(chan struct{}, steps.Limits().MaxParallel),
-		done: make(chan struct{}), events: make(chan item, 64), calls: map[string]*call{}}
+		done: make(chan struct{}), events: make(chan item, 64), finished: make(chan struct{}), calls: map[string]*call{}}
+	if s.conn, err = tun.dial(ctx, steps.Model(), setup, s.setupTimeout()); err != nil {
+		tun.close()
+		return nil, fmt.Errorf("geminilive: connect: %w", err)
+	}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
 	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	s.wg.Add(1)
-	go s.read()
+	go s.read(newReconnects(&cfg, time.Now()))
 	go func() {
 		s.wg.Wait()
+		s.tun.close() // no connection outlives the session
 		stop()
 		close(s.events)
+		close(s.finished)
 	}()
 	return s, nil
+}
+
+// setupTimeout returns Config.SetupTimeout, or its default.
+func (s *Session) setupTimeout() time.Duration {
+	if s.cfg.SetupTimeout > 0 {
+		return s.cfg.SetupTimeout
+	}
+	return DefaultSetupTimeout
 }
 
 // liveConfig returns the setup of a session of the agent steps drives.
@@ -294,7 +360,7 @@ func (s *Session) ActivityEnd() error {
 }
 
 // send writes with the session's connection, one write at a time; during
-// a reconnection it waits for the new connection.
+// a reconnection (its waits included) it waits for the new connection.
 func (s *Session) send(write func(*genai.Session) error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -321,8 +387,10 @@ func (s *Session) failed() error {
 	return nil
 }
 
-// Decide answers the approval a call waits for (EventApproval): approved,
-// the call runs; not, the model is told it was not run.
+// Decide answers the approval a call waits for (EventApproval), callID
+// being the event's Call.ID (the session's own id for a call that came
+// without one): approved, the call runs; not, the model is told it was
+// not run.
 func (s *Session) Decide(callID string, approved bool) error {
 	s.mu.Lock()
 	if s.closed || s.err != nil {
@@ -349,7 +417,9 @@ func (s *Session) Decide(callID string, approved bool) error {
 }
 
 // Close ends the session: the calls running are cancelled, the connection
-// closed, and Events ends once every goroutine of the session has.
+// closed (also one being opened: a reconnection stops, whatever it was
+// waiting for), and Close returns once every goroutine of the session
+// has ended and no connection of it is left; Events then ends.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -358,17 +428,17 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.cancel(ErrClosed) // first: a reader whose emit fails finds the session closing
 	close(s.done)
-	s.cancel(ErrClosed)
 	var err error
-	s.writeMu.Lock()
+	s.writeMu.Lock() // a reconnection holds it until its wait or dial ends, which the cancel does
 	if !s.connClosed {
 		err = s.conn.Close()
 		s.connClosed = true
 	}
 	s.writeMu.Unlock()
-	s.wg.Wait()
-	if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
+	<-s.finished
+	if err != nil && !errors.Is(err, websocket.ErrCloseSent) && !errors.Is(err, net.ErrClosed) { // closed by a reconnection
 		return fmt.Errorf("geminilive: close: %w", err)
 	}
 	return nil
@@ -384,67 +454,114 @@ func (s *Session) emit(e *Event, err error) bool {
 	}
 }
 
-// read receives the server's messages until the session ends.
-func (s *Session) read() {
+// errGoAway is why a session reconnects after a goAway.
+var errGoAway = errors.New("the service sent goAway")
+
+// read receives the server's messages until the session ends; r paces
+// its reconnections.
+func (s *Session) read(r *reconnects) {
 	defer s.wg.Done()
-	lost := 0
 	for {
 		s.writeMu.Lock()
 		conn := s.conn
 		s.writeMu.Unlock()
 		msg, err := conn.Receive()
-		if err != nil {
+		if s.ctx.Err() != nil {
+			return // closed, or failed
+		}
+		if err == nil {
+			if isProgress(msg) {
+				r.progress()
+			}
+			goAway := s.handleMessage(msg)
 			if s.ctx.Err() != nil {
-				return
+				return // closed while its events were handed on
 			}
-			if lost++; s.resumable(err, lost) {
-				if err = s.reconnect(err); err == nil {
-					continue
-				}
+			if !goAway || s.Handle() == "" {
+				continue // without a handle, the connection serves until it ends
 			}
-			s.fail(err)
+			err = errGoAway
+		}
+		if err := s.resume(r, err); err != nil {
+			if s.ctx.Err() == nil {
+				s.fail(err)
+			}
 			return
 		}
-		lost = 0
-		if s.handleMessage(msg) {
-			if err := s.reconnect(errors.New("goAway")); err != nil {
-				s.fail(err)
-				return
-			}
+		s.emit(&Event{Kind: EventReconnected}, nil)
+	}
+}
+
+// resume reconnects after the connection ended with why (a goAway, or
+// its loss), trying again after a failed reconnection, as r allows; it
+// returns the error that ends the session when it cannot. Sends wait
+// meanwhile; Close stops it.
+func (s *Session) resume(r *reconnects, why error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.conn.Close()
+	r.lost(time.Now())
+	for {
+		if s.ctx.Err() != nil {
+			return ErrClosed
 		}
+		if !resumable(why) {
+			return why
+		}
+		if s.cfg.NoResumption || s.Handle() == "" {
+			return fmt.Errorf("geminilive: connection ended with no resumption handle: %w", why)
+		}
+		wait, ok := r.next()
+		switch {
+		case !ok && r.max == 0:
+			return fmt.Errorf("geminilive: connection ended, and Config.MaxReconnects turns reconnections off: %w", why)
+		case !ok:
+			return fmt.Errorf("%w (%d in a row): %w", ErrTooManyReconnects, r.max, why)
+		}
+		s.logger.LogAttrs(s.ctx, slog.LevelInfo, "geminilive: reconnecting", slog.String("why", why.Error()),
+			slog.Int("attempt", r.n), slog.Duration("wait", wait))
+		if wait > 0 && !s.sleep(wait) {
+			return ErrClosed
+		}
+		err := s.reconnect()
+		if err == nil {
+			r.connected(time.Now())
+			return nil
+		}
+		why = err
+	}
+}
+
+// sleep waits d, or until the session ends: false then.
+func (s *Session) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+		return false
 	}
 }
 
 // resumable says whether a connection lost with err is resumed: not when
-// the service refused what the session sent (1007, 1008), nor with
-// resumption off, no handle yet, or too many tries in a row.
-func (s *Session) resumable(err error, lost int) bool {
+// the service refused what the session sent (1007, 1008).
+func resumable(err error) bool {
 	var ce *websocket.CloseError
-	if errors.As(err, &ce) && (ce.Code == websocket.CloseInvalidFramePayloadData || ce.Code == websocket.ClosePolicyViolation) {
-		return false
-	}
-	max := s.cfg.MaxReconnects
-	if max == 0 {
-		max = 3
-	}
-	return !s.cfg.NoResumption && s.Handle() != "" && lost <= max
+	return !errors.As(err, &ce) || ce.Code != websocket.CloseInvalidFramePayloadData && ce.Code != websocket.ClosePolicyViolation
 }
 
 // reconnect resumes the session on a new connection with the latest
-// handle, and sends there the responses the old one did not take.
-func (s *Session) reconnect(why error) error {
-	handle := s.Handle()
-	if s.cfg.NoResumption || handle == "" {
-		return fmt.Errorf("geminilive: connection ended with no resumption handle: %w", why)
+// handle, and sends there the responses the old one did not take. The
+// caller holds writeMu.
+func (s *Session) reconnect() error {
+	if s.connClosed {
+		return ErrClosed
 	}
-	s.logger.LogAttrs(s.ctx, slog.LevelInfo, "geminilive: reconnecting", slog.String("why", why.Error()))
 	setup := *s.setup
-	setup.SessionResumption = &genai.SessionResumptionConfig{Handle: handle}
-	s.writeMu.Lock()
-	s.conn.Close()
-	conn, err := s.live.Connect(s.ctx, s.steps.Model(), &setup)
+	setup.SessionResumption = &genai.SessionResumptionConfig{Handle: s.Handle()}
+	conn, err := s.tun.dial(s.ctx, s.steps.Model(), &setup, s.setupTimeout())
 	if err != nil {
-		s.writeMu.Unlock()
 		return fmt.Errorf("geminilive: reconnect: %w", err)
 	}
 	s.conn = conn
@@ -455,8 +572,6 @@ func (s *Session) reconnect(why error) error {
 			s.unsent = unsent // the next connection sends them
 		}
 	}
-	s.writeMu.Unlock()
-	s.emit(&Event{Kind: EventReconnected}, nil)
 	return nil
 }
 
@@ -538,15 +653,36 @@ func usage(m *genai.UsageMetadata) agent.Usage {
 }
 
 // startCalls plans the calls of a toolCall as the loop plans a turn's, and
-// starts those that can run.
+// starts those that can run. A call without an id gets one of the
+// session's own ("geminilive-N"), by which the events name it and Decide
+// takes it; it is answered without one, in call order.
 func (s *Session) startCalls(fcs []*genai.FunctionCall, msg *genai.LiveServerMessage) {
+	n := 0 // the calls without an id
+	for _, fc := range fcs {
+		if fc.ID == "" {
+			n++
+		}
+	}
+	order := &inOrder{frs: make([]*genai.FunctionResponse, n), done: make([]bool, n)}
+	pos := 0
 	for i, fc := range fcs {
+		c := &call{}
+		if fc.ID == "" {
+			c.inOrder, c.pos = order, pos
+			pos++
+			s.mu.Lock()
+			s.ids++
+			own := *fc
+			own.ID = fmt.Sprintf("geminilive-%d", s.ids)
+			s.mu.Unlock()
+			fc = &own
+		}
 		answer, approval := s.steps.PlanCall(s.ctx, i, len(fcs), fc)
 		tool, _ := s.steps.Tools().Lookup(fc.Name)
 		ae := &agent.Event{Kind: agent.EventToolCall, Index: i, Call: fc, Tool: tool}
 		cctx := s.steps.StartContext(s.ctx, ae)
 		s.steps.Observe(cctx, ae)
-		c := &call{fc: fc, tool: tool, index: i, waiting: approval}
+		c.fc, c.tool, c.index, c.waiting = fc, tool, i, approval
 		c.ctx, c.cancel = context.WithCancelCause(cctx)
 		s.mu.Lock()
 		s.calls[fc.ID] = c
@@ -600,6 +736,7 @@ func (s *Session) answer(c *call, res agent.ToolResult) {
 	s.mu.Unlock()
 	c.cancel(nil)
 	if cancelled || s.ctx.Err() != nil {
+		s.respond(c, nil)
 		return
 	}
 	fr := agent.ResponseContent(s.steps.Model(), []*genai.FunctionCall{c.fc}, []agent.ToolResult{res}).Parts[0].FunctionResponse
@@ -608,11 +745,28 @@ func (s *Session) answer(c *call, res agent.ToolResult) {
 	}
 	// Reported before it is sent: the model's answer to it comes after.
 	s.emit(&Event{Kind: EventToolResult, Call: c.fc, Tool: c.tool, Result: &res}, nil)
+	s.respond(c, fr)
+}
+
+// respond sends fr, c's response (nil: none), or, for a call that came
+// without an id, sends it without one once the earlier such calls of its
+// toolCall have been answered, with the later ones it was holding back.
+func (s *Session) respond(c *call, fr *genai.FunctionResponse) {
 	s.writeMu.Lock()
-	if err := s.conn.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{fr}}); err != nil {
-		s.unsent = append(s.unsent, fr) // the next connection sends it
+	defer s.writeMu.Unlock()
+	frs := []*genai.FunctionResponse{fr}
+	if c.inOrder != nil {
+		if fr != nil {
+			fr.ID = ""
+		}
+		frs = c.inOrder.ready(c.pos, fr)
 	}
-	s.writeMu.Unlock()
+	if len(frs) == 0 || frs[0] == nil || s.ctx.Err() != nil {
+		return
+	}
+	if err := s.conn.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: frs}); err != nil {
+		s.unsent = append(s.unsent, frs...) // the next connection sends them
+	}
 }
 
 // cancelCalls cancels the calls of a toolCallCancellation: their contexts

@@ -144,17 +144,8 @@ func TestApprovals(t *testing.T) {
 	backends(t, func(t *testing.T, srv *geminitest.Server, client *genai.Client) {
 		b := newBlocker("transfer")
 		close(b.release)
-		srv.EnqueueLive(
-			geminitest.LiveCalls(geminitest.Call("transfer", map[string]any{"key": "yes"}), geminitest.Call("transfer", map[string]any{"key": "no"})),
-			geminitest.LiveText("One done."),
-		)
-		a := newAgent(t, client, []*toolset.Tool{b.tool}, func(c *agent.Config) {
-			c.NeedsApproval = func(*genai.FunctionCall) bool { return true }
-		})
-		s := connect(t, client, a, geminilive.Config{})
-		if err := s.SendText("transfer twice"); err != nil {
-			t.Fatal(err)
-		}
+		s := transferTwice(t, srv, client, b, geminitest.LiveCalls(geminitest.Call("transfer", map[string]any{"key": "yes"}),
+			geminitest.Call("transfer", map[string]any{"key": "no"})))
 		for range 2 {
 			e := s.until(geminilive.EventApproval)
 			ev := e[len(e)-1]

@@ -163,14 +163,35 @@
 // audio chunks with transcriptions, tool calls, cancellations,
 // interruptions, goAway, resumption handles, usage), and
 // [Server.SetLiveReplyFunc] reacts to any message the client sends ("when
-// it sends this tool response, answer with that"). The server gives calls
-// ids, issues resumption handles and resumes a session from one, and
+// it sends this tool response, answer with that"), [Server.SetLiveSetupFunc]
+// answers setups (a setup that never completes, a resumed session closed
+// at once). The server gives calls ids (or sends them without, as Vertex
+// AI's 2.5 native-audio models do: [LiveReply.WithoutCallIDs]), issues
+// resumption handles and resumes a session from one, and
 // refuses what the service refuses (a message before the setup, a second
 // setup, a model the Live API does not serve, an unknown handle, a tool
 // response for an unknown id, audio that is not PCM, the deprecated
 // mediaChunks on Gemini 3…) by closing the socket with the service's code
 // and reason. [Server.LiveMessages] records every message the client sent.
 // See Example (Live).
+//
+// # Embeddings
+//
+// The server embeds, on both backends, what genai's Models.EmbedContent
+// sends: batchEmbedContents (and embedContent) on the Gemini API, predict
+// or embedContent on Vertex AI, for gemini-embedding-001,
+// gemini-embedding-2 (and -preview), and on Vertex AI text-embedding-005
+// and text-multilingual-embedding-002. Vectors are deterministic
+// ([Embedding]): texts that share words or parts of words are similar,
+// equal texts equal; they have the model's full size (3072, or 768) unless
+// outputDimensionality asks for fewer, and length 1 only at full size.
+// It refuses what the API refuses (a retired or generating model, more than
+// 100 requests in a batch, more than one instance of gemini-embedding-001
+// on Vertex AI, too many dimensions, an unknown task type, a text with no
+// content, on Vertex AI a text too long with autoTruncate false) and cuts
+// a text over the model's input tokens, saying so in Vertex AI's
+// statistics. [Server.EnqueueEmbed] injects faults; embedding requests are
+// recorded ([Server.EmbedContentRequests]) with their texts as Contents.
 //
 // # Context caching
 //

@@ -71,8 +71,15 @@ func LiveAudio(transcript string, chunks ...[]byte) *LiveReply {
 }
 
 // LiveCalls returns a reply that asks for calls in one toolCall message;
-// the server gives each call without an ID one.
+// the server gives each call without an ID one, unless the reply is sent
+// [LiveReply.WithoutCallIDs], as Vertex AI's 2.5 native-audio models send
+// calls: the server then takes a response without an id as the answer to
+// the earliest unanswered id-less call of its name.
 func LiveCalls(calls ...*genai.FunctionCall) *LiveReply { return fake.LiveCalls(calls...) }
+
+// LiveSetupComplete returns the message that accepts a setup, for the
+// replies of a setup function ([Server.SetLiveSetupFunc]).
+func LiveSetupComplete() *genai.LiveServerMessage { return fake.LiveSetupComplete() }
 
 // LiveModelText returns a serverContent message of one text part.
 func LiveModelText(text string) *genai.LiveServerMessage { return fake.LiveModelText(text) }
@@ -154,6 +161,15 @@ func (s *Server) PendingLive() int { return s.srv.PendingLive() }
 // that neither answers ends the session with 1011 "fake: no reply scripted
 // for live message #N". f may be called concurrently.
 func (s *Server) SetLiveReplyFunc(f func(*LiveMessage) *LiveReply) { s.srv.SetLiveReplyFunc(f) }
+
+// SetLiveSetupFunc installs f, called with a copy of every setup the
+// server accepts (a new session's, or a resumed one's: its
+// Setup.SessionResumption names the handle); what it returns is sent
+// instead of setupComplete: [LiveSetupComplete] where the setup completes,
+// then the reply's close frame, if any. A reply with no message and no
+// close never completes the setup (an endpoint that hangs); nil answers as
+// usual. f may be called concurrently.
+func (s *Server) SetLiveSetupFunc(f func(*LiveMessage) *LiveReply) { s.srv.SetLiveSetupFunc(f) }
 
 // LiveMessages returns copies of every message Live clients sent, refused
 // ones included, in order of arrival.

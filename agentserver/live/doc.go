@@ -30,6 +30,14 @@
 // upgrade (400). A thread belongs to its user as the server's threads
 // do: another user's thread of the same id is another thread.
 //
+// Once upgraded, the route opens the model's session, within
+// Config.Session.SetupTimeout (geminilive's, 30 seconds by default: the
+// dial, the handshake and the service's setupComplete), then sends
+// "ready". A browser that leaves during the setup, or [Handler.Close],
+// ends it at once; what the page sends before "ready" (a microphone
+// streams at once) reaches the model once the session is open, in order
+// (up to 256 KiB of it; beyond, the route reads no more until then).
+//
 // # The messages
 //
 // Audio goes in binary frames, raw: the browser sends 16-bit
@@ -55,7 +63,10 @@
 //
 // A call the agent's NeedsApproval picks waits for the browser's
 // decision, for the server's Config.ApprovalTimeout at most: then it is
-// denied, and the model told so. The tools see the user in their context
+// denied, and the model told so. A call the model sent without an id
+// (Vertex AI's 2.5 native-audio models) has an id of its own
+// ("geminilive-N") in "tool_call", "approval", "tool_result" and
+// "decide". The tools see the user in their context
 // ([agentserver.RunUser]), as in the server's runs.
 //
 // # The transcript
@@ -84,16 +95,20 @@
 //   - 1008 "idle: …": nothing received for Config.IdleTimeout;
 //     "duration_limit: …": the session lasted Config.MaxDuration;
 //   - 1009: a frame over Config.MaxMessageBytes;
-//   - 1011 "model_error: …": the model's session could not be opened, or
+//   - 1011 "model_error: …": the model's session could not be opened
+//     (refused, or not set up within Config.Session.SetupTimeout), or
 //     was lost and could not be resumed (geminilive resumes it after a
-//     goAway or a dropped connection first); the error is logged, not
-//     shown.
+//     goAway or a dropped connection first, Config.Session.MaxReconnects
+//     times in a row without a model turn at most); the error is logged,
+//     not shown.
 //
 // A browser that vanishes, or reads nothing for the server's
-// Config.WriteTimeout, ends its session too. Whatever ends a session, the
-// model's session is closed and its calls cancelled (a tool that outlives
-// its cancellation is left to finish on its own goroutine, and its
-// result is not sent), and no goroutine of the session is left.
+// Config.WriteTimeout, ends its session too. Whatever ends a session (also
+// during the model's setup, or while it reconnects), the model's session
+// is closed and its calls cancelled (a tool that outlives its
+// cancellation is left to finish on its own goroutine, and its result is
+// not sent), no goroutine or connection of the session is left, and the
+// thread and the user's session slot are free again.
 //
 // # Limits
 //

@@ -48,6 +48,11 @@ const (
 // maxOutputShown bounds the JSON of a tool's output sent to the browser.
 const maxOutputShown = 8 << 10
 
+// maxEarlyBytes bounds what the route keeps of what the browser sends
+// before the model's session is open (8 s of audio); beyond, the route
+// reads no more until it is.
+const maxEarlyBytes = 256 << 10
+
 // Config configures a [Handler]. Only Client is required.
 type Config struct {
 	// Client dials Gemini's Live API (client.Live): the server's client,
@@ -61,7 +66,8 @@ type Config struct {
 	Agent *agent.Agent
 
 	// Session configures each session (voice, activity detection,
-	// NON_BLOCKING tools, compression…); its Handle and Logger are the
+	// NON_BLOCKING tools, compression, the setup's deadline
+	// SetupTimeout, the reconnections…); its Handle and Logger are the
 	// route's own.
 	Session geminilive.Config
 
@@ -208,7 +214,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the Upgrader answered
 	}
-	c := &conn{h: h, ws: ws, user: user, thread: thread, timers: map[string]*time.Timer{}}
+	c := &conn{h: h, ws: ws, user: user, thread: thread, timers: map[string]*time.Timer{}, opened: make(chan struct{})}
 	c.serve()
 }
 
@@ -287,9 +293,17 @@ type conn struct {
 	h            *Handler
 	ws           *websocket.Conn
 	user, thread string
-	ls           *geminilive.Session
+	ls           *geminilive.Session // set before opened is closed; nil if it could not be opened
+	stop         func()              // ends the model's session, or its setup
 
 	writeMu sync.Mutex
+
+	// takeMu hands the browser's input to the model one at a time, in
+	// the order it came: what came during the setup first.
+	takeMu     sync.Mutex
+	opened     chan struct{} // closed once the model's session is open, or could not be
+	early      []input       // what the browser sent before (c.mu)
+	earlyBytes int
 
 	mu     sync.Mutex
 	ended  bool
@@ -300,8 +314,14 @@ type conn struct {
 	userText, modelText strings.Builder // the turn's transcript, not yet saved
 }
 
-// end records why the session ends (the first reason wins) and closes the
-// model's session, which ends its events.
+// input is a frame of the browser's: audio, or a message.
+type input struct {
+	audio []byte
+	m     Message
+}
+
+// end records why the session ends (the first reason wins) and ends the
+// model's session (or its setup), which ends its events.
 func (c *conn) end(code int, reason string) {
 	c.mu.Lock()
 	if c.ended {
@@ -312,15 +332,19 @@ func (c *conn) end(code int, reason string) {
 	for _, t := range c.timers {
 		t.Stop()
 	}
-	ls := c.ls
 	c.mu.Unlock()
 	// The browser hears at once, even while a tool outlives its
 	// cancellation (the model's session waits for it to return); serve
 	// waits for the model's session to end.
 	c.closeBrowser(code, reason)
-	if ls != nil {
-		go ls.Close()
-	}
+	c.stop() // geminilive closes the session, on its own goroutine
+}
+
+// isEnded reports whether the session is ending.
+func (c *conn) isEnded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended
 }
 
 func (c *conn) closeBrowser(code int, reason string) {
@@ -354,19 +378,12 @@ func (c *conn) serve() {
 	h := c.h
 	ctx, cancel := context.WithTimeout(agentserver.WithUser(h.ctx, c.user), h.cfg.MaxDuration)
 	defer cancel()
-	cfg := h.cfg.Session
-	cfg.Handle, cfg.Logger = "", h.logger
-	// The session ends by the AfterFunc below when ctx does, which says
-	// why to the browser.
-	ls, err := geminilive.Connect(context.WithoutCancel(ctx), h.cfg.Client, h.agent, cfg)
-	if err != nil {
-		h.logger.LogAttrs(ctx, slog.LevelWarn, "live: the model's session could not be opened", slog.Any("error", err))
-		c.end(CloseModelError, "model_error: the model's session could not be opened")
-		return
-	}
-	c.mu.Lock()
-	c.ls = ls
-	c.mu.Unlock()
+	// The model's session (and its setup) ends when c.end is called,
+	// which says why to the browser: when ctx ends (the AfterFunc below),
+	// when the browser leaves (the reader), or when the session fails.
+	lctx, lcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer lcancel()
+	c.stop = lcancel
 	stop := context.AfterFunc(ctx, func() {
 		if h.ctx.Err() != nil {
 			c.end(websocket.CloseGoingAway, "closing: the server is shutting down")
@@ -376,10 +393,23 @@ func (c *conn) serve() {
 	})
 	defer stop()
 	readerDone := make(chan struct{})
-	go func() {
+	go func() { // from now on: a browser that leaves during the setup ends it
 		defer close(readerDone)
 		c.read()
 	}()
+	cfg := h.cfg.Session
+	cfg.Handle, cfg.Logger = "", h.logger
+	ls, err := geminilive.Connect(lctx, h.cfg.Client, h.agent, cfg) // within cfg.SetupTimeout
+	if err != nil {
+		if !c.isEnded() {
+			h.logger.LogAttrs(ctx, slog.LevelWarn, "live: the model's session could not be opened", slog.Any("error", err))
+		}
+		c.end(CloseModelError, "model_error: the model's session could not be opened")
+		c.open(nil)
+		<-readerDone
+		return
+	}
+	c.open(ls)
 	if err := c.send(Message{Type: "ready", Thread: c.thread, AudioIn: geminilive.AudioMIMEType, AudioOut: "audio/pcm;rate=24000"}); err != nil {
 		c.end(websocket.CloseGoingAway, "") // the browser is gone (1006 is never sent)
 	}
@@ -479,6 +509,25 @@ func (c *conn) save(ctx context.Context) {
 	}
 }
 
+// open hands the browser's input to ls, the model's session (nil: it
+// could not be opened), from now on: what came during the setup first.
+func (c *conn) open(ls *geminilive.Session) {
+	c.takeMu.Lock()
+	defer c.takeMu.Unlock()
+	c.mu.Lock()
+	c.ls = ls
+	early := c.early
+	c.early, c.earlyBytes = nil, 0
+	c.mu.Unlock()
+	close(c.opened)
+	for _, in := range early {
+		if code, reason := c.deliver(in); code != 0 {
+			c.end(code, reason)
+			return
+		}
+	}
+}
+
 // read takes the browser's frames until the session ends.
 func (c *conn) read() {
 	h := c.h
@@ -498,44 +547,97 @@ func (c *conn) read() {
 			}
 			return
 		}
-		if code, reason := c.take(kind, data); code != 0 {
+		in, code, reason := parse(kind, data)
+		if code == 0 {
+			code, reason = c.take(in)
+		}
+		if code != 0 {
 			c.end(code, reason)
 			return
 		}
 	}
 }
 
-// take hands a frame of the browser's on to the model; a frame it
-// refuses returns the close code and reason.
-func (c *conn) take(kind int, data []byte) (int, string) {
+// parse reads a frame of the browser's; a frame the route refuses
+// returns the close code and reason.
+func parse(kind int, data []byte) (input, int, string) {
 	if kind == websocket.BinaryMessage {
 		if why := badAudio(data); why != "" {
-			return CloseBadInput, "bad_audio: " + why
+			return input{}, CloseBadInput, "bad_audio: " + why
 		}
-		if err := c.ls.SendAudio(data); err != nil {
-			return c.sendFailed(err)
-		}
-		return 0, ""
+		return input{audio: data}, 0, ""
 	}
 	var m Message
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil || dec.More() {
-		return CloseBadInput, "bad_message: not a JSON message of this route"
+		return input{}, CloseBadInput, "bad_message: not a JSON message of this route"
 	}
-	var err error
 	switch m.Type {
-	case "ping":
+	case "ping", "audio_end", "decide":
 	case "text":
 		if strings.TrimSpace(m.Text) == "" || !utf8.ValidString(m.Text) {
-			return CloseBadInput, "bad_message: a text message needs text (UTF-8)"
+			return input{}, CloseBadInput, "bad_message: a text message needs text (UTF-8)"
 		}
+	default:
+		return input{}, CloseBadInput, fmt.Sprintf("bad_message: unknown type %q", truncate(m.Type, 32))
+	}
+	return input{m: m}, 0, ""
+}
+
+// take hands the browser's input on to the model; before the model's
+// session is open it is kept (up to maxEarlyBytes; beyond, take waits).
+// A failure returns the close code and reason.
+func (c *conn) take(in input) (int, string) {
+	if in.audio == nil && in.m.Type == "ping" {
+		return 0, "" // nothing to hand on
+	}
+	c.takeMu.Lock()
+	c.mu.Lock()
+	size := len(in.audio) + len(in.m.Text) + len(in.m.ID) + 64 // a message's keep counts too
+	if c.ls == nil && c.earlyBytes+size <= maxEarlyBytes {
+		select {
+		case <-c.opened: // could not be opened
+		default:
+			c.early = append(c.early, in)
+			c.earlyBytes += size
+			c.mu.Unlock()
+			c.takeMu.Unlock()
+			return 0, ""
+		}
+	}
+	c.mu.Unlock()
+	c.takeMu.Unlock()
+	<-c.opened
+	c.takeMu.Lock()
+	defer c.takeMu.Unlock()
+	return c.deliver(in)
+}
+
+// deliver hands input on to the model's session, open or failed to open.
+func (c *conn) deliver(in input) (int, string) {
+	c.mu.Lock()
+	ls := c.ls
+	c.mu.Unlock()
+	if ls == nil {
+		return c.sendFailed(geminilive.ErrClosed)
+	}
+	if in.audio != nil {
+		if err := ls.SendAudio(in.audio); err != nil {
+			return c.sendFailed(err)
+		}
+		return 0, ""
+	}
+	m := in.m
+	var err error
+	switch m.Type {
+	case "text":
 		c.mu.Lock()
 		c.userText.WriteString(m.Text + "\n")
 		c.mu.Unlock()
-		err = c.ls.SendText(m.Text)
+		err = ls.SendText(m.Text)
 	case "audio_end":
-		err = c.ls.AudioStreamEnd()
+		err = ls.AudioStreamEnd()
 	case "decide":
 		c.mu.Lock()
 		if t := c.timers[m.ID]; t != nil {
@@ -543,14 +645,12 @@ func (c *conn) take(kind int, data []byte) (int, string) {
 			delete(c.timers, m.ID)
 		}
 		c.mu.Unlock()
-		if err := c.ls.Decide(m.ID, m.Approved); errors.Is(err, geminilive.ErrNoApproval) {
+		if err := ls.Decide(m.ID, m.Approved); errors.Is(err, geminilive.ErrNoApproval) {
 			c.send(Message{Type: "error", Code: "unknown_call", Message: fmt.Sprintf("no call %q waits for a decision", truncate(m.ID, 64))})
 			return 0, ""
 		} else if err != nil {
 			return c.sendFailed(err)
 		}
-	default:
-		return CloseBadInput, fmt.Sprintf("bad_message: unknown type %q", truncate(m.Type, 32))
 	}
 	if err != nil {
 		return c.sendFailed(err)

@@ -69,12 +69,25 @@ type LiveReply struct {
 	Messages    []*genai.LiveServerMessage
 	CloseCode   int
 	CloseReason string
+	// NoCallIDs sends the function calls of Messages without ids, as
+	// Vertex AI's 2.5 native-audio models do (googleapis/js-genai#1210):
+	// the server then takes a response without an id as the answer to the
+	// earliest unanswered id-less call of its name (see the rule
+	// "live-tool-response"). Set it with [LiveReply.WithoutCallIDs].
+	NoCallIDs bool
 }
 
 // WithClose returns r closing the connection with code and reason after its
 // messages.
 func (r *LiveReply) WithClose(code int, reason string) *LiveReply {
 	r.CloseCode, r.CloseReason = code, reason
+	return r
+}
+
+// WithoutCallIDs returns r sending its function calls without ids, as
+// Vertex AI's 2.5 native-audio models do (see LiveReply.NoCallIDs).
+func (r *LiveReply) WithoutCallIDs() *LiveReply {
+	r.NoCallIDs = true
 	return r
 }
 
@@ -113,6 +126,14 @@ func LiveAudio(transcript string, chunks ...[]byte) *LiveReply {
 // the server gives each call without an ID one.
 func LiveCalls(calls ...*genai.FunctionCall) *LiveReply {
 	return LiveMessages(LiveToolCall(calls...))
+}
+
+// LiveSetupComplete returns the message that accepts a setup; on Vertex AI
+// the server fills in the session's id. A setup function
+// ([Server.SetLiveSetupFunc]) sends it in its reply where the setup
+// completes.
+func LiveSetupComplete() *genai.LiveServerMessage {
+	return &genai.LiveServerMessage{SetupComplete: &genai.LiveServerSetupComplete{}}
 }
 
 // LiveModelText returns a serverContent message of one text part.
@@ -157,7 +178,8 @@ func LiveToolCall(calls ...*genai.FunctionCall) *genai.LiveServerMessage {
 
 // LiveCancellation returns a toolCallCancellation message for the calls of
 // ids; with no ids, the server cancels every call of the session that has
-// not been answered, filling in their ids when it sends the message.
+// not been answered and has an id, filling in their ids when it sends the
+// message (a call sent without an id cannot be named).
 func LiveCancellation(ids ...string) *genai.LiveServerMessage {
 	return &genai.LiveServerMessage{ToolCallCancellation: &genai.LiveServerToolCallCancellation{IDs: ids}}
 }
@@ -343,12 +365,29 @@ type liveSession struct {
 	mu        sync.Mutex // guards what follows, as connections of one session may overlap
 	pending   map[string]pendingCall
 	cancelled map[string]bool
-	order     []string // pending ids in the order the calls were sent
+	order     []string      // pending ids in the order the calls were sent
+	anon      []pendingCall // pending calls sent without an id, in the order they were sent
 }
 
 type pendingCall struct {
 	name     string
 	blocking bool
+}
+
+// blockingLeft reports whether a BLOCKING call is pending; the caller
+// holds ls.mu.
+func (ls *liveSession) blockingLeft() bool {
+	for _, c := range ls.pending {
+		if c.blocking {
+			return true
+		}
+	}
+	for _, c := range ls.anon {
+		if c.blocking {
+			return true
+		}
+	}
+	return false
 }
 
 // blocking reports whether the function name is declared BLOCKING in the
@@ -495,11 +534,11 @@ func (c *liveConn) handle(raw []byte) bool {
 		return false
 	}
 	if in.msg.Setup != nil {
-		complete := &genai.LiveServerSetupComplete{}
-		if c.backend == genai.BackendVertexAI {
-			complete.SessionID = c.sess.id
+		reply := s.liveSetupReply(m)
+		if reply == nil {
+			return c.send(LiveSetupComplete(), false)
 		}
-		return c.send(&genai.LiveServerMessage{SetupComplete: complete})
+		return c.sendReply(reply)
 	}
 	reply, ends := s.liveReply(m, in.endsTurn)
 	if reply == nil {
@@ -514,8 +553,14 @@ func (c *liveConn) handle(raw []byte) bool {
 		c.close(LiveInternalError, reason)
 		return false
 	}
+	return c.sendReply(reply)
+}
+
+// sendReply sends reply's messages, then its close frame if it has one;
+// it reports whether the connection stays open.
+func (c *liveConn) sendReply(reply *LiveReply) bool {
 	for _, msg := range reply.Messages {
-		if !c.send(msg) {
+		if !c.send(msg, reply.NoCallIDs) {
 			return false
 		}
 	}
@@ -524,6 +569,18 @@ func (c *liveConn) handle(raw []byte) bool {
 		return false
 	}
 	return true
+}
+
+// liveSetupReply returns what the setup function answers the setup m
+// with, nil when there is none or it returned nil.
+func (s *Server) liveSetupReply(m *LiveMessage) *LiveReply {
+	s.mu.Lock()
+	f := s.liveSetupFunc
+	s.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f(m.clone())
 }
 
 // liveReply returns the reply to m: for a message that ends a user turn,
@@ -550,9 +607,10 @@ func (s *Server) liveReply(m *LiveMessage, endsTurn bool) (reply *LiveReply, end
 }
 
 // send completes msg for the session and writes it as the service does: as
-// JSON in a binary frame (../shared/notes/live.md section 1, "Frames").
-func (c *liveConn) send(msg *genai.LiveServerMessage) bool {
-	body, err := c.complete(msg)
+// JSON in a binary frame (../shared/notes/live.md section 1, "Frames");
+// noIDs sends its calls without ids.
+func (c *liveConn) send(msg *genai.LiveServerMessage, noIDs bool) bool {
+	body, err := c.complete(msg, noIDs)
 	if err != nil {
 		c.srv.log("fake: live #%d: %v", c.seq, err)
 		c.close(LiveInternalError, "fake: "+err.Error())
@@ -562,19 +620,29 @@ func (c *liveConn) send(msg *genai.LiveServerMessage) bool {
 }
 
 // complete fills what the server issues into a copy of msg (call ids,
-// cancelled ids, resumption handles), keeps the session's state, and
-// returns the message in the backend's JSON.
-func (c *liveConn) complete(msg *genai.LiveServerMessage) ([]byte, error) {
+// cancelled ids, resumption handles, the session id of a setupComplete on
+// Vertex AI), keeps the session's state, and returns the message in the
+// backend's JSON; noIDs sends its calls without ids.
+func (c *liveConn) complete(msg *genai.LiveServerMessage, noIDs bool) ([]byte, error) {
 	if msg == nil {
 		return nil, fmt.Errorf("a scripted live message is nil")
 	}
 	m := *msg
 	if sess := c.sess; sess != nil {
+		if sc := m.SetupComplete; sc != nil && sc.SessionID == "" && c.backend == genai.BackendVertexAI {
+			m.SetupComplete = &genai.LiveServerSetupComplete{SessionID: sess.id}
+		}
 		if tc := m.ToolCall; tc != nil {
 			calls := make([]*genai.FunctionCall, len(tc.FunctionCalls))
 			sess.mu.Lock()
 			for i, fc := range tc.FunctionCalls {
 				call := *fc
+				if noIDs {
+					call.ID = ""
+					sess.anon = append(sess.anon, pendingCall{name: call.Name, blocking: sess.blocking(call.Name)})
+					calls[i] = &call
+					continue
+				}
 				if call.ID == "" {
 					call.ID = fmt.Sprintf("fc-%d", c.srv.nextID())
 				}
@@ -713,6 +781,22 @@ func (s *Server) PendingLive() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.liveQueue)
+}
+
+// SetLiveSetupFunc installs f, which is called with every setup the server
+// accepts (a new session's or a resumed one's) and returns what the server
+// answers it with instead of setupComplete: its messages
+// ([LiveSetupComplete] where the setup completes), then its close frame,
+// if any; a reply with neither sends nothing, and the connection waits
+// for the client's next message (a setup that never completes). A nil
+// reply answers setupComplete as usual; nil uninstalls f. f receives a
+// copy of the message that it owns; it is called from the connections'
+// goroutines, possibly concurrently, so it must be safe for concurrent
+// use.
+func (s *Server) SetLiveSetupFunc(f func(*LiveMessage) *LiveReply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.liveSetupFunc = f
 }
 
 // SetLiveReplyFunc installs f, which is called with every accepted client

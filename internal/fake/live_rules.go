@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"mime"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,8 +72,13 @@ var liveRules = []liveRule{
 		assumed: "audio of another MIME type (audio/wav, audio/mpeg…), a rate that is not a positive integer, and " +
 			"audio without data are closed 1007 \"Request contains an invalid argument.\" (no source found)."},
 	{name: "live-tool-response", check: checkLiveToolResponse,
-		verified: "a toolResponse answers the calls of a toolCall by id (genai types.go:1498-1523, 8140-8160).",
-		assumed: "a response whose id is no call the server sent, one already answered, or one answered twice in a message, is closed 1007 " +
+		verified: "a toolResponse answers the calls of a toolCall by id (genai types.go:1498-1523, 8140-8160); " +
+			"Vertex AI's 2.5 native-audio models send calls without ids (googleapis/js-genai#1210) and take " +
+			"responses without them (livekit/agents#2194); a response to a call without an id is matched on its " +
+			"name, and responses go in call order (../shared/gemini-wire.md sections 6.1 and 6.2).",
+		assumed: "a response without an id answers the earliest unanswered id-less call of its name, and one no " +
+			"such call waits for is closed 1007 \"Request contains an invalid argument.\"; " +
+			"a response whose id is no call the server sent, one already answered, or one answered twice in a message, is closed 1007 " +
 			"\"Request contains an invalid argument.\" (no source found: ../shared/notes/live.md section 5); a " +
 			"response for a call the server cancelled is accepted and ignored, since no source says it is an error " +
 			"and a client cannot avoid the race; a NON_BLOCKING call answered with willContinue stays open."},
@@ -273,8 +279,20 @@ func checkLiveToolResponse(in *liveInput) *liveRefusal {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	seen := map[string]bool{}
+	anon := slices.Clone(sess.anon) // the id-less calls the message's id-less responses have left
 	for _, r := range tr.FunctionResponses {
-		if r == nil || seen[r.ID] {
+		if r == nil {
+			return invalidLive()
+		}
+		if r.ID == "" {
+			i := anonCall(anon, r.Name)
+			if i < 0 {
+				return invalidLive()
+			}
+			anon = slices.Delete(anon, i, i+1)
+			continue
+		}
+		if seen[r.ID] {
 			return invalidLive()
 		}
 		seen[r.ID] = true
@@ -284,7 +302,17 @@ func checkLiveToolResponse(in *liveInput) *liveRefusal {
 	}
 	answeredBlocking, wake := false, false
 	for _, r := range tr.FunctionResponses {
-		call, ok := sess.pending[r.ID]
+		var call pendingCall
+		var ok bool
+		if r.ID == "" {
+			i := anonCall(sess.anon, r.Name)
+			call, ok = sess.anon[i], true
+			if call.blocking || r.WillContinue == nil || !*r.WillContinue {
+				sess.anon = slices.Delete(sess.anon, i, i+1)
+			}
+		} else if call, ok = sess.pending[r.ID]; ok && (call.blocking || r.WillContinue == nil || !*r.WillContinue) {
+			sess.resolve(r.ID)
+		}
 		if !ok {
 			continue // cancelled: ignored
 		}
@@ -293,14 +321,13 @@ func checkLiveToolResponse(in *liveInput) *liveRefusal {
 		} else if r.Scheduling != genai.FunctionResponseSchedulingSilent {
 			wake = true
 		}
-		if call.blocking || r.WillContinue == nil || !*r.WillContinue {
-			sess.resolve(r.ID)
-		}
 	}
-	blockingLeft := false
-	for _, c := range sess.pending {
-		blockingLeft = blockingLeft || c.blocking
-	}
-	in.endsTurn = wake || (answeredBlocking && !blockingLeft)
+	in.endsTurn = wake || (answeredBlocking && !sess.blockingLeft())
 	return nil
+}
+
+// anonCall returns the index in calls of the earliest call named name,
+// -1 if there is none: a response without an id answers it.
+func anonCall(calls []pendingCall, name string) int {
+	return slices.IndexFunc(calls, func(c pendingCall) bool { return c.name == name })
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,6 +254,101 @@ func TestLiveToolCallsByID(t *testing.T) {
 	})
 }
 
+// TestLiveToolCallsWithoutIDs: calls sent without ids, as Vertex AI's 2.5
+// native-audio models send them, are answered without ids, each response
+// taking the earliest unanswered call of its name; the turn goes on once
+// both blocking calls are answered, and a response no id-less call waits
+// for is refused.
+func TestLiveToolCallsWithoutIDs(t *testing.T) {
+	liveBackends(t, func(t *testing.T, srv *fake.Server, client *genai.Client) {
+		srv.EnqueueLive(fake.LiveCalls(fake.Call("get_weather", map[string]any{"city": "Paris"}),
+			fake.Call("get_weather", map[string]any{"city": "London"})).WithoutCallIDs(),
+			fake.LiveText("Both."))
+		sess := connect(t, client, liveModel, &genai.LiveConnectConfig{Tools: []*genai.Tool{weather}})
+		if err := sess.SendClientContent(userTurn("Weather in Paris and London?")); err != nil {
+			t.Fatal(err)
+		}
+		tc := receive(t, sess).ToolCall
+		if tc == nil || len(tc.FunctionCalls) != 2 || tc.FunctionCalls[0].ID != "" || tc.FunctionCalls[1].ID != "" {
+			t.Fatalf("toolCall = %+v, want 2 calls without ids", tc)
+		}
+		for _, out := range []string{"sun", "rain"} { // one response at a time: the first blocks nothing yet
+			err := sess.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{
+				{Name: "get_weather", Response: map[string]any{"output": out}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := text(receiveTurn(t, sess)); got != "Both." {
+			t.Errorf("text = %q", got)
+		}
+		if rej := srv.LiveRejections(); len(rej) != 0 {
+			t.Fatalf("rejected: %+v", rej[0].Rejection)
+		}
+		// A third response finds no id-less call waiting.
+		err := sess.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{
+			{Name: "get_weather", Response: map[string]any{"output": "snow"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ce := receiveClose(t, sess); ce.Code != fake.LiveInvalidArgument {
+			t.Errorf("closed %d %q", ce.Code, ce.Text)
+		}
+		if rej := srv.LiveRejections(); len(rej) != 1 || rej[0].Rejection.Rule != "live-tool-response" {
+			t.Errorf("rejections %+v", rej)
+		}
+	})
+}
+
+// TestLiveSetupFunc: the setup function answers setups in place of
+// setupComplete: a resumed setup completes and is closed 1011, a new one
+// is never completed, and the rest go on as usual.
+func TestLiveSetupFunc(t *testing.T) {
+	liveBackends(t, func(t *testing.T, srv *fake.Server, client *genai.Client) {
+		var setups atomic.Int32
+		srv.SetLiveSetupFunc(func(m *fake.LiveMessage) *fake.LiveReply {
+			switch n := setups.Add(1); {
+			case n == 1:
+				return nil // as usual
+			case m.Setup.SessionResumption != nil && m.Setup.SessionResumption.Handle != "":
+				return fake.LiveMessages(fake.LiveSetupComplete()).WithClose(fake.LiveInternalError, "Internal error encountered.")
+			}
+			return fake.LiveMessages() // never completed
+		})
+		srv.EnqueueLive(fake.LiveMessages(fake.LiveResumptionUpdate()))
+		first := connect(t, client, liveModel, &genai.LiveConnectConfig{SessionResumption: &genai.SessionResumptionConfig{}})
+		first.SendRealtimeInput(genai.LiveRealtimeInput{Text: "Hi"})
+		handle := receive(t, first).SessionResumptionUpdate.NewHandle
+
+		resumed := connect(t, client, liveModel, &genai.LiveConnectConfig{SessionResumption: &genai.SessionResumptionConfig{Handle: handle}})
+		if resumed.SetupComplete == nil || (srv.LiveMessages()[0].Backend == genai.BackendVertexAI) != (resumed.SetupComplete.SessionID != "") {
+			t.Errorf("setupComplete %+v", resumed.SetupComplete)
+		}
+		if ce := receiveClose(t, resumed); ce.Code != fake.LiveInternalError {
+			t.Errorf("closed %d %q", ce.Code, ce.Text)
+		}
+
+		// A setup never completed: Connect waits until the server closes.
+		done := make(chan error, 1)
+		go func() {
+			_, err := client.Live.Connect(context.Background(), liveModel, nil)
+			done <- err
+		}()
+		for setups.Load() < 3 {
+			time.Sleep(time.Millisecond)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Connect returned %v before the server closed", err)
+		default:
+		}
+		srv.Close()
+		if err := <-done; err == nil {
+			t.Error("Connect succeeded")
+		}
+	})
+}
+
 func TestLiveCancellation(t *testing.T) {
 	liveBackends(t, func(t *testing.T, srv *fake.Server, client *genai.Client) {
 		srv.EnqueueLive(
@@ -429,6 +525,10 @@ func TestLiveRefusals(t *testing.T) {
 		{"tool response for an unknown id", "live-tool-response", after(liveModel, func(s *genai.Session) error {
 			return s.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{
 				{ID: "fc-404", Name: "get_weather", Response: map[string]any{"output": 1}}}})
+		}), fake.LiveInvalidArgument, func(genai.Backend) string { return invalid }},
+		{"tool response without an id, for no id-less call", "live-tool-response", after(liveModel, func(s *genai.Session) error {
+			return s.SendToolResponse(genai.LiveToolResponseInput{FunctionResponses: []*genai.FunctionResponse{
+				{Name: "get_weather", Response: map[string]any{"output": 1}}}})
 		}), fake.LiveInvalidArgument, func(genai.Backend) string { return invalid }},
 		{"unknown resumption handle", "live-resumption-handle", connectErr(liveModel, &genai.LiveConnectConfig{
 			SessionResumption: &genai.SessionResumptionConfig{Handle: "h"}}),

@@ -60,13 +60,17 @@ type Server struct {
 	ixCheckpoints map[string]*storedInteraction // the interactions whose stream a checkpoint token is of
 
 	// The Live API's state (live.go).
-	liveQueue   []*LiveReply
-	liveFunc    func(*LiveMessage) *LiveReply
-	liveRecords []*LiveMessage
-	liveConns   int                      // connections accepted, to number them
-	liveHandles map[string]*liveSession  // resumption handles issued
-	liveWS      map[*websocket.Conn]bool // connections open, which Close closes
-	liveWG      sync.WaitGroup           // their handlers, which Close waits for
+	liveQueue     []*LiveReply
+	liveFunc      func(*LiveMessage) *LiveReply
+	liveSetupFunc func(*LiveMessage) *LiveReply
+	liveRecords   []*LiveMessage
+	liveConns     int                      // connections accepted, to number them
+	liveHandles   map[string]*liveSession  // resumption handles issued
+	liveWS        map[*websocket.Conn]bool // connections open, which Close closes
+	liveWG        sync.WaitGroup           // their handlers, which Close waits for
+
+	// Embeddings (embed.go): the replies queued for them.
+	embedQueue []*Reply
 
 	// Context caching (caches.go).
 	caches   map[string]*storedCache // by resource name
@@ -262,6 +266,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt, id, ok := parseCacheRoute(r.Method, r.URL); ok {
 		s.serveCache(w, r, rt, id)
+		return
+	}
+	if rt, ok := parseEmbedRoute(r.Method, r.URL); ok {
+		s.serveEmbed(w, r, rt)
 		return
 	}
 	creds := credentialsOf(r)
