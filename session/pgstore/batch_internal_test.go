@@ -66,10 +66,10 @@ func TestGroupCommitAnswersEachWrite(t *testing.T) {
 		outs = append(outs, out)
 	}
 	add(func() error { return s.Append(ctx, "a", genai.Text("one")) })
-	add(func() error { return s.AppendRun(ctx, "none", "run", [][]byte{[]byte("x")}) })
+	add(func() error { return s.AppendRun(ctx, "none", "run", session.Claim{}, [][]byte{[]byte("x")}) })
 	add(func() error { return s.Append(ctx, "refused", genai.Text("x")) })
 	add(func() error { return s.Append(cctx, "cancelled", genai.Text("never")) })
-	add(func() error { return s.AppendRun(ctx, "b", "run", [][]byte{[]byte("second")}) })
+	add(func() error { return s.AppendRun(ctx, "b", "run", session.Claim{}, [][]byte{[]byte("second")}) })
 	add(func() error { return s.Append(ctx, "a", genai.Text("two")) })
 	cancel()
 	if err := <-outs[3]; !errors.Is(err, context.Canceled) {
@@ -129,7 +129,7 @@ func TestGroupDoesNotWaitForOneLock(t *testing.T) {
 	if _, err := tx.Exec(ctx, "UPDATE toolnexus_journals SET length = length WHERE id = 'locked'"); err != nil {
 		t.Fatal(err)
 	}
-	w1, locked := queue(s, func() error { return s.AppendRun(ctx, "locked", "run", [][]byte{[]byte("x")}) })
+	w1, locked := queue(s, func() error { return s.AppendRun(ctx, "locked", "run", session.Claim{}, [][]byte{[]byte("x")}) })
 	w2, free := queue(s, func() error { return s.Append(ctx, "free", genai.Text("hi")) })
 	go s.commits.commit([]*write{w1, w2})
 	if err := <-free; err != nil { // while the row is still held
@@ -153,14 +153,14 @@ func TestGroupDoesNotWaitForOneLock(t *testing.T) {
 	}
 }
 
-// writeAlone begins the run "run" on id, with one entry, through a try
-// alone: the committers of heldStore do not run.
+// writeAlone begins the run "run" on id, unclaimed, with one entry,
+// through a try alone: the committers of heldStore do not run.
 func (s *Store) writeAlone(ctx context.Context, id string) error {
 	entries := [][]byte{[]byte("first")}
 	return retry(ctx, func() (bool, error) {
 		return s.writeOnce(ctx, &write{
-			queue: func(b *pgx.Batch) { b.Queue(beginRunSQL, id, "run", 1, entries, int64(5)) },
-			read:  wrote(session.ErrRunInProgress),
+			queue: func(b *pgx.Batch) { b.Queue(beginRunSQL, id, "run", 1, entries, int64(5), "", int64(0)) },
+			read:  func(br pgx.BatchResults) error { _, err := wrote(br); return err },
 		})
 	})
 }

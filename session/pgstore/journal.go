@@ -12,14 +12,26 @@ import (
 	"google.golang.org/genai"
 )
 
+// A journal's claim is its owner and lease columns: owner '' is no
+// claim; a NULL lease with an owner is a claim that lasts as long as the
+// owner's life (live.go); otherwise the lease is when the claim ends.
+
+// leaseSQL returns the lease column of the claim of the owner and the
+// microseconds of lease that the parameters name, made now: NULL for no
+// claim and for one of zero lease.
+func leaseSQL(owner, micros string) string {
+	return "CASE WHEN " + owner + "::text <> '' AND " + micros + "::bigint > 0 THEN clock_timestamp() + " + micros + "::bigint * interval '1 microsecond' END"
+}
+
 // beginRunSQL creates the journal $1 of run $2 holding the entries $4
-// (their number $3, their size $5) in one statement. The primary key lets
-// one journal in per conversation: against a journal being created or
-// deleted by another transaction, the insert waits for it to end. It
-// returns whether the journal was created.
-const beginRunSQL = `WITH journal AS (
-	INSERT INTO toolnexus_journals (id, run, started, updated, length, bytes)
-	SELECT $1, $2, now, now, $3, $5 FROM (SELECT clock_timestamp() AS now) AS t
+// (their number $3, their size $5), claimed by $6 for $7 microseconds
+// (see leaseSQL), in one statement. The primary key lets one journal in
+// per conversation: against a journal being created or deleted by
+// another transaction, the insert waits for it to end. It returns whether
+// the journal was created.
+var beginRunSQL = `WITH journal AS (
+	INSERT INTO toolnexus_journals (id, run, started, updated, length, bytes, owner, lease)
+	SELECT $1, $2, now, now, $3, $5, $6, ` + leaseSQL("$6", "$7") + ` FROM (SELECT clock_timestamp() AS now) AS t
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 ), entries AS (
@@ -29,17 +41,20 @@ const beginRunSQL = `WITH journal AS (
 )
 SELECT count(*) = 1 FROM journal`
 
-// appendRunSQL appends the entries $4 (their number $3, their size $5) to
-// the journal $1 of run $2 in one statement: it updates the journal's
-// row, which locks it until the transaction ends (an AppendRun or EndRun
-// of the journal waits for this one), and numbers the entries from the
-// length it found. It returns whether the run's journal was there.
-const appendRunSQL = `WITH journal AS (
+// appendRunSQL appends the entries $4 (their number $3, their size $5)
+// to the journal $1 of run $2 in one statement, if $6 owns its claim (the
+// fence), renewing the claim for $7 microseconds: it updates the
+// journal's row, which locks it until the transaction ends (an AppendRun
+// or EndRun of the journal waits for this one, then sees its claim as
+// this one left it), and numbers the entries from the length it found.
+// It returns whether the write was made.
+var appendRunSQL = `WITH journal AS (
 	UPDATE toolnexus_journals AS j SET
 		updated = greatest(clock_timestamp(), j.updated + interval '1 microsecond'),
 		length = j.length + $3,
-		bytes = j.bytes + $5
-	WHERE j.id = $1 AND j.run = $2
+		bytes = j.bytes + $5,
+		lease = ` + leaseSQL("$6", "$7") + `
+	WHERE j.id = $1 AND j.run = $2 AND j.owner = $6
 	RETURNING j.length - $3 AS first
 ), entries AS (
 	INSERT INTO toolnexus_journal_entries (conversation, seq, entry)
@@ -50,14 +65,27 @@ SELECT count(*) = 1 FROM journal`
 
 // BeginRun implements [session.Journaler]. It is one statement, committed
 // and retried as Append is (see the package doc).
-func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
+func (s *Store) BeginRun(ctx context.Context, id, run string, claim session.Claim, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
+	if err == nil {
+		err = checkClaim(claim)
+	}
 	if err != nil {
 		return err
 	}
 	err = s.commits.do(ctx, &write{
-		queue: func(b *pgx.Batch) { b.Queue(beginRunSQL, id, run, len(entries), entries, size) },
-		read:  wrote(session.ErrRunInProgress),
+		queue: func(b *pgx.Batch) {
+			b.Queue(beginRunSQL, id, run, len(entries), entries, size, claim.Owner, claim.Lease.Microseconds())
+		},
+		read: func(br pgx.BatchResults) error {
+			switch ok, err := wrote(br); {
+			case err != nil:
+				return err
+			case !ok:
+				return session.ErrRunInProgress
+			}
+			return nil
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: beginning run %q on %q: %w", run, id, err)
@@ -65,44 +93,106 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, entries [][]byte) 
 	return nil
 }
 
-// AppendRun implements [session.Journaler]. It is one statement,
-// committed and retried as Append is.
-func (s *Store) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
+// AppendRun implements [session.Journaler]. It is one statement, and one
+// that reads the journal's claim when the write was refused, committed
+// and retried as Append is.
+func (s *Store) AppendRun(ctx context.Context, id, run string, claim session.Claim, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
+	if err == nil {
+		err = checkClaim(claim)
+	}
 	if err != nil {
 		return err
 	}
-	err = s.commits.do(ctx, &write{
-		queue: func(b *pgx.Batch) { b.Queue(appendRunSQL, id, run, len(entries), entries, size) },
-		read:  wrote(session.ErrNoRun),
-	})
+	err = s.commits.do(ctx, fenced(id, run, appendRunSQL, id, run, len(entries), entries, size, claim.Owner, claim.Lease.Microseconds()))
 	if err != nil {
 		return fmt.Errorf("pgstore: appending to run %q on %q: %w", run, id, err)
 	}
 	return nil
 }
 
-// wrote returns the reader of a statement that answers whether it wrote:
-// refusal when it did not.
-func wrote(refusal error) func(pgx.BatchResults) error {
-	return func(br pgx.BatchResults) error {
-		var ok bool
-		if err := br.QueryRow().Scan(&ok); err != nil {
-			return err
-		}
-		if !ok {
+// fenced returns the write of the journal id of run that the statement
+// sql (with args) makes, which answers whether it wrote; and, in a
+// statement of its own after it (which sees the row as it is once sql
+// waited for it), the journal's claim, which says why a write was refused:
+// ErrNoRun, or ErrClaimed naming who claims it. more are statements
+// between the two, whose results it ignores (their errors aside).
+func fenced(id, run, sql string, args ...any) *write {
+	return fencedWith(id, run, nil, sql, args...)
+}
+
+func fencedWith(id, run string, more []string, sql string, args ...any) *write {
+	return &write{
+		queue: func(b *pgx.Batch) {
+			b.Queue(sql, args...)
+			for _, m := range more {
+				b.Queue(m, id)
+			}
+			b.Queue(claimedSQL, id, run)
+		},
+		read: func(br pgx.BatchResults) error {
+			ok, err := wrote(br)
+			for range more {
+				if _, merr := br.Exec(); err == nil {
+					err = merr
+				}
+			}
+			refusal := readRefusal(br)
+			switch {
+			case err != nil:
+				return err
+			case ok:
+				return nil
+			}
 			return refusal
-		}
-		return nil
+		},
 	}
 }
 
-// endRunSQL ends the run $5 on the conversation $1 in one statement: it
-// deletes the journal's row (waiting for a write to the journal in
-// progress, and making an AppendRun or EndRun that waits for it find no
-// journal) and, if it did, appends the contents $4 (their number $2, their
-// size $3) as appendSQL does. It returns whether it deleted the journal.
-var endRunSQL = "WITH journal AS (DELETE FROM toolnexus_journals WHERE id = $1 AND run = $5 RETURNING id),\n" +
+// wrote reads the answer of a statement that says whether it wrote.
+func wrote(br pgx.BatchResults) (bool, error) {
+	var ok bool
+	err := br.QueryRow().Scan(&ok)
+	return ok, err
+}
+
+// claimedSQL reads the claim of the journal $1 of run $2.
+const claimedSQL = "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2"
+
+// readRefusal reads claimedSQL's answer: why a write of the journal was
+// refused, ErrNoRun or ErrClaimed naming who claims it.
+func readRefusal(br pgx.BatchResults) error {
+	var holder string
+	var until *time.Time
+	err := br.QueryRow().Scan(&holder, &until)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return session.ErrNoRun
+	case err != nil:
+		return err
+	case holder == "":
+		return fmt.Errorf("nobody claims it: %w", session.ErrClaimed)
+	case until == nil:
+		return fmt.Errorf("%q holds it for as long as it lives: %w", holder, session.ErrClaimed)
+	}
+	return fmt.Errorf("%q holds it until %v: %w", holder, *until, session.ErrClaimed)
+}
+
+// checkClaim checks a claim a write names.
+func checkClaim(c session.Claim) error {
+	if err := record.CheckOwner(c.Owner); err != nil {
+		return err
+	}
+	return record.CheckLease(c.Lease)
+}
+
+// endRunSQL ends the run $5 on the conversation $1 in one statement, if
+// $6 owns its claim: it deletes the journal's row (waiting for a write to
+// the journal in progress, and making an AppendRun or EndRun that waits
+// for it find no journal) and, if it did, appends the contents $4 (their
+// number $2, their size $3) as appendSQL does. It returns whether it
+// deleted the journal.
+var endRunSQL = "WITH journal AS (DELETE FROM toolnexus_journals WHERE id = $1 AND run = $5 AND owner = $6 RETURNING id),\n" +
 	"conversation AS (" + fmt.Sprintf(upsertConversation, "SELECT id, clock_timestamp(), clock_timestamp(), $2, $3 FROM journal WHERE $2 > 0") + "),\n" +
 	"contents AS (" + insertContents + ")\n" +
 	"SELECT count(*) = 1 FROM journal"
@@ -110,38 +200,28 @@ var endRunSQL = "WITH journal AS (DELETE FROM toolnexus_journals WHERE id = $1 A
 // endEntriesSQL deletes the entries of the conversation $1 once it has no
 // journal: a statement of its own after endRunSQL's, so that it sees the
 // entries committed while endRunSQL waited for the journal's row. When
-// endRunSQL deleted nothing because another run's journal is there, it
-// deletes nothing either.
+// endRunSQL deleted nothing because a journal is there (another run's,
+// or one another claims), it deletes nothing either.
 const endEntriesSQL = `DELETE FROM toolnexus_journal_entries
 	WHERE conversation = $1 AND NOT EXISTS (SELECT FROM toolnexus_journals WHERE id = $1)`
 
 // EndRun implements [session.Journaler]. It is two statements, endRunSQL
-// and endEntriesSQL, committed and retried as Append is: an EndRun whose
-// commit went unanswered asks the server whether it took effect, and is
-// never applied twice.
-func (s *Store) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
+// and endEntriesSQL (and one that reads the journal's claim when it was
+// refused), committed and retried as Append is: an EndRun whose commit
+// went unanswered asks the server whether it took effect, and is never
+// applied twice.
+func (s *Store) EndRun(ctx context.Context, id, run string, claim session.Claim, contents []*genai.Content) error {
 	encoded, err := record.Encode(id, contents)
 	if err == nil {
 		err = record.CheckRun(run)
 	}
+	if err == nil {
+		err = checkClaim(claim)
+	}
 	if err != nil {
 		return err
 	}
-	size := sizeOf(encoded)
-	ended := wrote(session.ErrNoRun)
-	err = s.commits.do(ctx, &write{
-		queue: func(b *pgx.Batch) {
-			b.Queue(endRunSQL, id, len(encoded), size, encoded, run)
-			b.Queue(endEntriesSQL, id)
-		},
-		read: func(br pgx.BatchResults) error {
-			err := ended(br)
-			if _, derr := br.Exec(); derr != nil {
-				return derr
-			}
-			return err
-		},
-	})
+	err = s.commits.do(ctx, fencedWith(id, run, []string{endEntriesSQL}, endRunSQL, id, len(encoded), sizeOf(encoded), encoded, run, claim.Owner))
 	if err != nil {
 		return fmt.Errorf("pgstore: ending run %q on %q: %w", run, id, err)
 	}
@@ -158,9 +238,9 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 	j := session.Journal{ID: id}
 	err := retry(ctx, func() (bool, error) {
 		var lease *time.Time
-		err := s.pool.QueryRow(ctx, `SELECT run, started, updated, owner, lease, bytes,
+		err := s.pool.QueryRow(ctx, `SELECT run, started, updated, owner, lease, `+heldSQL+`, bytes,
 			ARRAY(SELECT entry FROM toolnexus_journal_entries WHERE conversation = $1 ORDER BY seq)
-			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Owner, &lease, &j.Bytes, &j.Entries)
+			FROM toolnexus_journals WHERE id = $1`, id).Scan(&j.Run, &j.Started, &j.Updated, &j.Owner, &lease, &j.Held, &j.Bytes, &j.Entries)
 		if lease != nil {
 			j.Lease = *lease
 		}
@@ -181,7 +261,7 @@ func (s *Store) LoadRun(ctx context.Context, id string) (session.Journal, error)
 // ListRuns implements [session.Journaler]: an index range of the
 // journals' primary key, sorted, as ListPage's of the conversations.
 func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session.JournalPage, error) {
-	sql, args, err := listQuery(opts, "SELECT id, run, length, bytes, started, updated, owner, lease FROM toolnexus_journals", true)
+	sql, args, err := listQuery(opts, "SELECT id, run, length, bytes, started, updated, owner, lease, "+heldSQL+" FROM toolnexus_journals", true)
 	if err != nil {
 		return session.JournalPage{}, fmt.Errorf("pgstore: listing runs: %w", err)
 	}
@@ -192,7 +272,7 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 			journals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Journal, error) {
 				var j session.Journal
 				var lease *time.Time
-				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Bytes, &j.Started, &j.Updated, &j.Owner, &lease)
+				err := row.Scan(&j.ID, &j.Run, &j.Len, &j.Bytes, &j.Started, &j.Updated, &j.Owner, &lease, &j.Held)
 				if lease != nil {
 					j.Lease = *lease
 				}
@@ -213,51 +293,57 @@ func (s *Store) ListRuns(ctx context.Context, opts session.ListOptions) (session
 	return page, nil
 }
 
-// claimRunSQL claims the journal $1 of run $2 for $3 for $4
-// microseconds, if nobody else's claim lasts, on the server's clock.
-// Against a claim being taken by another transaction, the update waits
-// for it to end and looks at the row again: of claims that race, one
-// takes the journal. claimedSQL, a statement of its own after it, reads
-// the claim that holds the journal when the update took nothing.
-const (
-	claimRunSQL = `UPDATE toolnexus_journals SET owner = $3, lease = clock_timestamp() + $4 * interval '1 microsecond'
-	WHERE id = $1 AND run = $2 AND (owner = $3 OR lease IS NULL OR lease <= clock_timestamp())`
-	claimedSQL = "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2"
-)
+// heldSQL says whether the claim of a row of toolnexus_journals lasts:
+// its lease has not passed, or, for a claim of zero lease, its owner's
+// life goes on (livesSQL).
+var heldSQL = `CASE WHEN owner = '' THEN false WHEN lease IS NOT NULL THEN lease > clock_timestamp() ELSE ` + livesSQL + ` END`
 
-// ClaimRun implements [session.Journaler]. It is two statements,
-// committed and retried as Append is: a claim taken twice by its owner is
-// the same claim.
-func (s *Store) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
+// claimRunSQL claims the journal $1 of run $2 for $3 for $4
+// microseconds (see leaseSQL), if nobody else's claim lasts, on the
+// server's clock. Against a claim being taken by another transaction,
+// the update waits for it to end and looks at the row again: of claims
+// that race, one takes the journal. It returns whether it did.
+var claimRunSQL = `WITH claimed AS (
+	UPDATE toolnexus_journals SET owner = $3, lease = ` + leaseSQL("$3", "$4") + `
+	WHERE id = $1 AND run = $2 AND (owner = $3 OR NOT (` + heldSQL + `))
+	RETURNING 1
+)
+SELECT count(*) = 1 FROM claimed`
+
+// ClaimRun implements [session.Journaler]. It is one statement (and one
+// that reads the claim that holds the journal), committed and retried as
+// Append is: a claim taken twice by its owner is the same claim.
+func (s *Store) ClaimRun(ctx context.Context, id, run string, claim session.Claim) error {
+	if err := record.CheckClaim(id, run, claim.Owner); err != nil {
+		return err
+	}
+	if err := record.CheckLease(claim.Lease); err != nil {
+		return err
+	}
+	err := s.commits.do(ctx, fenced(id, run, claimRunSQL, id, run, claim.Owner, claim.Lease.Microseconds()))
+	if err != nil {
+		return fmt.Errorf("pgstore: claiming run %q on %q: %w", run, id, err)
+	}
+	return nil
+}
+
+// releaseRunSQL releases $3's claim of the journal $1 of run $2 (or
+// none); it returns whether it did.
+const releaseRunSQL = `WITH released AS (
+	UPDATE toolnexus_journals SET owner = '', lease = NULL
+	WHERE id = $1 AND run = $2 AND owner IN ($3, '')
+	RETURNING 1
+)
+SELECT count(*) = 1 FROM released`
+
+// ReleaseRun implements [session.Journaler]. It is one statement,
+// committed and retried as Append is: a release made twice is one.
+func (s *Store) ReleaseRun(ctx context.Context, id, run, owner string) error {
 	if err := record.CheckClaim(id, run, owner); err != nil {
 		return err
 	}
-	err := s.commits.do(ctx, &write{
-		queue: func(b *pgx.Batch) {
-			b.Queue(claimRunSQL, id, run, owner, max(lease, 0).Microseconds())
-			b.Queue(claimedSQL, id, run)
-		},
-		read: func(br pgx.BatchResults) error {
-			tag, err := br.Exec()
-			if err != nil {
-				return err
-			}
-			var holder string
-			var until time.Time
-			err = br.QueryRow().Scan(&holder, &until)
-			switch {
-			case tag.RowsAffected() == 1:
-				return nil
-			case errors.Is(err, pgx.ErrNoRows):
-				return session.ErrNoRun
-			case err != nil:
-				return err
-			}
-			return fmt.Errorf("%q holds it until %v: %w", holder, until, session.ErrClaimed)
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("pgstore: claiming run %q on %q: %w", run, id, err)
+	if err := s.commits.do(ctx, fenced(id, run, releaseRunSQL, id, run, owner)); err != nil {
+		return fmt.Errorf("pgstore: releasing run %q on %q: %w", run, id, err)
 	}
 	return nil
 }

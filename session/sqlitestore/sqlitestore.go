@@ -51,15 +51,18 @@
 // a row of the table journals, its primary key the conversation's id (so
 // the file holds one per conversation: of processes that race BeginRun,
 // the database lets exactly one in), with its run, times and length, and
-// a row per entry in journal_entries. BeginRun, AppendRun and EndRun are
-// committed whole or not at all, as Append is; EndRun deletes the journal
-// and appends the contents as Append does, in one, so a run is saved
-// once. LoadRun reads one snapshot. The statements of Load, LoadRun,
-// Append and the journal's writes are prepared at Open, once on each
-// connection (SQLite would parse them at every call otherwise). ListRuns
-// reads the range of the journals' ids that a prefix spans, the least
-// recently written first: updated times of journals are unique and
-// increasing across the file, as those of conversations are.
+// a row per entry in journal_entries, and its claim (an owner, and the
+// end of its lease or 0 for a claim that lasts as long as the owner's
+// life). BeginRun, AppendRun and EndRun are committed whole or not at
+// all, as Append is, and their statements check the writer's claim (the
+// fence: session.Journaler); EndRun deletes the journal and appends the
+// contents as Append does, in one, so a run is saved once. LoadRun reads
+// one snapshot. The statements of Load, LoadRun, Append and the
+// journal's writes are prepared at Open, once on each connection (SQLite
+// would parse them at every call otherwise). ListRuns reads the range of
+// the journals' ids that a prefix spans, the least recently written
+// first: updated times of journals are unique and increasing across the
+// file, as those of conversations are.
 //
 // The schema carries its version in PRAGMA user_version. Open migrates a
 // file of an older version in one transaction (a process that opens it
@@ -67,10 +70,18 @@
 // each conversation, computed from its contents for the conversations the
 // file holds; version 3 added the journals; version 4 their claims and sizes
 // (ClaimRun: an owner and the end of its lease, on this machine's clock,
-// which the processes that share the file share). A file written by a
-// newer version of this package is refused rather than misread, so a file
-// that a version 4 store has opened is refused by older versions of the
-// package.
+// which the processes that share the file share); version 5 claims for an
+// owner's life. A file written by a newer version of this package is
+// refused rather than misread, so a file that a version 5 store has
+// opened is refused by older versions of the package.
+//
+// The Store is a [session.LiveJournaler] on Unix: an owner's life is an
+// exclusive flock of a file of its own in the directory beside the
+// database (its path and "-lives"), which the kernel drops when the
+// process dies, however it dies; whether an owner lives is whether its
+// file is locked. A claim of zero lease is anyone's once its owner's file
+// is not locked. Elsewhere Live fails with errors.ErrUnsupported, and
+// claims have leases.
 package sqlitestore
 
 import (
@@ -144,6 +155,11 @@ ALTER TABLE journals ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE journals ADD COLUMN lease INTEGER NOT NULL DEFAULT 0; -- Unix nanoseconds
 ALTER TABLE journals ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0; -- the sum of the entries' sizes
 UPDATE journals SET bytes = (SELECT coalesce(sum(length(entry)), 0) FROM journal_entries WHERE conversation = journals.id);`,
+	// Claims that last as long as their owner's life: an owner with a
+	// lease of 0 (version 4 read them as run out, and would take them);
+	// a released claim has no owner.
+	5: `
+UPDATE journals SET owner = '', lease = 0 WHERE lease <= CAST(strftime('%s', 'now') AS INTEGER) * 1000000000;`,
 }
 
 // schemaVersion is the version of the schema this package writes.
@@ -161,6 +177,8 @@ type Store struct {
 	// statement each time it is prepared, which costs about as much as
 	// executing it.
 	stmts map[string]*sql.Stmt
+	// lives tracks the lives of claims' owners (lives.go).
+	lives *lives
 }
 
 // readers returns how many connections read the file at once: reads
@@ -184,7 +202,7 @@ const (
 var (
 	readsPrepared  = []string{loadContents, loadJournal}
 	writesPrepared = []string{insertContent, readAppendLast, upsertConversation,
-		insertEntry, beginJournal, appendJournal, deleteJournal, deleteEntries, claimJournal, claimedBy}
+		insertEntry, beginJournal, appendJournal, deleteJournal, deleteEntries, claimedBy, setClaim}
 )
 
 var (
@@ -215,7 +233,7 @@ func open(ctx context.Context, abs string) (*Store, error) {
 	}
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
-	s := &Store{w: newWriter(wdb), path: abs, stmts: make(map[string]*sql.Stmt, len(readsPrepared))}
+	s := &Store{w: newWriter(wdb), path: abs, stmts: make(map[string]*sql.Stmt, len(readsPrepared)), lives: &lives{dir: abs + "-lives"}}
 	err = s.migrate(ctx)
 	for _, q := range writesPrepared {
 		if err != nil {

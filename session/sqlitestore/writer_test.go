@@ -78,10 +78,10 @@ func TestGroupCommitAnswersEachWrite(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	add(func() error { return h.Append(ctx, "a", genai.Text("one")) })
-	add(func() error { return h.AppendRun(ctx, "none", "run", [][]byte{[]byte("x")}) })
-	add(func() error { return h.BeginRun(ctx, "broken", "run", [][]byte{[]byte("x")}) })
+	add(func() error { return h.AppendRun(ctx, "none", "run", session.Claim{}, [][]byte{[]byte("x")}) })
+	add(func() error { return h.BeginRun(ctx, "broken", "run", session.Claim{}, [][]byte{[]byte("x")}) })
 	add(func() error { return h.Append(cctx, "cancelled", genai.Text("never")) })
-	add(func() error { return h.BeginRun(ctx, "b", "run", [][]byte{[]byte("first")}) })
+	add(func() error { return h.BeginRun(ctx, "b", "run", session.Claim{}, [][]byte{[]byte("first")}) })
 	add(func() error { return h.Append(ctx, "a", genai.Text("two")) })
 	cancel()
 	if err := <-outs[3]; !errors.Is(err, context.Canceled) {
