@@ -20,9 +20,9 @@
 // file at once. A Store reads through a few connections (as many as
 // GOMAXPROCS, 4 at least), which never wait for a write, and writes
 // through one: every write of the Store (Append, Delete, BeginRun,
-// AppendRun, EndRun, ClaimRun) is queued to the goroutine that holds it,
-// which commits the writes queued meanwhile together, in one transaction
-// (group commit). So one fsync makes a whole group durable however many
+// AppendRun, EndRun, ClaimRun, ReleaseRun) is queued to the goroutine
+// that holds it, which commits the writes queued meanwhile together, in
+// one transaction (group commit). So one fsync makes a whole group durable however many
 // goroutines wrote, a write never busy-waits for the file's lock, and
 // writes to one conversation never interleave. Each write is answered
 // with its own outcome, once its transaction is committed, never before:
