@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
 	"github.com/toolnexus/toolnexus-go/session/pgstore"
@@ -30,6 +31,7 @@ const storeOutage = 160 * time.Second
 // is back, the run is saved whole (the call and its result with it) and
 // ends done, the tool having run once.
 func TestStoreUnreachableWhileSaving(t *testing.T) {
+	citest.Heavy(t, "cuts PostgreSQL off for 160 s")
 	shared(t)
 	before := ours()
 	t.Cleanup(func() { noLeaks(t, before) })
