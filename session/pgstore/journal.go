@@ -115,12 +115,13 @@ func (s *Store) AppendRun(ctx context.Context, id, run string, claim session.Cla
 // sql (with args) makes, which answers whether it wrote; and, in a
 // statement of its own after it (which sees the row as it is once sql
 // waited for it), the journal's claim, which says why a write was refused:
-// ErrNoRun, or ErrClaimed naming who claims it. more are statements
-// between the two, whose results it ignores (their errors aside).
+// ErrNoRun, or ErrClaimed naming who claims it.
 func fenced(id, run, sql string, args ...any) *write {
 	return fencedWith(id, run, nil, sql, args...)
 }
 
+// fencedWith is fenced with the statements more (whose one argument is
+// id) between the two, whose results it ignores, their errors aside.
 func fencedWith(id, run string, more []string, sql string, args ...any) *write {
 	return &write{
 		queue: func(b *pgx.Batch) {
