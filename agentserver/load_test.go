@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -24,6 +27,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/internal/citest"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.uber.org/goleak"
 	"google.golang.org/genai"
@@ -38,16 +42,69 @@ const loadRuns = 1000
 // The load test: loadRuns streams open at once on one server (a fifth of
 // them unless TOOLNEXUS_CI=1, and under the race detector), against the
 // fake model, each run with two tool calls and an approval across two
-// requests. Every run is saved exactly once and whole, no stream carries
-// another run's events, and nothing is left running. How long it takes is
+// requests, on session.Memory and on SQLite (every step of every run
+// journaled in one file). Every run is saved exactly once and whole, no
+// journal write fails (none is lost), no stream carries another run's
+// events, and nothing is left running. How long it takes is
 // BenchmarkLoad's to say: the test passes however slow the machine is.
 func TestLoad(t *testing.T) {
 	n := loadRuns / 5
 	if citest.Enabled() && !raceEnabled {
 		n = loadRuns
 	}
-	elapsed := serveLoad(t, n)
-	t.Logf("%d runs, two requests each, in %v (GOMAXPROCS %d)", n, elapsed.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	t.Run("memory", func(t *testing.T) {
+		elapsed := serveLoad(t, n, &countingStore{Store: session.NewMemory()})
+		t.Logf("%d runs, two requests each, in %v (GOMAXPROCS %d)", n, elapsed.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		db, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "threads.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		store := &countingJournaler{countingJournal: countingJournal{Journaler: db}}
+		elapsed := serveLoad(t, n, store)
+		t.Logf("%d runs, two requests each, in %v (GOMAXPROCS %d)", n, elapsed.Round(time.Millisecond), runtime.GOMAXPROCS(0))
+		t.Logf("%d journal writes (%d failed) and %d claims", store.writes.Load(), store.failed.Load(), store.claims.Load())
+	})
+}
+
+// A savingStore counts the saves of each thread: Append, or EndRun on a
+// session.Journaler.
+type savingStore interface {
+	session.Store
+	saves() map[string]int
+}
+
+func (s *countingStore) saves() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.appends)
+}
+
+// countingJournaler is a countingJournal that counts each thread's
+// EndRuns that saved it.
+type countingJournaler struct {
+	countingJournal
+	saved sync.Map // thread -> *atomic.Int32
+}
+
+func (c *countingJournaler) EndRun(ctx context.Context, id, run string, claim session.Claim, contents []*genai.Content) error {
+	err := c.countingJournal.EndRun(ctx, id, run, claim, contents)
+	if err == nil {
+		n, _ := c.saved.LoadOrStore(id, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+	}
+	return err
+}
+
+func (c *countingJournaler) saves() map[string]int {
+	out := map[string]int{}
+	c.saved.Range(func(k, v any) bool {
+		out[k.(string)] = int(v.(*atomic.Int32).Load())
+		return true
+	})
+	return out
 }
 
 // BenchmarkLoad serves loadRuns runs at once, as TestLoad does, per
@@ -57,7 +114,7 @@ func TestLoad(t *testing.T) {
 func BenchmarkLoad(b *testing.B) {
 	var total time.Duration
 	for b.Loop() {
-		total += serveLoad(b, loadRuns)
+		total += serveLoad(b, loadRuns, &countingStore{Store: session.NewMemory()})
 	}
 	b.ReportMetric(float64(loadRuns)*float64(b.N)/total.Seconds(), "runs/s")
 }
@@ -73,7 +130,7 @@ func BenchmarkLoad(b *testing.B) {
 // set), a stream whose client reads is cut, and its client sees EOF. The
 // test checks what n runs at once do, not how fast they go, so its
 // server's timeouts are far longer than any run.
-func serveLoad(tb testing.TB, n int) time.Duration {
+func serveLoad(tb testing.TB, n int, store savingStore) time.Duration {
 	leaks := goleak.IgnoreCurrent()
 	fakeModel := fake.NewServer()
 	fakeModel.SetReplyFunc(func(req *fake.Request) *fake.Reply {
@@ -85,15 +142,23 @@ func serveLoad(tb testing.TB, n int) time.Duration {
 		return fake.Calls(fake.Call("get_weather", map[string]any{"city": city}), fake.Call("hold", map[string]any{"city": city}))
 	})
 	// hold returns once every run has its stream open: n streams at once.
+	// A run that failed before it held is counted too (in), so that the
+	// others go on and the test reports the failure.
 	var holding sync.WaitGroup
 	holding.Add(n)
 	allIn := make(chan struct{})
 	go func() { holding.Wait(); close(allIn) }()
-	hold := toolset.MustFunc("hold", "Waits for the others", func(ctx context.Context, in cityIn) (string, error) {
-		holding.Done()
+	var held sync.Map
+	in := func(city string) {
+		if _, already := held.LoadOrStore(city, true); !already {
+			holding.Done()
+		}
+	}
+	hold := toolset.MustFunc("hold", "Waits for the others", func(ctx context.Context, c cityIn) (string, error) {
+		in(c.City)
 		select {
 		case <-allIn:
-			return "held " + in.City, nil
+			return "held " + c.City, nil
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
@@ -115,7 +180,6 @@ func serveLoad(tb testing.TB, n int) time.Duration {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	store := &countingStore{Store: session.NewMemory()}
 	// Every run is the anonymous user's: the bounds of runs in flight are
 	// off, since this test measures the server at n runs at once.
 	srv, err := agentserver.New(agentserver.Config{Agent: a, Store: store, Logger: slog.New(slog.DiscardHandler),
@@ -146,8 +210,11 @@ func serveLoad(tb testing.TB, n int) time.Duration {
 			} else {
 				err = loadAISDK(hc, hs.URL, i)
 			}
-			if err != nil && failed.Add(1) <= 5 {
-				errs <- fmt.Errorf("run %d: %w", i, err)
+			if err != nil {
+				in(loadCity(i))
+				if failed.Add(1) <= 5 {
+					errs <- fmt.Errorf("run %d: %w", i, err)
+				}
 			}
 		})
 	}
@@ -173,16 +240,23 @@ func serveLoad(tb testing.TB, n int) time.Duration {
 	for _, rj := range fakeModel.Rejections() {
 		tb.Errorf("the fake rejected request #%d: %s", rj.Seq, rj.Err.Message)
 	}
-	store.mu.Lock()
-	if len(store.appends) != n {
-		tb.Errorf("%d threads saved, want %d", len(store.appends), n)
+	saves := store.saves()
+	if len(saves) != n {
+		tb.Errorf("%d threads saved, want %d", len(saves), n)
 	}
-	for id, k := range store.appends {
+	for id, k := range saves {
 		if k != 1 {
 			tb.Errorf("%s saved %d times, want once", id, k)
 		}
 	}
-	store.mu.Unlock()
+	if j, ok := store.(*countingJournaler); ok {
+		if f := j.failed.Load(); f != 0 {
+			tb.Errorf("%d of %d journal writes failed (each a step lost)", f, j.writes.Load())
+		}
+		if page, err := j.ListRuns(context.Background(), session.ListOptions{}); err != nil || len(page.Journals) != 0 {
+			tb.Errorf("ListRuns after every run ended = %d journals, %v; want none", len(page.Journals), err)
+		}
+	}
 	for i := range n {
 		h, err := srv.History(context.Background(), "local", loadThread(i))
 		if err != nil || len(h) != 4 || !strings.Contains(h[3].Parts[0].Text, loadCity(i)) {
@@ -206,7 +280,8 @@ func sse(hc *http.Client, url string, body any) ([]map[string]any, []string, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return nil, nil, fmt.Errorf("status %d", resp.StatusCode)
+		b, _ := io.ReadAll(resp.Body)
+		return nil, nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
 	var events []map[string]any
 	var raw []string

@@ -185,11 +185,8 @@ func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogVi
 		return lv, nil, err
 	}
 	runID, ended := exec.GetExecution().GetRunId(), exec.GetCloseTime().AsTime()
-	var out runOutput
-	err = r.cfg.Client.GetWorkflow(ctx, wid, runID).Get(ctx, &out)
+	out, err := r.closedResult(ctx, wid, runID)
 	var (
-		appErr  *temporal.ApplicationError
-		canErr  *temporal.CanceledError
 		termErr *temporal.TerminatedError
 		timeErr *temporal.TimeoutError
 	)
@@ -197,10 +194,6 @@ func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogVi
 	case err == nil:
 	case errors.As(err, &notFound):
 		return nil, nil, noRun()
-	case errors.As(err, &appErr):
-		_ = appErr.Details(&out) // a failure of another kind has none
-	case errors.As(err, &canErr):
-		_ = canErr.Details(&out)
 	case errors.As(err, &termErr):
 		lv, err := r.abortedView(ctx, wid, runID, ended, &agentserver.Failure{Code: "terminated", Message: "the run's workflow was terminated"})
 		return lv, nil, err
@@ -218,6 +211,29 @@ func (r *Runner) closedView(ctx context.Context, wid string, from int64) (*LogVi
 	}
 	lv, err := finalView(&out.Served.LogView, from, false)
 	return lv, out.Served.Settled, err
+}
+
+// closedResult reads the result of the closed execution runID of the
+// workflow wid: what the run returned, also when it failed or was
+// cancelled; otherwise (terminated, timed out, not found, Temporal's
+// failure) the error.
+func (r *Runner) closedResult(ctx context.Context, wid, runID string) (*runOutput, error) {
+	var out runOutput
+	err := r.cfg.Client.GetWorkflow(ctx, wid, runID).Get(ctx, &out)
+	var (
+		appErr *temporal.ApplicationError
+		canErr *temporal.CanceledError
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &appErr):
+		_ = appErr.Details(&out) // a failure of another kind has none
+	case errors.As(err, &canErr):
+		_ = canErr.Details(&out)
+	default:
+		return nil, err
+	}
+	return &out, nil
 }
 
 // finalView answers from offset from a final view: the records at or
@@ -291,10 +307,12 @@ func (r *Runner) servedInputOf(ctx context.Context, wid, runID string) (*servedI
 }
 
 // release frees a thread whose journal outlived its run: the journal of
-// a run whose workflow closed without saving it (terminated, timed out,
-// or its save failed for good). The run's user message is saved to the
-// thread (what the run made besides is in the workflow only), and the
-// journal dropped. It reports whether it dropped one.
+// a run whose workflow closed without saving it (its save failed for
+// good, or the workflow was terminated or timed out). The run's contents
+// are saved to the thread from the workflow's result, where the run
+// leaves them (unsaved); when the result does not hold them (a workflow
+// that closed before its run ended), the run's user message, from the
+// journal. The journal is dropped. It reports whether it dropped one.
 func (r *Runner) release(ctx context.Context, thread string) bool {
 	j, err := r.cfg.Store.LoadRun(ctx, thread)
 	if err != nil || len(j.Entries) == 0 {
@@ -306,14 +324,36 @@ func (r *Runner) release(ctx context.Context, thread string) bool {
 	}
 	lv, err := r.view(ctx, entry.Temporal, 0)
 	if err != nil || lv.Info.ID != j.Run || !lv.Info.State.Over() {
-		return false // the run goes on, or is not known yet: the thread is busy
+		return false // the run goes on (or is saving), or is not known yet: the thread is busy
 	}
-	var contents []*genai.Content
-	if entry.Message != nil {
+	contents := r.unsaved(ctx, entry.Temporal, j.Run)
+	if contents == nil && entry.Message != nil {
 		contents = []*genai.Content{entry.Message}
 	}
 	err = r.cfg.Store.EndRun(ctx, thread, j.Run, session.Claim{}, contents)
 	return err == nil || errors.Is(err, session.ErrNoRun)
+}
+
+// unsaved returns the contents that run, the run of the workflow wid,
+// added to its thread (its history after what it loaded), from the
+// result of the workflow's closed execution: nil when that result does
+// not hold them (a workflow terminated or timed out, a history too large
+// for the result) or is not run's.
+func (r *Runner) unsaved(ctx context.Context, wid, run string) []*genai.Content {
+	d, err := r.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil
+	}
+	runID := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	out, err := r.closedResult(ctx, wid, runID)
+	if err != nil {
+		return nil
+	}
+	in, err := r.servedInputOf(ctx, wid, runID)
+	if err != nil || in.RunID != run || len(out.History) <= in.Loaded {
+		return nil
+	}
+	return out.History[in.Loaded:]
 }
 
 // isUnknownQuery reports whether err is the answer of a workflow that

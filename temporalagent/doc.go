@@ -285,6 +285,16 @@
 //     in one step; an attempt that finds the journal gone after an earlier
 //     attempt counts as saved. It runs on a disconnected context, so that a
 //     cancelled run is saved too, before its KindDone record.
+//   - A store out of reach loses nothing: the save is tried again (1 s,
+//     then twice as long each time, up to 30 s apart) until it succeeds,
+//     for as long as the run's own timeout (RunnerConfig.RunTimeout, 30
+//     minutes by default; without bound when RunTimeout < 0) after the
+//     save began. Meanwhile the run is not over (no KindDone record, its
+//     readers wait) and its thread is busy: a new message gets 409 busy
+//     (503 store_error from an instance that cannot reach the store
+//     either). A save that fails for good ends the run failed with code
+//     "store_error" and leaves its contents in the workflow's result; the
+//     thread's next message saves them, whole, before its own run begins.
 //   - The log is workflow state: the workflow code makes each record from
 //     what its history holds (the model's response, each result, each
 //     decision), so a replay makes the same records, with workflow time,
@@ -391,9 +401,10 @@
 //     and its close time. Its journal in the store outlives it: the next
 //     Start on the thread finds the journal's run over, saves the run's
 //     user message to the thread (what the run made besides is lost with
-//     its workflow) and drops the journal, then begins its own run. So
-//     does it for a run whose save failed for good (Done.Error's code
-//     "store_error").
+//     its workflow) and drops the journal, then begins its own run. For a
+//     run whose save failed for good (Done.Error's code "store_error"),
+//     it saves the run's contents, which the workflow's result holds (the
+//     user's message alone if they were too large for it).
 //
 // docs/fleet.md runs two instances on one machine.
 //

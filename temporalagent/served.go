@@ -344,9 +344,19 @@ func (r *wfRun) serveTurnEnd(turn int, t *agent.Turn) {
 	r.served.add(r.ctx, agentserver.Record{Kind: agentserver.KindStepEnd, Turn: turn, Usage: &u})
 }
 
+// The save's retries: while the store is out of reach, the save is tried
+// again, twice as long after each failure up to saveRetryInterval apart,
+// until it succeeds or the run's Timeout (servedInput.Timeout) has passed
+// since the save began; with no Timeout, until it succeeds.
+const saveRetryInterval = 30 * time.Second
+
 // serveEnd saves a served run, as far as it went, and records its end.
 // It runs on a disconnected context, so that a cancelled run is saved
-// too; the run's thread is free once the save is done.
+// too; the run's thread is free once the save is done. While the store
+// is out of reach the save waits, and the thread is busy (see
+// saveRetryInterval); a save that fails for good leaves the run's
+// contents in the workflow's result, for the thread's next run to save
+// (Runner.release).
 func (r *wfRun) serveEnd(runErr error, canceled bool) {
 	if r.served == nil || r.served.Done != nil {
 		return
@@ -354,9 +364,10 @@ func (r *wfRun) serveEnd(runErr error, canceled bool) {
 	ctx, cancel := workflow.NewDisconnectedContext(r.ctx)
 	defer cancel()
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
-		Summary:             "save the run",
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: max(r.served.In.Timeout, 0),
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: saveRetryInterval},
+		Summary:                "save the run",
 	})
 	in := r.served.In
 	var contents []*genai.Content
@@ -368,7 +379,8 @@ func (r *wfRun) serveEnd(runErr error, canceled bool) {
 	done := &agentserver.Done{State: agentserver.StateDone, Text: res.Text, Output: r.answer, Usage: res.Usage}
 	switch {
 	case saveErr != nil:
-		done.State, done.Error = agentserver.StateFailed, &agentserver.Failure{Code: "store_error", Message: "the conversation could not be saved"}
+		done.State, done.Error = agentserver.StateFailed, &agentserver.Failure{Code: "store_error",
+			Message: "the conversation could not be saved yet: the thread's next run saves it first"}
 	case r.served.TimedOut:
 		done.State, done.Error = agentserver.StateFailed, &agentserver.Failure{Code: "timeout", Message: "the run took too long"}
 	case canceled:
@@ -407,6 +419,10 @@ func RegisterStore(w worker.Registry, store session.Journaler) error {
 		}
 		if errors.Is(err, session.ErrNoRun) {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "toolnexus.NoRun", err)
+		}
+		if errors.Is(err, session.ErrClaimed) {
+			// Another process claimed the journal: no attempt can save it.
+			return temporal.NewNonRetryableApplicationError(err.Error(), "toolnexus.Claimed", err)
 		}
 		return err
 	}, activity.RegisterOptions{Name: SaveActivityName})

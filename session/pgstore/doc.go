@@ -76,33 +76,50 @@
 // # Concurrency
 //
 // A Store is safe for any number of goroutines, and any number of
-// processes may share a database. Each Append is one transaction around
-// one statement (three round trips: begin, the statement, commit): it
-// creates or updates the conversation's row, which locks it
-// until the commit, numbers the contents from the length it found there,
-// and inserts them. Appends to one conversation, from any process, so
-// take turns and never interleave; appends to different conversations do
-// not wait for each other. Load reads one snapshot: an append is there
-// whole or not at all. Delete waits for an append in progress and removes
-// what it stored. Updated times come from the server's clock, and each
-// append to a conversation makes its updated time later than the one
-// before.
+// processes may share a database. An Append is one statement: it creates
+// or updates the conversation's row, which locks it until the commit,
+// numbers the contents from the length it found there, and inserts them.
+// Appends to one conversation, from any process, so take turns and never
+// interleave. Load reads one snapshot: an append is there whole or not at
+// all. Delete waits for an append in progress and removes what it stored.
+// Updated times come from the server's clock, and each append to a
+// conversation makes its updated time later than the one before.
 //
-// The journal of a run in progress is kept the same way, one transaction
-// per call. BeginRun is one statement that inserts the journal's row
+// The writes of a Store (Append, BeginRun, AppendRun, EndRun, ClaimRun,
+// ReleaseRun) are committed by a few goroutines (half the pool's connections, one at
+// least): the writes queued while they are busy go together in one
+// transaction, in two round trips (begin, the writes' statements and the
+// transaction's id sent together; commit), so that one commit, and one
+// flush of the server's write-ahead log, makes a whole group durable
+// (group commit); a write that comes while a committer is free goes at
+// once, alone. Each write is answered with its own outcome, once its
+// transaction is committed, never before: one that the contract refuses
+// (a run in progress, no such run, another's claim) writes nothing and
+// leaves the others of its group committed; when a group fails otherwise
+// (one write's error, a lost connection, a row another transaction holds
+// for longer than a second), each of its writes is tried alone, as
+// described under Faults, so that the others do not fail with it nor
+// wait for it. A call whose context ends while its write is queued
+// returns the context's error and the write is not done; once the write
+// is in a transaction, the call waits for its outcome.
+//
+// The journal of a run in progress is kept the same way, one write per
+// call. BeginRun is one statement that inserts the journal's row
 // unless the conversation has one (ON CONFLICT DO NOTHING on the primary
 // key: of processes that race, exactly one wins, and a BeginRun against a
 // journal that another transaction is creating or deleting waits for it)
 // and its entries. AppendRun is one statement that updates the journal's
-// row of that run, which locks it, and numbers the entries from the
-// length it found; one that finds no row of that run is ErrNoRun. EndRun
-// deletes the journal's row of that run (an AppendRun or EndRun that
-// waits for it then finds none: a run is saved once), then its entries,
-// and appends the contents with Append's statement, in one transaction of
-// four round trips (begin, the delete, the entries' delete and the append
-// sent together, commit). LoadRun reads one snapshot. A journal's updated
-// time is later than its last one, from the server's clock: ListRuns
-// orders by it, then by id.
+// row of that run if the writer's claim is the journal's, which locks it,
+// and numbers the entries from the length it found; one that changes no
+// row is refused, ErrNoRun or ErrClaimed, as a statement after it in the
+// same transaction reads the journal's claim. EndRun is a statement that
+// deletes the journal's row of that run under the writer's claim (an
+// AppendRun or EndRun that waits for it then finds none: a run is saved
+// once) and appends the contents as Append does, then one that deletes
+// its entries (it sees the entries committed while the first waited).
+// LoadRun
+// reads one snapshot. A journal's updated time is later than its last
+// one, from the server's clock: ListRuns orders by it, then by id.
 //
 // # Faults
 //
@@ -125,17 +142,20 @@
 //     nothing: they are tried again when the connection could not be
 //     made or was lost, or when the server ended the session (shutting
 //     down or starting: 57P01-57P03).
-//   - An Append, a write to a journal (BeginRun, AppendRun, EndRun) or a
-//     Delete is tried again on the same failures when they come before
-//     its commit, since a transaction the server never committed left
-//     nothing behind; also after a serialization failure or a deadlock
-//     (40001, 40P01), which the server rolled back.
+//   - An Append, a write to a journal (BeginRun, AppendRun, EndRun,
+//     ClaimRun) or a Delete is tried again on the same failures when they
+//     come before its commit, since a transaction the server never
+//     committed left nothing behind; also after a serialization failure
+//     or a deadlock (40001, 40P01), which the server rolled back. A
+//     write whose group failed before its commit is tried alone, in a
+//     transaction of its own, that many times more.
 //   - An Append or a write to a journal whose connection is lost during
 //     its commit, or whose commit is answered by the end of the session
 //     (a FATAL error, such as an administrator's pg_terminate_backend,
-//     can follow a commit that took effect), may have been stored. It
-//     asks the server, on another connection, whether its transaction
-//     committed (pg_xact_status): committed, the call succeeded (so a
+//     can follow a commit that took effect), may have been stored, with
+//     the writes of its group. Its committer asks the server, on another
+//     connection, whether the transaction committed (pg_xact_status):
+//     committed, the call succeeded (so a
 //     BeginRun never meets its own journal as another's, an AppendRun
 //     never appends twice, an EndRun never saves a run twice nor fails
 //     with ErrNoRun); rolled back, it is tried again. A transaction still

@@ -28,7 +28,7 @@ func leaseSQL(owner, micros string) string {
 // (see leaseSQL), in one statement. The primary key lets one journal in
 // per conversation: against a journal being created or deleted by
 // another transaction, the insert waits for it to end. It returns whether
-// the journal was created, and the transaction's id.
+// the journal was created.
 var beginRunSQL = `WITH journal AS (
 	INSERT INTO toolnexus_journals (id, run, started, updated, length, bytes, owner, lease)
 	SELECT $1, $2, now, now, $3, $5, $6, ` + leaseSQL("$6", "$7") + ` FROM (SELECT clock_timestamp() AS now) AS t
@@ -39,7 +39,7 @@ var beginRunSQL = `WITH journal AS (
 	SELECT journal.id, t.n - 1, t.entry
 	FROM journal, unnest($4::bytea[]) WITH ORDINALITY AS t(entry, n)
 )
-SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
+SELECT count(*) = 1 FROM journal`
 
 // appendRunSQL appends the entries $4 (their number $3, their size $5)
 // to the journal $1 of run $2 in one statement, if $6 owns its claim (the
@@ -47,7 +47,7 @@ SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
 // journal's row, which locks it until the transaction ends (an AppendRun
 // or EndRun of the journal waits for this one, then sees its claim as
 // this one left it), and numbers the entries from the length it found.
-// It returns whether the write was made, and the transaction's id.
+// It returns whether the write was made.
 var appendRunSQL = `WITH journal AS (
 	UPDATE toolnexus_journals AS j SET
 		updated = greatest(clock_timestamp(), j.updated + interval '1 microsecond'),
@@ -61,10 +61,10 @@ var appendRunSQL = `WITH journal AS (
 	SELECT $1, journal.first + t.n - 1, t.entry
 	FROM journal, unnest($4::bytea[]) WITH ORDINALITY AS t(entry, n)
 )
-SELECT count(*) = 1, pg_current_xact_id()::text FROM journal`
+SELECT count(*) = 1 FROM journal`
 
-// BeginRun implements [session.Journaler]. It is one transaction around
-// one statement, and it is retried as Append is (see the package doc).
+// BeginRun implements [session.Journaler]. It is one statement, committed
+// and retried as Append is (see the package doc).
 func (s *Store) BeginRun(ctx context.Context, id, run string, claim session.Claim, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
 	if err == nil {
@@ -73,14 +73,19 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, claim session.Clai
 	if err != nil {
 		return err
 	}
-	err = retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			xid, err := journalWrite(ctx, tx, beginRunSQL, id, run, len(entries), entries, size, claim.Owner, claim.Lease.Microseconds())
-			if err == errRefused {
-				err = session.ErrRunInProgress
+	err = s.commits.do(ctx, &write{
+		queue: func(b *pgx.Batch) {
+			b.Queue(beginRunSQL, id, run, len(entries), entries, size, claim.Owner, claim.Lease.Microseconds())
+		},
+		read: func(br pgx.BatchResults) error {
+			switch ok, err := wrote(br); {
+			case err != nil:
+				return err
+			case !ok:
+				return session.ErrRunInProgress
 			}
-			return xid, err
-		})
+			return nil
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: beginning run %q on %q: %w", run, id, err)
@@ -88,8 +93,9 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, claim session.Clai
 	return nil
 }
 
-// AppendRun implements [session.Journaler]. It is one transaction around
-// one statement, and it is retried as Append is.
+// AppendRun implements [session.Journaler]. It is one statement, and one
+// that reads the journal's claim when the write was refused, committed
+// and retried as Append is.
 func (s *Store) AppendRun(ctx context.Context, id, run string, claim session.Claim, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
 	if err == nil {
@@ -98,45 +104,68 @@ func (s *Store) AppendRun(ctx context.Context, id, run string, claim session.Cla
 	if err != nil {
 		return err
 	}
-	err = retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			xid, err := journalWrite(ctx, tx, appendRunSQL, id, run, len(entries), entries, size, claim.Owner, claim.Lease.Microseconds())
-			if err == errRefused {
-				err = refusal(ctx, tx, id, run)
-			}
-			return xid, err
-		})
-	})
+	err = s.commits.do(ctx, fenced(id, run, appendRunSQL, id, run, len(entries), entries, size, claim.Owner, claim.Lease.Microseconds()))
 	if err != nil {
 		return fmt.Errorf("pgstore: appending to run %q on %q: %w", run, id, err)
 	}
 	return nil
 }
 
-// errRefused is journalWrite's error when its statement wrote nothing.
-var errRefused = errors.New("pgstore: the write was refused")
-
-// journalWrite runs sql, beginRunSQL or appendRunSQL, in tx: its
-// transaction's id, or errRefused when the statement wrote nothing.
-func journalWrite(ctx context.Context, tx pgx.Tx, sql string, args ...any) (string, error) {
-	var wrote bool
-	var xid string
-	if err := tx.QueryRow(ctx, sql, args...).Scan(&wrote, &xid); err != nil {
-		return "", err
-	}
-	if !wrote {
-		return "", errRefused
-	}
-	return xid, nil
+// fenced returns the write of the journal id of run that the statement
+// sql (with args) makes, which answers whether it wrote; and, in a
+// statement of its own after it (which sees the row as it is once sql
+// waited for it), the journal's claim, which says why a write was refused:
+// ErrNoRun, or ErrClaimed naming who claims it.
+func fenced(id, run, sql string, args ...any) *write {
+	return fencedWith(id, run, nil, sql, args...)
 }
 
-// refusal returns why a write of the journal id of run under a claim
-// wrote nothing, read in tx: ErrNoRun, or ErrClaimed naming who claims
-// it.
-func refusal(ctx context.Context, tx pgx.Tx, id, run string) error {
+// fencedWith is fenced with the statements more (whose one argument is
+// id) between the two, whose results it ignores, their errors aside.
+func fencedWith(id, run string, more []string, sql string, args ...any) *write {
+	return &write{
+		queue: func(b *pgx.Batch) {
+			b.Queue(sql, args...)
+			for _, m := range more {
+				b.Queue(m, id)
+			}
+			b.Queue(claimedSQL, id, run)
+		},
+		read: func(br pgx.BatchResults) error {
+			ok, err := wrote(br)
+			for range more {
+				if _, merr := br.Exec(); err == nil {
+					err = merr
+				}
+			}
+			refusal := readRefusal(br)
+			switch {
+			case err != nil:
+				return err
+			case ok:
+				return nil
+			}
+			return refusal
+		},
+	}
+}
+
+// wrote reads the answer of a statement that says whether it wrote.
+func wrote(br pgx.BatchResults) (bool, error) {
+	var ok bool
+	err := br.QueryRow().Scan(&ok)
+	return ok, err
+}
+
+// claimedSQL reads the claim of the journal $1 of run $2.
+const claimedSQL = "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2"
+
+// readRefusal reads claimedSQL's answer: why a write of the journal was
+// refused, ErrNoRun or ErrClaimed naming who claims it.
+func readRefusal(br pgx.BatchResults) error {
 	var holder string
 	var until *time.Time
-	err := tx.QueryRow(ctx, "SELECT owner, lease FROM toolnexus_journals WHERE id = $1 AND run = $2", id, run).Scan(&holder, &until)
+	err := br.QueryRow().Scan(&holder, &until)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return session.ErrNoRun
@@ -158,12 +187,28 @@ func checkClaim(c session.Claim) error {
 	return record.CheckLease(c.Lease)
 }
 
-// EndRun implements [session.Journaler]. It is one transaction: it
-// deletes the journal's row (waiting for a write to the journal in
-// progress, and making an AppendRun or EndRun that waits for it find no
-// journal), then, in a second statement that sees every entry committed
-// meanwhile, the journal's entries, and appends the contents with
-// Append's statement. It is retried as Append is: an EndRun whose commit
+// endRunSQL ends the run $5 on the conversation $1 in one statement, if
+// $6 owns its claim: it deletes the journal's row (waiting for a write to
+// the journal in progress, and making an AppendRun or EndRun that waits
+// for it find no journal) and, if it did, appends the contents $4 (their
+// number $2, their size $3) as appendSQL does. It returns whether it
+// deleted the journal.
+var endRunSQL = "WITH journal AS (DELETE FROM toolnexus_journals WHERE id = $1 AND run = $5 AND owner = $6 RETURNING id),\n" +
+	"conversation AS (" + fmt.Sprintf(upsertConversation, "SELECT id, clock_timestamp(), clock_timestamp(), $2, $3 FROM journal WHERE $2 > 0") + "),\n" +
+	"contents AS (" + insertContents + ")\n" +
+	"SELECT count(*) = 1 FROM journal"
+
+// endEntriesSQL deletes the entries of the conversation $1 once it has no
+// journal: a statement of its own after endRunSQL's, so that it sees the
+// entries committed while endRunSQL waited for the journal's row. When
+// endRunSQL deleted nothing because a journal is there (another run's,
+// or one another claims), it deletes nothing either.
+const endEntriesSQL = `DELETE FROM toolnexus_journal_entries
+	WHERE conversation = $1 AND NOT EXISTS (SELECT FROM toolnexus_journals WHERE id = $1)`
+
+// EndRun implements [session.Journaler]. It is two statements, endRunSQL
+// and endEntriesSQL (and one that reads the journal's claim when it was
+// refused), committed and retried as Append is: an EndRun whose commit
 // went unanswered asks the server whether it took effect, and is never
 // applied twice.
 func (s *Store) EndRun(ctx context.Context, id, run string, claim session.Claim, contents []*genai.Content) error {
@@ -177,29 +222,7 @@ func (s *Store) EndRun(ctx context.Context, id, run string, claim session.Claim,
 	if err != nil {
 		return err
 	}
-	var size int64
-	for _, b := range encoded {
-		size += int64(len(b))
-	}
-	err = retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			var xid string
-			err := tx.QueryRow(ctx, "DELETE FROM toolnexus_journals WHERE id = $1 AND run = $2 AND owner = $3 RETURNING pg_current_xact_id()::text",
-				id, run, claim.Owner).Scan(&xid)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				return "", refusal(ctx, tx, id, run)
-			case err != nil:
-				return "", err
-			}
-			batch := &pgx.Batch{}
-			batch.Queue("DELETE FROM toolnexus_journal_entries WHERE conversation = $1", id)
-			if len(encoded) > 0 {
-				batch.Queue(appendSQL, id, len(encoded), size, encoded)
-			}
-			return xid, tx.SendBatch(ctx, batch).Close()
-		})
-	})
+	err = s.commits.do(ctx, fencedWith(id, run, []string{endEntriesSQL}, endRunSQL, id, len(encoded), sizeOf(encoded), encoded, run, claim.Owner))
 	if err != nil {
 		return fmt.Errorf("pgstore: ending run %q on %q: %w", run, id, err)
 	}
@@ -280,13 +303,17 @@ var heldSQL = `CASE WHEN owner = '' THEN false WHEN lease IS NOT NULL THEN lease
 // microseconds (see leaseSQL), if nobody else's claim lasts, on the
 // server's clock. Against a claim being taken by another transaction,
 // the update waits for it to end and looks at the row again: of claims
-// that race, one takes the journal. It returns the transaction's id.
-var claimRunSQL = `UPDATE toolnexus_journals SET owner = $3, lease = ` + leaseSQL("$3", "$4") + `
+// that race, one takes the journal. It returns whether it did.
+var claimRunSQL = `WITH claimed AS (
+	UPDATE toolnexus_journals SET owner = $3, lease = ` + leaseSQL("$3", "$4") + `
 	WHERE id = $1 AND run = $2 AND (owner = $3 OR NOT (` + heldSQL + `))
-	RETURNING pg_current_xact_id()::text`
+	RETURNING 1
+)
+SELECT count(*) = 1 FROM claimed`
 
-// ClaimRun implements [session.Journaler]. It is one transaction, retried
-// as Append is: a claim taken twice by its owner is the same claim.
+// ClaimRun implements [session.Journaler]. It is one statement (and one
+// that reads the claim that holds the journal), committed and retried as
+// Append is: a claim taken twice by its owner is the same claim.
 func (s *Store) ClaimRun(ctx context.Context, id, run string, claim session.Claim) error {
 	if err := record.CheckClaim(id, run, claim.Owner); err != nil {
 		return err
@@ -294,40 +321,29 @@ func (s *Store) ClaimRun(ctx context.Context, id, run string, claim session.Clai
 	if err := record.CheckLease(claim.Lease); err != nil {
 		return err
 	}
-	err := retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			var xid string
-			err := tx.QueryRow(ctx, claimRunSQL, id, run, claim.Owner, claim.Lease.Microseconds()).Scan(&xid)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return "", refusal(ctx, tx, id, run)
-			}
-			return xid, err
-		})
-	})
+	err := s.commits.do(ctx, fenced(id, run, claimRunSQL, id, run, claim.Owner, claim.Lease.Microseconds()))
 	if err != nil {
 		return fmt.Errorf("pgstore: claiming run %q on %q: %w", run, id, err)
 	}
 	return nil
 }
 
-// ReleaseRun implements [session.Journaler]. It is one transaction,
-// retried as Append is: a release made twice is one.
+// releaseRunSQL releases $3's claim of the journal $1 of run $2 (or
+// none); it returns whether it did.
+const releaseRunSQL = `WITH released AS (
+	UPDATE toolnexus_journals SET owner = '', lease = NULL
+	WHERE id = $1 AND run = $2 AND owner IN ($3, '')
+	RETURNING 1
+)
+SELECT count(*) = 1 FROM released`
+
+// ReleaseRun implements [session.Journaler]. It is one statement,
+// committed and retried as Append is: a release made twice is one.
 func (s *Store) ReleaseRun(ctx context.Context, id, run, owner string) error {
 	if err := record.CheckClaim(id, run, owner); err != nil {
 		return err
 	}
-	err := retry(ctx, func() (bool, error) {
-		return s.writeOnce(ctx, func(tx pgx.Tx) (string, error) {
-			var xid string
-			err := tx.QueryRow(ctx, `UPDATE toolnexus_journals SET owner = '', lease = NULL
-				WHERE id = $1 AND run = $2 AND owner IN ($3, '') RETURNING pg_current_xact_id()::text`, id, run, owner).Scan(&xid)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return "", refusal(ctx, tx, id, run)
-			}
-			return xid, err
-		})
-	})
-	if err != nil {
+	if err := s.commits.do(ctx, fenced(id, run, releaseRunSQL, id, run, owner)); err != nil {
 		return fmt.Errorf("pgstore: releasing run %q on %q: %w", run, id, err)
 	}
 	return nil

@@ -45,8 +45,9 @@ var ErrUncertain = errors.New("pgstore: the write's commit was cut off and its o
 // [New] and close it with [Store.Close]. It is safe for concurrent use, by
 // any number of goroutines and processes.
 type Store struct {
-	pool  *pgxpool.Pool
-	owned bool // Open made pool: Close closes it
+	pool    *pgxpool.Pool
+	owned   bool // Open made pool: Close closes it
+	commits *committer
 }
 
 var (
@@ -101,7 +102,11 @@ func open(ctx context.Context, pool *pgxpool.Pool, owned bool) (*Store, error) {
 		}
 		return nil, err
 	}
-	return &Store{pool: pool, owned: owned}, nil
+	s := &Store{pool: pool, owned: owned}
+	// Half the pool commits groups of writes; the rest reads (and tries
+	// alone the writes of a group that failed).
+	s.startCommitters(max(1, int(pool.Config().MaxConns)/2))
+	return s, nil
 }
 
 // where names the database of a connection without its password.
@@ -113,6 +118,7 @@ func where(cfg *pgconn.Config) string {
 // operations in progress; calls after Close fail. A store made by New
 // leaves its pool open.
 func (s *Store) Close() error {
+	s.commits.close()
 	if s.owned {
 		s.pool.Close()
 	}
@@ -154,28 +160,31 @@ func (s *Store) Load(ctx context.Context, id string) ([]*genai.Content, error) {
 // $2) to the conversation $1 in one statement: it creates the
 // conversation's row or updates it, which locks it until the transaction
 // ends (an append to the same conversation waits for this one), and
-// numbers the contents from the length it found. It returns the
-// transaction's id, by which a commit that lost its connection is
-// resolved.
-const appendSQL = `WITH conversation AS (
-	INSERT INTO toolnexus_conversations AS c (id, created, updated, length, bytes)
-	VALUES ($1, clock_timestamp(), clock_timestamp(), $2, $3)
+// numbers the contents from the length it found.
+var appendSQL = "WITH conversation AS (" + fmt.Sprintf(upsertConversation, "VALUES ($1, clock_timestamp(), clock_timestamp(), $2, $3)") + ")\n" + insertContents
+
+// The parts of an append (appendSQL, and endRunSQL's): upsertConversation
+// creates or updates the conversation's row, from the row its %s gives
+// (id, created, updated, length $2, bytes $3), and returns the first
+// content's seq; insertContents inserts the contents $4 from there.
+const (
+	upsertConversation = `INSERT INTO toolnexus_conversations AS c (id, created, updated, length, bytes)
+	%s
 	ON CONFLICT (id) DO UPDATE SET
 		updated = greatest(clock_timestamp(), c.updated + interval '1 microsecond'),
 		length = c.length + excluded.length,
 		bytes = c.bytes + excluded.bytes
-	RETURNING c.length - $2 AS first
-), contents AS (
-	INSERT INTO toolnexus_contents (conversation, seq, content)
+	RETURNING c.length - $2 AS first`
+	insertContents = `INSERT INTO toolnexus_contents (conversation, seq, content)
 	SELECT $1, conversation.first + t.n - 1, t.content
-	FROM conversation, unnest($4::bytea[]) WITH ORDINALITY AS t(content, n)
+	FROM conversation, unnest($4::bytea[]) WITH ORDINALITY AS t(content, n)`
 )
-SELECT pg_current_xact_id()::text`
 
-// Append implements [session.Store]. It is one transaction, which holds
-// the conversation's row locked: appends to one conversation, from any
-// process, never interleave. How a lost connection is handled is in the
-// package doc.
+// Append implements [session.Store]. It is one statement, committed with
+// the writes queued at the same time (see the package doc,
+// "Concurrency"), which holds the conversation's row locked until its
+// commit: appends to one conversation, from any process, never
+// interleave. How a lost connection is handled is in the package doc.
 func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content) error {
 	encoded, err := record.Encode(id, contents)
 	if err != nil {
@@ -184,12 +193,10 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 	if len(encoded) == 0 {
 		return nil
 	}
-	var size int64
-	for _, b := range encoded {
-		size += int64(len(b))
-	}
-	err = retry(ctx, func() (bool, error) {
-		return s.appendOnce(ctx, id, encoded, size)
+	size := sizeOf(encoded)
+	err = s.commits.do(ctx, &write{
+		queue: func(b *pgx.Batch) { b.Queue(appendSQL, id, len(encoded), size, encoded) },
+		read:  execResult,
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: appending to %q: %w", id, err)
@@ -197,32 +204,48 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 	return nil
 }
 
-// appendOnce tries an append once. When it fails, repeatable says that
-// the append is known not to be stored (it never is in part), so that
-// another try cannot store it twice.
-func (s *Store) appendOnce(ctx context.Context, id string, encoded [][]byte, size int64) (repeatable bool, err error) {
-	return s.writeOnce(ctx, func(tx pgx.Tx) (xid string, err error) {
-		err = tx.QueryRow(ctx, appendSQL, id, len(encoded), size, encoded).Scan(&xid)
-		return xid, err
-	})
+// sizeOf returns the sum of the sizes of values.
+func sizeOf(values [][]byte) int64 {
+	var size int64
+	for _, b := range values {
+		size += int64(len(b))
+	}
+	return size
 }
 
-// writeOnce tries a write once, in a transaction in which write runs its
-// statements and returns the transaction's id (pg_current_xact_id), by
-// which a commit that lost its connection is resolved. When it fails,
-// repeatable says that the write is known not to be stored (it never is
-// in part), so that another try cannot store it twice. An answer of the
-// store's contract (a run in progress, no such run) is final: not
-// repeatable.
-func (s *Store) writeOnce(ctx context.Context, write func(pgx.Tx) (xid string, err error)) (repeatable bool, err error) {
+// execResult reads the result of a statement that returns no rows.
+func execResult(br pgx.BatchResults) error {
+	_, err := br.Exec()
+	return err
+}
+
+// writeOnce tries the write w once, alone, in a transaction of its own
+// (begin; its statements and the transaction's id, pg_current_xact_id, by
+// which a commit that lost its connection is resolved; commit). When it
+// fails, repeatable says that the write is known not to be stored (it
+// never is in part), so that another try cannot store it twice. An answer
+// of the store's contract (a run in progress, no such run, another's
+// claim) is final: not repeatable.
+func (s *Store) writeOnce(ctx context.Context, w *write) (repeatable bool, err error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return true, err
 	}
 	defer tx.Rollback(ctx)
-	xid, err := write(tx)
+	b := &pgx.Batch{}
+	w.queue(b)
+	b.Queue("SELECT pg_current_xact_id()::text")
+	br := tx.SendBatch(ctx, b)
+	err = w.read(br)
+	var xid string
+	if err == nil {
+		err = br.QueryRow().Scan(&xid)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil { // nothing is stored before the commit
-		return !errors.Is(err, session.ErrRunInProgress) && !errors.Is(err, session.ErrNoRun) && !errors.Is(err, session.ErrClaimed), err
+		return !refusal(err), err
 	}
 	err = tx.Commit(ctx)
 	if err == nil || refused(err) {

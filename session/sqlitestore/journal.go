@@ -12,7 +12,8 @@ import (
 	"google.golang.org/genai"
 )
 
-// The journal's statements, prepared at Open (see prepared).
+// The journal's statements, prepared at Open (see readsPrepared and
+// writesPrepared).
 //
 // A journal's claim is its owner and lease columns: owner ” is no
 // claim; a lease of 0 with an owner is a claim that lasts as long as the
@@ -72,10 +73,10 @@ func leaseOf(c session.Claim, now int64) (int64, error) {
 
 // refusal returns why a write of the journal id of run under owner's
 // claim wrote nothing: ErrNoRun, or ErrClaimed naming who claims it.
-func refusal(ctx context.Context, tx *sql.Tx, id, run string) error {
+func (s *Store) refusal(tx *sql.Tx, id, run string) error {
 	var holder string
 	var until int64
-	switch err := tx.QueryRowContext(ctx, claimedBy, id, run).Scan(&holder, &until); {
+	switch err := s.w.stmt(tx, claimedBy).QueryRowContext(background, id, run).Scan(&holder, &until); {
 	case errors.Is(err, sql.ErrNoRows):
 		return session.ErrNoRun
 	case err != nil:
@@ -98,10 +99,10 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, claim session.Clai
 	if _, err := leaseOf(claim, 0); err != nil {
 		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		now := time.Now().UnixNano()
 		lease, _ := leaseOf(claim, now)
-		res, err := s.stmt(ctx, tx, beginJournal).ExecContext(ctx, id, run, len(entries), now, size, claim.Owner, lease)
+		res, err := s.w.stmt(tx, beginJournal).ExecContext(background, id, run, len(entries), now, size, claim.Owner, lease)
 		if err != nil {
 			return err
 		}
@@ -111,7 +112,7 @@ func (s *Store) BeginRun(ctx context.Context, id, run string, claim session.Clai
 		case n == 0:
 			return session.ErrRunInProgress
 		}
-		return s.insertSeq(ctx, tx, insertEntry, id, 0, entries)
+		return s.insertSeq(tx, insertEntry, id, 0, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: beginning run %q on %q: %w", run, id, err)
@@ -129,18 +130,18 @@ func (s *Store) AppendRun(ctx context.Context, id, run string, claim session.Cla
 	if _, err := leaseOf(claim, 0); err != nil {
 		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		var first int
 		now := time.Now().UnixNano()
 		lease, _ := leaseOf(claim, now)
-		err := s.stmt(ctx, tx, appendJournal).QueryRowContext(ctx, now, len(entries), id, run, size, claim.Owner, lease).Scan(&first)
+		err := s.w.stmt(tx, appendJournal).QueryRowContext(background, now, len(entries), id, run, size, claim.Owner, lease).Scan(&first)
 		if errors.Is(err, sql.ErrNoRows) {
-			return refusal(ctx, tx, id, run)
+			return s.refusal(tx, id, run)
 		}
 		if err != nil {
 			return err
 		}
-		return s.insertSeq(ctx, tx, insertEntry, id, first, entries)
+		return s.insertSeq(tx, insertEntry, id, first, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: appending to run %q on %q: %w", run, id, err)
@@ -161,8 +162,8 @@ func (s *Store) EndRun(ctx context.Context, id, run string, claim session.Claim,
 	if err != nil {
 		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.stmt(ctx, tx, deleteJournal).ExecContext(ctx, id, run, claim.Owner)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := s.w.stmt(tx, deleteJournal).ExecContext(background, id, run, claim.Owner)
 		if err != nil {
 			return err
 		}
@@ -170,15 +171,15 @@ func (s *Store) EndRun(ctx context.Context, id, run string, claim session.Claim,
 		case err != nil:
 			return err
 		case n == 0:
-			return refusal(ctx, tx, id, run)
+			return s.refusal(tx, id, run)
 		}
-		if _, err := s.stmt(ctx, tx, deleteEntries).ExecContext(ctx, id); err != nil {
+		if _, err := s.w.stmt(tx, deleteEntries).ExecContext(background, id); err != nil {
 			return err
 		}
 		if len(encoded) == 0 {
 			return nil
 		}
-		return s.appendTx(ctx, tx, id, encoded)
+		return s.appendTx(tx, id, encoded)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: ending run %q on %q: %w", run, id, err)
@@ -312,10 +313,10 @@ func (s *Store) ClaimRun(ctx context.Context, id, run string, claim session.Clai
 	if _, err := leaseOf(claim, 0); err != nil {
 		return err
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		var holder string
 		var until int64
-		switch err := tx.QueryRowContext(ctx, claimedBy, id, run).Scan(&holder, &until); {
+		switch err := s.w.stmt(tx, claimedBy).QueryRowContext(background, id, run).Scan(&holder, &until); {
 		case errors.Is(err, sql.ErrNoRows):
 			return session.ErrNoRun
 		case err != nil:
@@ -337,7 +338,7 @@ func (s *Store) ClaimRun(ctx context.Context, id, run string, claim session.Clai
 			}
 		}
 		lease, _ := leaseOf(claim, now)
-		_, err := tx.ExecContext(ctx, setClaim, id, run, claim.Owner, lease)
+		_, err := s.w.stmt(tx, setClaim).ExecContext(background, id, run, claim.Owner, lease)
 		return err
 	})
 	if err != nil {
@@ -351,8 +352,8 @@ func (s *Store) ReleaseRun(ctx context.Context, id, run, owner string) error {
 	if err := record.CheckClaim(id, run, owner); err != nil {
 		return err
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE journals SET owner = '', lease = 0 WHERE id = ?1 AND run = ?2 AND owner IN (?3, '')", id, run, owner)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(background, "UPDATE journals SET owner = '', lease = 0 WHERE id = ?1 AND run = ?2 AND owner IN (?3, '')", id, run, owner)
 		if err != nil {
 			return err
 		}
@@ -360,7 +361,7 @@ func (s *Store) ReleaseRun(ctx context.Context, id, run, owner string) error {
 		case err != nil:
 			return err
 		case n == 0:
-			return refusal(ctx, tx, id, run)
+			return s.refusal(tx, id, run)
 		}
 		return nil
 	})

@@ -21,7 +21,7 @@ func BenchmarkListOwner(b *testing.B) {
 	}
 	defer s.Close()
 	const owners, each = 1000, 100
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.db.BeginTx(ctx, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

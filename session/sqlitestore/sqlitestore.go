@@ -12,16 +12,30 @@
 // The file is in write-ahead-log mode (beside it, SQLite keeps its -wal and
 // -shm files while it is open), with synchronous=FULL: an Append that
 // returned is on disk, and survives a crash of the process or of the
-// machine. Each Append is one transaction (so is each write to a journal),
-// so a crash in the middle of one leaves the conversation as it was before
-// it: never half of an append, never a corrupt file.
+// machine. Each Append (and each write to a journal) is committed whole or
+// not at all, so a crash in the middle of one leaves the conversation as
+// it was before it: never half of an append, never a corrupt file.
 //
 // Any number of goroutines, and of processes on one machine, may use one
-// file at once. Reads never wait; appends to the file are serialized (each
-// takes the write lock when it begins, and waits up to [BusyTimeout] for
-// it), so appends to one conversation never interleave and none is lost.
-// The file must be on a local file system: SQLite's locks are not reliable
-// over NFS and similar.
+// file at once. A Store reads through a few connections (as many as
+// GOMAXPROCS, 4 at least), which never wait for a write, and writes
+// through one: every write of the Store (Append, Delete, BeginRun,
+// AppendRun, EndRun, ClaimRun, ReleaseRun) is queued to the goroutine
+// that holds it, which commits the writes queued meanwhile together, in
+// one transaction (group commit). So one fsync makes a whole group durable however many
+// goroutines wrote, a write never busy-waits for the file's lock, and
+// writes to one conversation never interleave. Each write is answered
+// with its own outcome, once its transaction is committed, never before:
+// one that the contract refuses (a run in progress, no such run, another's
+// claim, a conversation not found) writes nothing and leaves the others
+// of its group committed, and one that fails otherwise (a constraint, a
+// full disk) undoes the group, fails alone, and the others are committed
+// again without it. A call whose context ends while its write is queued
+// returns the context's error and the write is not done; once the write
+// is in a transaction, the call waits for its outcome. Processes that
+// share the file take its write lock in turns: a group waits up to
+// [BusyTimeout] for another process's transaction. The file must be on a
+// local file system: SQLite's locks are not reliable over NFS and similar.
 //
 // # Storage
 //
@@ -39,17 +53,16 @@
 // the database lets exactly one in), with its run, times and length, and
 // a row per entry in journal_entries, and its claim (an owner, and the
 // end of its lease or 0 for a claim that lasts as long as the owner's
-// life). BeginRun, AppendRun and EndRun are one transaction each, as
-// Append is, whose statement checks the writer's claim (the fence:
-// session.Journaler); EndRun deletes the journal and
-// appends the contents as Append does, in one, so a run is saved once.
-// LoadRun reads one snapshot. The statements of Load, Append and the
-// journal's writes are prepared at Open, and each connection prepares
-// them once (SQLite would parse them at every call otherwise); a write is
-// still one transaction, committed with synchronous=FULL. ListRuns reads the range of the journals'
-// ids that a prefix spans, the least recently written first: updated
-// times of journals are unique and increasing across the file, as those
-// of conversations are.
+// life). BeginRun, AppendRun and EndRun are committed whole or not at
+// all, as Append is, and their statements check the writer's claim (the
+// fence: session.Journaler); EndRun deletes the journal and appends the
+// contents as Append does, in one, so a run is saved once. LoadRun reads
+// one snapshot. The statements of Load, LoadRun, Append and the
+// journal's writes are prepared at Open, once on each connection (SQLite
+// would parse them at every call otherwise). ListRuns reads the range of
+// the journals' ids that a prefix spans, the least recently written
+// first: updated times of journals are unique and increasing across the
+// file, as those of conversations are.
 //
 // The schema carries its version in PRAGMA user_version. Open migrates a
 // file of an older version in one transaction (a process that opens it
@@ -74,9 +87,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -86,8 +101,11 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
-// BusyTimeout is how long an operation waits for a lock another connection
-// or process holds before it fails.
+// BusyTimeout is how long a group of writes waits for the file's write
+// lock while another process holds it, before the group's writes fail
+// (the writes of one Store never wait for each other's lock: see the
+// package doc), and how long a read waits while another process recovers
+// the file's write-ahead log.
 const BusyTimeout = 10 * time.Second
 
 // migrations[v] takes the schema from version v-1 to v; the version a
@@ -151,15 +169,22 @@ var schemaVersion = len(migrations) - 1
 // [session.Journaler]. Open it with [Open] and close it with
 // [Store.Close]. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
+	db   *sql.DB // the connections that read: at most readers()
+	w    *writer // the one that writes
 	path string
-	// stmts holds the statements of the frequent operations, by their
-	// text, prepared at Open: SQLite parses a statement each time it is
-	// prepared, which costs about as much as executing it.
+	// stmts holds the statements of the frequent reads, by their text,
+	// prepared at Open (the writer holds the writes'): SQLite parses a
+	// statement each time it is prepared, which costs about as much as
+	// executing it.
 	stmts map[string]*sql.Stmt
 	// lives tracks the lives of claims' owners (lives.go).
 	lives *lives
 }
+
+// readers returns how many connections read the file at once: reads
+// never wait for a write (WAL), and each connection keeps its own page
+// cache.
+func readers() int { return max(4, runtime.GOMAXPROCS(0)) }
 
 // Statements of the frequent operations, prepared at Open (Store.stmts).
 const (
@@ -172,9 +197,13 @@ const (
 		ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, length = excluded.length, bytes = bytes + excluded.bytes`
 )
 
-// prepared lists the statements Open prepares.
-var prepared = []string{loadContents, insertContent, readAppendLast, upsertConversation,
-	insertEntry, beginJournal, appendJournal, deleteJournal, deleteEntries, loadJournal}
+// The statements Open prepares: on the reading connections, and on the
+// writing one.
+var (
+	readsPrepared  = []string{loadContents, loadJournal}
+	writesPrepared = []string{insertContent, readAppendLast, upsertConversation,
+		insertEntry, beginJournal, appendJournal, deleteJournal, deleteEntries, claimedBy, setClaim}
+)
 
 var (
 	_ session.Lister    = (*Store)(nil)
@@ -188,43 +217,69 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
-	db, err := sql.Open("sqlite", dsn(abs))
+	s, err := open(ctx, abs)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: opening %s: %w", path, err)
-	}
-	s := &Store{db: db, path: abs, stmts: make(map[string]*sql.Stmt, len(prepared)), lives: &lives{dir: abs + "-lives"}}
-	err = s.migrate(ctx)
-	for _, q := range prepared {
-		if err != nil {
-			break
-		}
-		s.stmts[q], err = db.PrepareContext(ctx, q)
-	}
-	if err != nil {
-		s.Close()
 		return nil, fmt.Errorf("sqlitestore: opening %s: %w", path, err)
 	}
 	return s, nil
 }
 
-// stmt returns the prepared statement query (one of prepared), in tx.
-// database/sql prepares it once on each connection that runs it, and
-// reuses it there.
-func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
-	return tx.StmtContext(ctx, s.stmts[query])
+func open(ctx context.Context, abs string) (*Store, error) {
+	// The writing connection first: it makes the file, in WAL mode, and
+	// migrates it, before any other reads it.
+	wdb, err := sql.Open("sqlite", dsn(abs, true))
+	if err != nil {
+		return nil, err
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	s := &Store{w: newWriter(wdb), path: abs, stmts: make(map[string]*sql.Stmt, len(readsPrepared)), lives: &lives{dir: abs + "-lives"}}
+	err = s.migrate(ctx)
+	for _, q := range writesPrepared {
+		if err != nil {
+			break
+		}
+		s.w.stmts[q], err = wdb.PrepareContext(ctx, q)
+	}
+	if err == nil {
+		s.db, err = sql.Open("sqlite", dsn(abs, false))
+	}
+	if err == nil {
+		n := readers()
+		s.db.SetMaxOpenConns(n)
+		s.db.SetMaxIdleConns(n) // kept open: a connection opened again prepares again
+	}
+	for _, q := range readsPrepared {
+		if err != nil {
+			break
+		}
+		s.stmts[q], err = s.db.PrepareContext(ctx, q)
+	}
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.w.start()
+	return s, nil
 }
 
 // dsn returns the driver's name for the file at abs, with the settings
-// every connection applies: the busy timeout first, then WAL, full
-// synchronous commits, and transactions that take the write lock when they
+// every connection applies: the busy timeout first (how long a write
+// waits for another process's), then WAL and full synchronous commits.
+// The writing connection's transactions take the write lock when they
 // begin (a deferred one that reads, then writes, fails at once with
-// SQLITE_BUSY when another process wrote in between, instead of waiting).
-func dsn(abs string) string {
+// SQLITE_BUSY when another process wrote in between, instead of
+// waiting); the others are read-only.
+func dsn(abs string, writes bool) string {
 	q := url.Values{}
 	q.Set("_busy_timeout", strconv.FormatInt(BusyTimeout.Milliseconds(), 10))
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "FULL")
-	q.Set("_txlock", "immediate")
+	if writes {
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Set("_query_only", "1")
+	}
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
 	if u.Path[0] != '/' { // C:/dir/file on Windows
 		u.Path = "/" + u.Path
@@ -233,10 +288,16 @@ func dsn(abs string) string {
 }
 
 // migrate creates the schema in a new file, and brings an existing one's
-// to this package's version, in one transaction: a process that opens the
-// file meanwhile waits for it, then finds the schema migrated.
+// to this package's version, in one transaction on the writing
+// connection, before its goroutine starts: a process that opens the file
+// meanwhile waits for it, then finds the schema migrated.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	tx, err := s.w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	err = func() error {
 		var version int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 			return err
@@ -254,28 +315,39 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 		return err
-	})
-}
-
-// tx runs f in a transaction, which it commits when f returns nil.
-func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	}()
 	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		tx.Rollback()
 		return err
 	}
 	return tx.Commit()
 }
 
-// Close closes the database. Calls after Close fail.
+// write has the writer do a write, and returns its outcome once it is
+// committed (see writer).
+func (s *Store) write(ctx context.Context, do func(*sql.Tx) error) error {
+	return s.w.write(ctx, do)
+}
+
+// Close waits for the writes in progress, then closes the database. Calls
+// after Close fail.
 func (s *Store) Close() error {
+	s.w.stop()
+	return s.close()
+}
+
+// close closes what Open opened.
+func (s *Store) close() error {
 	for _, st := range s.stmts {
 		st.Close()
 	}
-	return s.db.Close()
+	for _, st := range s.w.stmts {
+		st.Close()
+	}
+	err := s.w.db.Close()
+	if s.db != nil {
+		err = errors.Join(err, s.db.Close())
+	}
+	return err
 }
 
 // Path returns the absolute path of the file.
@@ -323,7 +395,7 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 	if len(encoded) == 0 {
 		return nil
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error { return s.appendTx(ctx, tx, id, encoded) })
+	err = s.write(ctx, func(tx *sql.Tx) error { return s.appendTx(tx, id, encoded) })
 	if err != nil {
 		return fmt.Errorf("sqlitestore: appending to %q: %w", id, err)
 	}
@@ -331,10 +403,10 @@ func (s *Store) Append(ctx context.Context, id string, contents []*genai.Content
 }
 
 // appendTx appends encoded contents, at least one, to the conversation
-// id in tx.
-func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, id string, encoded [][]byte) error {
+// id in tx, the writer's.
+func (s *Store) appendTx(tx *sql.Tx, id string, encoded [][]byte) error {
 	var length, last sql.NullInt64
-	err := s.stmt(ctx, tx, readAppendLast).QueryRowContext(ctx, id).Scan(&length, &last)
+	err := s.w.stmt(tx, readAppendLast).QueryRowContext(background, id).Scan(&length, &last)
 	if err != nil {
 		return err
 	}
@@ -346,19 +418,20 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, id string, encoded [][
 	for _, b := range encoded {
 		size += int64(len(b))
 	}
-	if err := s.insertSeq(ctx, tx, insertContent, id, n, encoded); err != nil {
+	if err := s.insertSeq(tx, insertContent, id, n, encoded); err != nil {
 		return err
 	}
-	_, err = s.stmt(ctx, tx, upsertConversation).ExecContext(ctx, id, now, now, n+len(encoded), size)
+	_, err = s.w.stmt(tx, upsertConversation).ExecContext(background, id, now, now, n+len(encoded), size)
 	return err
 }
 
 // insertSeq inserts rows (conversation id, seq, value), numbered from
-// first, with the statement insert (one of prepared).
-func (s *Store) insertSeq(ctx context.Context, tx *sql.Tx, insert, id string, first int, values [][]byte) error {
-	stmt := s.stmt(ctx, tx, insert)
+// first, with the statement insert (one of writesPrepared), in tx, the
+// writer's.
+func (s *Store) insertSeq(tx *sql.Tx, insert, id string, first int, values [][]byte) error {
+	stmt := s.w.stmt(tx, insert)
 	for i, v := range values {
-		if _, err := stmt.ExecContext(ctx, id, first+i, v); err != nil {
+		if _, err := stmt.ExecContext(background, id, first+i, v); err != nil {
 			return err
 		}
 	}
@@ -463,7 +536,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := record.CheckID(id); err != nil {
 		return err
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		var deleted int64
 		for _, q := range []string{
 			"DELETE FROM conversations WHERE id = ?",
@@ -471,7 +544,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 			"DELETE FROM contents WHERE conversation = ?",
 			"DELETE FROM journal_entries WHERE conversation = ?",
 		} {
-			res, err := tx.ExecContext(ctx, q, id)
+			res, err := tx.ExecContext(background, q, id)
 			if err != nil {
 				return err
 			}
