@@ -69,6 +69,11 @@ type Server struct {
 	liveWS        map[*websocket.Conn]bool // connections open, which Close closes
 	liveWG        sync.WaitGroup           // their handlers, which Close waits for
 
+	// The Files API (files.go).
+	files   map[string]*storedFile    // by id
+	uploads map[string]*uploadSession // in progress, by upload id
+	fileSeq int                       // uploads started and files made
+
 	// Context caching (caches.go).
 	caches   map[string]*storedCache // by resource name
 	cacheSeq int                     // caches created
@@ -265,13 +270,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveCache(w, r, rt, id)
 		return
 	}
+	if rt, id, ok := parseFilesRoute(r.Method, r.URL); ok {
+		s.serveFiles(w, r, rt, id)
+		return
+	}
 	creds := credentialsOf(r)
 	req := Request{Header: r.Header.Clone(), Query: r.URL.Query(), APIKey: creds.apiKey, Token: creds.token}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup, caches: s.lookupCache}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup, caches: s.lookupCache, files: s.lookupFile}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method
