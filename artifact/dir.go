@@ -3,8 +3,6 @@ package artifact
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/internal/filelock"
+	"github.com/toolnexus/toolnexus-go/internal/pathseg"
 )
 
 // DefaultDirMaxFileSize is the largest file a [Dir] store keeps unless
@@ -74,36 +73,14 @@ func OpenDir(root string) (*Dir, error) {
 // Root returns the store's directory.
 func (d *Dir) Root() string { return d.root }
 
-// escape returns s as one path segment after prefix: the bytes that are
-// safe in a file name on every system kept, every other %XX, or, when
-// that is longer than 200 bytes, "~" and s's SHA-256.
-func escape(prefix, s string) string {
-	var b strings.Builder
-	b.WriteString(prefix)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	if b.Len() > 200 {
-		sum := sha256.Sum256([]byte(s))
-		return prefix + "~" + hex.EncodeToString(sum[:])
-	}
-	return b.String()
-}
-
-func (d *Dir) userDir(user string) string { return filepath.Join(d.root, escape("u", user)) }
+func (d *Dir) userDir(user string) string { return filepath.Join(d.root, pathseg.Escape("u", user)) }
 
 func (d *Dir) threadDir(user, thread string) string {
-	return filepath.Join(d.userDir(user), escape("t", thread))
+	return filepath.Join(d.userDir(user), pathseg.Escape("t", thread))
 }
 
 func (d *Dir) nameDir(key Key) string {
-	return filepath.Join(d.threadDir(key.User, key.Thread), escape("n", key.Name))
+	return filepath.Join(d.threadDir(key.User, key.Thread), pathseg.Escape("n", key.Name))
 }
 
 // versionFile is the name of a version's file with the given extension.
