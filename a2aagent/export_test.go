@@ -12,3 +12,6 @@ func SetLookupHost(f func(ctx context.Context, host string) ([]netip.Addr, error
 	lookupHost = f
 	return func() { lookupHost = old }
 }
+
+// CheckDial is the check of the address the webhooks' dialer dials.
+var CheckDial = checkDial

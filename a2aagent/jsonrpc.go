@@ -26,6 +26,10 @@ const (
 	codePushNotSupported  = -32003
 	codeUnsupported       = -32004
 	codeNoExtendedCard    = -32007
+
+	// A2A 1.0's (§5.4): the 1.0 bindings refuse a version they do not
+	// speak with it.
+	codeVersionNotSupported = -32009
 )
 
 // rpcError is a JSON-RPC error object. Its message is safe to show the
@@ -71,7 +75,7 @@ func rpcErrorOf(err error) *rpcError {
 		errors.Is(err, agentserver.ErrExpired), errors.Is(err, agentserver.ErrBadRequest):
 		e = newRPCError(codeInvalidParams, "%s", se.Message)
 	case errors.Is(err, agentserver.ErrClosed), errors.Is(err, agentserver.ErrTooManyRuns), errors.Is(err, agentserver.ErrTooManyReaders),
-		errors.Is(err, agentserver.ErrQuota):
+		errors.Is(err, agentserver.ErrQuota), errors.Is(err, agentserver.ErrTooManyBodies):
 		e = newRPCError(codeServerError, "%s", se.Message)
 		e.status = se.Status     // 503, or 429 for a user's too many or over a quota
 		e.Data["code"] = se.Code // too_many_runs, thread_quota, storage_quota…
@@ -102,6 +106,9 @@ var nullID = json.RawMessage("null")
 func decodeRequest(s *agentserver.Server, r *http.Request) (*rpcRequest, *rpcError) {
 	var raw json.RawMessage
 	if err := s.DecodeJSON(r, &raw); err != nil {
+		if errors.Is(err, agentserver.ErrTooManyBodies) {
+			return nil, rpcErrorOf(err) // 503 or 429, and its code
+		}
 		e := newRPCError(codeParseError, "%s", err.Error())
 		var se *agentserver.Error
 		if errors.As(err, &se) && se.Status != http.StatusBadRequest {

@@ -127,16 +127,7 @@ func newPusher(s *agentserver.Server, opts PushOptions, logger *slog.Logger) *pu
 		// The address dialed is checked, whatever the name resolved to
 		// when the config was set: a name that resolves elsewhere since
 		// (DNS rebinding) is refused here.
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("%s: %w", address, errBlockedAddress)
-			}
-			if blocked(ap.Addr()) {
-				return fmt.Errorf("%s: %w", ap.Addr(), errBlockedAddress)
-			}
-			return nil
-		}
+		d.Control = checkDial
 	}
 	client := &http.Client{
 		// No proxy (the address checked is the one dialed), no kept
@@ -150,19 +141,95 @@ func newPusher(s *agentserver.Server, opts PushOptions, logger *slog.Logger) *pu
 	return &pusher{s: s, opts: opts, client: client, logger: logger, lookup: lookupHost, users: map[string][]*pushConfig{}}
 }
 
+// checkDial is the Control of the dialer of webhooks: it refuses an
+// address that blocked refuses, as it is dialed.
+func checkDial(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, errBlockedAddress)
+	}
+	if b, ok := blocked(ap.Addr()); ok {
+		return fmt.Errorf("%s: %w", b, errBlockedAddress)
+	}
+	return nil
+}
+
 // blocked reports whether a webhook at a may not be notified unless
-// PushOptions.AllowPrivateNetworks says so.
-func blocked(a netip.Addr) bool {
+// PushOptions.AllowPrivateNetworks says so, and the address that says
+// so: a itself, or the IPv4 address a embeds. An IPv6 address reaches the
+// IPv4 address it embeds through a translator or a tunnel (an IPv6-only
+// host behind NAT64 reaches 169.254.169.254 at 64:ff9b::a9fe:a9fe), so it
+// is refused for what it embeds: IPv4-mapped (::ffff:0:0/96) and
+// IPv4-compatible (::/96, RFC 4291), NAT64's well-known prefix
+// (64:ff9b::/96, RFC 6052), 6to4 (2002::/16, RFC 3056), Teredo (2001::/32,
+// RFC 4380: its server, and its client, whose address is stored
+// inverted) and ISATAP interface identifiers (RFC 5214). NAT64's prefix
+// for local use (64:ff9b:1::/48, RFC 8215) places the IPv4 address where
+// each network says, and is not globally reachable: it is refused whole,
+// as are site-local addresses (fec0::/10, deprecated, still routed in
+// some networks).
+func blocked(a netip.Addr) (netip.Addr, bool) {
 	a = a.Unmap()
+	if blockedAddr(a) {
+		return a, true
+	}
+	if !a.Is6() {
+		return a, false
+	}
+	if localNAT64.Contains(a) || siteLocal.Contains(a) {
+		return a, true
+	}
+	for _, v4 := range embeddedIPv4(a) {
+		if blockedAddr(v4) {
+			return v4, true
+		}
+	}
+	return a, false
+}
+
+// blockedAddr reports whether a, itself, is an address webhooks are
+// refused at: loopback, private, link-local, multicast, unspecified,
+// carrier-grade NAT's or this network's.
+func blockedAddr(a netip.Addr) bool {
 	return !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || sharedSpace.Contains(a) || thisNetwork.Contains(a)
 }
 
+// embeddedIPv4 returns the IPv4 addresses the IPv6 address a embeds (see
+// blocked).
+func embeddedIPv4(a netip.Addr) []netip.Addr {
+	b := a.As16()
+	v4 := func(i int) netip.Addr { return netip.AddrFrom4([4]byte(b[i : i+4])) }
+	var out []netip.Addr
+	switch {
+	case compatible.Contains(a), wellKnownNAT64.Contains(a):
+		out = append(out, v4(12))
+	case sixToFour.Contains(a):
+		out = append(out, v4(2))
+	case teredo.Contains(a):
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		out = append(out, v4(4), netip.AddrFrom4(client))
+	}
+	// ISATAP: an interface identifier of 0000:5efe or 0200:5efe (the
+	// universal/local bit set) and the IPv4 address, under any prefix.
+	if (b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
+		out = append(out, v4(12))
+	}
+	return out
+}
+
 // sharedSpace is RFC 6598's carrier-grade NAT space, private too, and
-// thisNetwork is 0/8, which some systems dial as this host.
+// thisNetwork is 0/8, which some systems dial as this host. The IPv6
+// prefixes are those blocked checks.
 var (
-	sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	sharedSpace    = netip.MustParsePrefix("100.64.0.0/10")
+	thisNetwork    = netip.MustParsePrefix("0.0.0.0/8")
+	compatible     = netip.MustParsePrefix("::/96")
+	wellKnownNAT64 = netip.MustParsePrefix("64:ff9b::/96")
+	localNAT64     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	teredo         = netip.MustParsePrefix("2001::/32")
+	siteLocal      = netip.MustParsePrefix("fec0::/10")
 )
 
 // errPushDisabled is the error of every push notification method when
@@ -293,8 +360,12 @@ func (p *pusher) check(ctx context.Context, c *pushConfig) error {
 		}
 	}
 	for _, a := range addrs {
-		if blocked(a) {
-			return invalidParams("push notification config: url %q: %s is %v", c.url, a.Unmap(), errBlockedAddress)
+		if b, ok := blocked(a); ok {
+			what := b.String()
+			if b != a.Unmap() {
+				what = fmt.Sprintf("%s (which embeds %s)", a, b)
+			}
+			return invalidParams("push notification config: url %q: %s is %v", c.url, what, errBlockedAddress)
 		}
 	}
 	return nil

@@ -512,3 +512,78 @@ func TestPushRetries(t *testing.T) {
 		})
 	}
 }
+
+// An IPv6 address that embeds a blocked IPv4 address is refused, when
+// the config is set and when it is dialed (issue 43: NAT64, 6to4 and
+// IPv4-compatible forms were accepted at both): on an IPv6-only host
+// behind NAT64, 64:ff9b::a9fe:a9fe is the metadata server.
+func TestPushEmbeddedIPv4(t *testing.T) {
+	refused := []struct{ addr, embeds string }{
+		{"64:ff9b::a9fe:a9fe", "169.254.169.254"}, // NAT64, well-known prefix (RFC 6052)
+		{"64:ff9b::a00:5", "10.0.0.5"},
+		{"64:ff9b::7f00:1", "127.0.0.1"},
+		{"64:ff9b:1::a9fe:a9fe", ""},     // NAT64, local-use prefix (RFC 8215): refused whole
+		{"64:ff9b:1:a9fe:a9:fe00::", ""}, // the same address as a /48 network would write it
+		{"2002:7f00:1::", "127.0.0.1"},   // 6to4 (RFC 3056)
+		{"2002:c0a8:101::1", "192.168.1.1"},
+		{"::7f00:1", "127.0.0.1"}, // IPv4-compatible (RFC 4291)
+		{"::a9fe:a9fe", "169.254.169.254"},
+		{"::ffff:a9fe:a9fe", "169.254.169.254"},               // IPv4-mapped
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", "127.0.0.1"}, // Teredo, its client 127.0.0.1 inverted (RFC 4380)
+		{"2001:0:a00:1:8000:63bf:3fff:fdd2", "10.0.0.1"},      // Teredo, its server private
+		{"2a00:1450:4001:81c::5efe:a00:1", "10.0.0.1"},        // ISATAP (RFC 5214)
+		{"2a00:1450:4001:81c:200:5efe:c0a8:101", "192.168.1.1"},
+		{"fec0::1", ""}, // site-local
+	}
+	allowed := []string{
+		"64:ff9b::808:808",                     // NAT64 to 8.8.8.8
+		"2002:808:808::1",                      // 6to4 of 8.8.8.8
+		"2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo, client 8.8.8.8
+		"2a00:1450:4001:81c::200e",             // a public address
+		"2a00:1450:4001:81c::5efe:808:808",     // ISATAP of 8.8.8.8
+		"8.8.8.8",
+	}
+	// When dialed.
+	for _, tc := range refused {
+		err := a2aagent.CheckDial("tcp6", "["+tc.addr+"]:443", nil)
+		want := tc.embeds
+		if want == "" {
+			want = netip.MustParseAddr(tc.addr).String()
+		}
+		if err == nil || !strings.Contains(err.Error(), want+": a private, loopback or link-local address") {
+			t.Errorf("dialing %s: %v, want refused for %s", tc.addr, err, want)
+		}
+	}
+	for _, a := range allowed {
+		if err := a2aagent.CheckDial("tcp", netip.AddrPortFrom(netip.MustParseAddr(a), 443).String(), nil); err != nil {
+			t.Errorf("dialing %s: %v, want it allowed", a, err)
+		}
+	}
+
+	// When set: as a URL's host, and as what a name resolves to.
+	var resolved netip.Addr
+	restore := a2aagent.SetLookupHost(func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{resolved}, nil })
+	defer restore()
+	l := newLocal(t, nil, false)
+	l.model.Enqueue(fake.Text("Hello."))
+	_, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`, "application/json", true)
+	id, _ := path(m, "result", "id").(string)
+	if id == "" {
+		t.Fatalf("message/send: %s", jsonOf(m))
+	}
+	for _, tc := range refused {
+		resolved = netip.MustParseAddr(tc.addr)
+		for _, u := range []string{"http://[" + tc.addr + "]/hook", "https://hook.example/hook"} {
+			_, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set","params":{"taskId":"`+id+`","pushNotificationConfig":{"url":"`+u+`"}}}`, "application/json", true)
+			msg := jsonOf(path(m, "error", "message"))
+			if path(m, "error", "code") != -32602.0 || !strings.Contains(msg, "is a private, loopback or link-local address") ||
+				!strings.Contains(msg, tc.embeds) {
+				t.Errorf("set %s (%s): %s, want refused for %s", u, tc.addr, jsonOf(m), tc.embeds)
+			}
+		}
+	}
+	if status, body := l.send("POST", "/a2a/v1/rest/tasks/"+id+"/pushNotificationConfigs", "application/json", `{"url":"http://[64:ff9b::a9fe:a9fe]/latest"}`, nil); status != 400 ||
+		!strings.Contains(body, "which embeds 169.254.169.254") {
+		t.Errorf("HTTP+JSON, NAT64: %d %s", status, body)
+	}
+}

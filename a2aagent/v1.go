@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"log/slog"
@@ -58,7 +59,9 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 	}
 	// A POST of no body (HTTP+JSON's cancel and subscribe, as a2a-go's
 	// and @a2a-js/sdk's clients send them, of any type or none) has
-	// nothing to read: its binding answers it.
+	// nothing to read: its binding answers it. (A page of another site
+	// cannot send one: Server.CORS refuses it first.)
+	var body json.RawMessage
 	if r.Method == http.MethodPost && r.ContentLength != 0 {
 		dr := r
 		// 1.0's media type is JSON too.
@@ -72,11 +75,73 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
+		body = raw
+	}
+	if v, ok := v1Version(r); !ok {
+		h.writeVersionError(w, rest, body, v)
+		return
 	}
 	ctx := context.WithValue(r.Context(), userKey{}, user)
 	vw := &v1Writer{ResponseWriter: w, timeout: h.s.Config().WriteTimeout, f: &refusal{}, rest: rest}
 	ctx = context.WithValue(ctx, refusalKey{}, vw.f)
 	next.ServeHTTP(vw, r.WithContext(ctx))
+}
+
+// v1Version returns the A2A version r asks for (its A2A-Version header,
+// or the query parameter of that name, as A2A 1.0 §3.6.1 allows), and
+// whether the 1.0 bindings speak it: 1.0, a patch of it (§3.6: patch
+// versions are not negotiated), or none. A2A 1.0 §3.6.2 reads an empty
+// version as 0.3; the 1.0 bindings, at a URL of their own that speaks
+// only 1.0 (0.3 is served at Options.URL), take it as 1.0, the only
+// version they speak, as a2a-go/v2's server does.
+func v1Version(r *http.Request) (string, bool) {
+	v := r.Header.Get(a2av1.SvcParamVersion)
+	if v == "" {
+		v = r.URL.Query().Get(a2av1.SvcParamVersion)
+	}
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return v, true
+	}
+	minor, ok := strings.CutPrefix(v, ProtocolVersion)
+	if ok && minor != "" {
+		patch, dot := strings.CutPrefix(minor, ".")
+		_, err := strconv.ParseUint(patch, 10, 32)
+		ok = dot && err == nil
+	}
+	return v, ok
+}
+
+// writeVersionError answers a 1.0 request that asks for a version the 1.0
+// bindings do not speak with A2A's VersionNotSupportedError (§3.3.2):
+// -32009 on JSON-RPC (its data an ErrorInfo, VERSION_NOT_SUPPORTED; the
+// request's id, when body holds it), and on HTTP+JSON a google.rpc.Status
+// of 400, FAILED_PRECONDITION (§5.4), with the same ErrorInfo.
+func (h *handler) writeVersionError(w http.ResponseWriter, rest bool, body json.RawMessage, v string) {
+	msg := fmt.Sprintf("A2A version %.20q is not spoken here: this interface speaks A2A %s (A2A-Version: %s, or none); A2A %s is served at %s",
+		v, ProtocolVersion, ProtocolVersion, LegacyProtocolVersion, h.url.Path)
+	info := errordetails.NewErrorInfo(a2av1.ErrorReason(a2av1.ErrVersionNotSupported), a2av1.ProtocolDomain, nil)
+	if rest {
+		writeStatus(w, http.StatusBadRequest, "FAILED_PRECONDITION", a2av1.ErrVersionNotSupported, msg, nil)
+		return
+	}
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(body, &req)
+	id := validID(req.ID)
+	if id == nil {
+		id = nullID
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": codeVersionNotSupported, "message": msg, "data": []any{info}}})
+	b = append(b, '\n')
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK) // a JSON-RPC error, as a2a-go/v2's server answers one
+	w.Write(b)
 }
 
 // writeV1Error answers a 1.0 request refused before its binding reads it
@@ -85,6 +150,10 @@ func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, next http.Hand
 // for HTTP+JSON; both with the refusal's HTTP status.
 func (h *handler) writeV1Error(w http.ResponseWriter, r *http.Request, rest bool, err error) {
 	if !rest {
+		if errors.Is(err, agentserver.ErrTooManyBodies) {
+			h.writeResponse(w, r, nullID, nil, rpcErrorOf(err)) // 503 or 429, and its code
+			return
+		}
 		e := newRPCError(codeInvalidRequest, "%s", err.Error())
 		var se *agentserver.Error
 		if errors.As(err, &se) {
@@ -97,15 +166,19 @@ func (h *handler) writeV1Error(w http.ResponseWriter, r *http.Request, rest bool
 		return
 	}
 	status, msg := http.StatusInternalServerError, "internal error"
+	var code any
 	var se *agentserver.Error
 	if errors.As(err, &se) {
 		status, msg = se.Status, se.Message
+		if errors.Is(err, agentserver.ErrTooManyBodies) {
+			code = se.Code
+		}
 	}
 	target := a2av1.ErrInvalidRequest
 	if status == http.StatusUnauthorized {
 		target = a2av1.ErrUnauthenticated
 	}
-	writeStatus(w, status, grpcStatuses[status], target, msg, nil)
+	writeStatus(w, status, grpcStatuses[status], target, msg, code)
 }
 
 func (v *v1Handler) user(ctx context.Context) string {

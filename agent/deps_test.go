@@ -115,6 +115,7 @@ func main() {
 		"github.com/modelcontextprotocol/",    // mcptools
 		"modernc.org/",                        // session/sqlitestore
 		"go.temporal.io/",                     // temporalagent
+		"github.com/getkin/kin-openapi/",      // openapitools
 		"github.com/toolnexus/toolnexus-go/o", // otelagent itself
 	}
 	for _, p := range pkgs {

@@ -102,8 +102,8 @@ func TestCORSRequest(t *testing.T) {
 }
 
 // An origin that is not allowed gets no CORS header: its preflight is
-// refused, and what needs none is answered as ever (a form's body is
-// refused before anything runs), for the browser to hide.
+// refused, and what needs none (a form, a body of text) is refused
+// before anything runs (403 cross_origin), for the browser to hide.
 func TestCORSDisallowedOrigin(t *testing.T) {
 	h, hs := corsServer(t, devOrigin)
 	for _, origin := range []string{otherOrigin, "http://localhost:5174", "null"} {
@@ -114,8 +114,8 @@ func TestCORSDisallowedOrigin(t *testing.T) {
 		}
 		resp, _ = send(t, http.MethodPost, hs.URL+"/run", origin,
 			map[string]string{"Content-Type": "text/plain", "X-User": "ann"}, `{"thread":"t","text":"hi"}`)
-		if resp.StatusCode != http.StatusUnsupportedMediaType || resp.Header.Get("Access-Control-Allow-Origin") != "" {
-			t.Errorf("simple POST of %s = %d %v, want 415 without CORS headers", origin, resp.StatusCode, resp.Header)
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("simple POST of %s = %d %v, want 403 without CORS headers", origin, resp.StatusCode, resp.Header)
 		}
 	}
 	if n := len(h.model.Requests()); n != 0 {
@@ -181,10 +181,18 @@ func TestCORSConfig(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(resp.Header.Values("Vary")) != 1 {
 		t.Errorf("POST through two CORS handlers = %d %v", resp.StatusCode, resp.Header)
 	}
-	// Without AllowedOrigins, CORS changes nothing.
+	// Without AllowedOrigins, CORS writes no CORS header and leaves
+	// preflights to the handler; it still refuses what a page of another
+	// origin sends that changes something.
 	h := newHarness(t, harnessOpts{})
-	next := handler(h.srv)
-	if got := h.srv.CORS(next); got != next {
-		t.Errorf("CORS without AllowedOrigins wrapped the handler")
+	plain := httptest.NewServer(h.srv.CORS(handler(h.srv)))
+	defer plain.Close()
+	if resp := preflight(t, plain.URL+"/run", devOrigin); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Vary") != "" {
+		t.Errorf("preflight without AllowedOrigins = %d %v, want the handler's 405", resp.StatusCode, resp.Header)
+	}
+	if resp, body := send(t, http.MethodPost, plain.URL+"/run", devOrigin,
+		map[string]string{"Content-Type": "application/json", "X-User": "ann"}, `{"thread":"t","text":"hi"}`); resp.StatusCode != http.StatusForbidden ||
+		!strings.Contains(body, "cross_origin") || resp.Header.Get("Vary") != "" {
+		t.Errorf("POST of another origin without AllowedOrigins = %d %v %s, want 403 cross_origin", resp.StatusCode, resp.Header, body)
 	}
 }

@@ -207,11 +207,29 @@
 // body of no type, or a form, without asking the browser, and not JSON),
 // within Config.MaxBodyBytes, its messages, parts and browser tools
 // within MaxMessages, MaxParts and MaxTools, each browser tool's schema
-// within toolset.MaxSchemaSize (as written and with every $ref followed:
-// 400 schema_too_large; a schema whose shared definitions would grow
-// more than twice when inlined reaches Gemini with its $defs kept);
-// ids are bounded (a user
-// name 256 bytes, a thread id 200). A file the new message names by URI
+// nested at most MaxSchemaDepth (64) levels of objects and arrays (400
+// schema_too_deep, found in one pass over its bytes before it is
+// decoded; a schema is decoded in time and memory linear in its size, see
+// DecodeToolSchema) and within toolset.MaxSchemaSize (as written and with
+// every $ref followed: 400 schema_too_large; a schema whose shared
+// definitions would grow more than twice when inlined reaches Gemini with
+// its $defs kept); ids are bounded (a user name 256 bytes, a thread id
+// 200). A request that would start a run is checked against its user's
+// quotas before its browser tools, and a body whose client went away
+// while it was read is not decoded (nor its tools checked).
+//
+// The bodies being read are bounded in bytes, not only in time:
+// Config.MaxBodyBytesInFlight (64 MiB) in all, 503 too_many_bodies
+// beyond, and Config.MaxBodyBytesInFlightPerUser (16 MiB: four bodies of
+// the default MaxBodyBytes) per user, 429 too_many_bodies beyond. A body
+// counts for its Content-Length, the size of the buffer it is read into,
+// from the moment its reading starts until it is decoded, browser tools'
+// schemas included (sent without a length, for the buffer it has grown
+// to, doubling), and one over a bound
+// is refused before a byte of it is read, as is one whose Content-Length
+// is over MaxBodyBytes (413): clients that send bodies slowly cannot make
+// the server hold more than the bounds, however many connections they
+// open. [Server.BodyBytesInFlight] reports the count. A file the new message names by URI
 // rather than sends (a fileData part) is read by Gemini with the server's
 // credentials: any gs:// object the service account can read on Vertex
 // AI, any file of the project's Files API, other users' uploads included.
@@ -296,13 +314,19 @@
 // allows every origin without credentials, and so only requests that
 // carry their own credentials (an Authorization header): it needs
 // Authenticate, since an anonymous server would take every site's runs.
-// The CSRF defence stays what it was, for listed origins and others: a
-// request of an origin that is not listed gets no CORS header, and what
-// a page may send without a preflight (a form, text/plain, a GET) either
-// changes nothing or is refused as a body that is not JSON (415) before
-// anything runs; a route that changes something without a body takes a
-// method no form can send (DELETE, which is preflighted). The DNS
-// rebinding check of an anonymous server applies whatever the origin.
+// A request of an origin that is not listed gets no CORS header, and
+// every request that may change something (any method but GET, HEAD and
+// OPTIONS) that the browser says comes from a page of another origin
+// (Sec-Fetch-Site, or an Origin other than the request's host:
+// http.CrossOriginProtection) is refused, 403 cross_origin, before it is
+// read, whatever the route reads: a form, a body of text, or a POST of
+// no body (A2A 1.0's cancel takes none), with the user's cookies, changes
+// nothing; a GET changes nothing either. Under "*", such a request is
+// taken when it carries an Authorization header (which no page sends
+// without the preflight "*" answers). Programs (no Origin, no
+// Sec-Fetch-Site) are not affected. A body that is not JSON is refused
+// too (415). The DNS rebinding check of an anonymous server applies
+// whatever the origin.
 //
 // # Observing
 //
@@ -323,6 +347,15 @@
 // (session.ListPage): a range of the store's index for a session.Lister
 // (session.Memory, sqlitestore, pgstore), the whole store's List for
 // another Store.
+//
+// # Memory across threads
+//
+// A thread remembers what was said in it. For the agent to remember a
+// user across their threads, Config.Remember is told of each run once it
+// is saved (package memory's Service.RememberRun is one), and the agent
+// reads the memories of the run's user (RunUser) before each new message
+// or through a tool (memory.Preload, memory.Service.Tool): see
+// docs/memory.md.
 //
 // # Runners
 //

@@ -32,6 +32,10 @@ var (
 	// ErrQuota: the user's threads are at Config.MaxThreadsPerUser (a
 	// new thread is refused) or Config.MaxBytesPerUser (every new run is).
 	ErrQuota = errors.New("agentserver: over the user's quota")
+	// ErrTooManyBodies: the request bodies being read hold
+	// Config.MaxBodyBytesInFlight bytes, or those of the request's user
+	// Config.MaxBodyBytesInFlightPerUser.
+	ErrTooManyBodies = errors.New("agentserver: too many request bodies in flight")
 	// ErrTooManyReaders: MaxReaders cursors read the run already.
 	ErrTooManyReaders = errors.New("agentserver: too many readers of the run")
 	// ErrBadRequest: the request is malformed or breaks a limit.

@@ -171,6 +171,7 @@ func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr er
 	if err != nil {
 		return errors.Join(runErr, fmt.Errorf("agentserver: saving the run to %q: %w", r.thread, err))
 	}
+	r.remember(ctx, res, loaded, contents)
 	return runErr
 }
 
@@ -313,8 +314,11 @@ func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, list
 	prior := r.replay(entries[1:])
 	if r.finished {
 		// The answer is journaled whole: only its saving was lost.
-		if err := js.EndRun(ctx, thread, jr.Run, append([]*genai.Content{in.Message}, prior...)); err != nil && !errors.Is(err, session.ErrNoRun) {
+		saved := append([]*genai.Content{in.Message}, prior...)
+		if err := js.EndRun(ctx, thread, jr.Run, saved); err != nil && !errors.Is(err, session.ErrNoRun) {
 			return fmt.Errorf("agentserver: saving run %s on %q: %w", jr.Run, thread, err)
+		} else if err == nil {
+			r.rememberSaved(withRun(ctx, r.id, in.User), saved)
 		}
 		return nil
 	}

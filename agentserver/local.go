@@ -25,6 +25,7 @@ type localRunner struct {
 	store    session.Store
 	observer agent.Observer
 	logger   *slog.Logger
+	remember func(ctx context.Context, user, thread string, contents []*genai.Content, from int) // Config.Remember
 
 	approvalTimeout time.Duration
 	runTimeout      time.Duration
@@ -58,7 +59,7 @@ type localRunner struct {
 func newLocalRunner(cfg *Config) *localRunner {
 	ctx, stop := context.WithCancelCause(context.Background())
 	return &localRunner{
-		agent: cfg.Agent, store: cfg.Store, observer: cfg.Observer, logger: cfg.Logger,
+		agent: cfg.Agent, store: cfg.Store, observer: cfg.Observer, logger: cfg.Logger, remember: cfg.Remember,
 		approvalTimeout: cfg.ApprovalTimeout, runTimeout: cfg.RunTimeout, keep: cfg.KeepFinished, maxRuns: cfg.MaxRuns, maxPerUser: cfg.MaxRunsPerUser,
 		ctx: ctx, stop: stop,
 		runs: map[string]*run{}, threads: map[string]*run{}, perUser: map[string]int{},

@@ -38,6 +38,13 @@ const (
 	DefaultMaxTools          = 64
 )
 
+// Defaults of the bounds of the request bodies in flight (see
+// Config.MaxBodyBytesInFlight).
+const (
+	DefaultMaxBodyBytesInFlight        = 64 << 20
+	DefaultMaxBodyBytesInFlightPerUser = 16 << 20
+)
+
 // Config configures a [Server]. Only Agent is required.
 type Config struct {
 	// Agent runs every run. A typed agent (agent.Typed) gives runs a typed
@@ -88,6 +95,20 @@ type Config struct {
 	// observer, with contexts that [RunID] reads the run's id from (and
 	// agent.Conversation the thread's).
 	Observer agent.Observer
+
+	// Remember, when set, is called after each run is saved to its thread,
+	// with the run's context (RunID, RunUser and agent.Conversation read
+	// it), the user, the thread's id as the client names it, the thread's
+	// contents as saved, and the index of the first content the run added:
+	// what a memory of the user's conversations needs to remember them
+	// across threads (memory.Service's RememberRun is one). It is called
+	// before the run's end is told to its readers, on the run's goroutine:
+	// it should return quickly, and do slow work (embeddings, a model that
+	// reads the conversation) in the background. A run that is not saved
+	// (one left waiting to the next Server on the store, a save that
+	// failed) is not remembered. The in-process runner calls it; a Runner
+	// of another kind saves runs itself.
+	Remember func(ctx context.Context, user, thread string, contents []*genai.Content, from int)
 
 	// Logger receives runs that fail (Warn) and end early (Info), and
 	// requests refused for a reason the client is not told (Error). Nil
@@ -179,6 +200,23 @@ type Config struct {
 	MaxParts     int
 	MaxTools     int
 
+	// MaxBodyBytesInFlight bounds the bytes of the request bodies the
+	// server reads and decodes at once (see [Server.DecodeJSON]): a body
+	// counts for its Content-Length (its buffer's size as it grows, when
+	// sent without one) from the moment its reading starts until it is
+	// decoded, and one that would take the total past the bound is refused
+	// at once, unread, with 503 (too_many_bodies), so that clients that
+	// send bodies slowly (each within BodyTimeout) cannot make the server
+	// hold more. MaxBodyBytesInFlightPerUser bounds those of one user
+	// (429, too_many_bodies), so that one user cannot take them all. Zero
+	// means DefaultMaxBodyBytesInFlight (64 MiB) and
+	// DefaultMaxBodyBytesInFlightPerUser (16 MiB: four bodies of
+	// DefaultMaxBodyBytes); less than zero, no bound. Either, when
+	// bounded, must be at least MaxBodyBytes. Without Authenticate every
+	// request is one user's.
+	MaxBodyBytesInFlight        int64
+	MaxBodyBytesInFlightPerUser int64
+
 	// AllowedOrigins are the origins (scheme://host[:port]) whose pages
 	// may call the server from another origin (a dev server on another
 	// port, an app on another host), through [Server.CORS], which every
@@ -198,6 +236,8 @@ type Server struct {
 	runner  Runner
 	workers *workers // the goroutines that start requests (see Stream)
 	origins origins  // Config.AllowedOrigins, read
+	cross   *http.CrossOriginProtection
+	bodies  bodies // the request bodies being read
 
 	mu      sync.Mutex
 	streams int           // ServeEvents calls in flight
@@ -244,12 +284,20 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
 	cfg.MaxParts = or(cfg.MaxParts, DefaultMaxParts)
 	cfg.MaxTools = or(cfg.MaxTools, DefaultMaxTools)
+	cfg.MaxBodyBytesInFlight = or(cfg.MaxBodyBytesInFlight, DefaultMaxBodyBytesInFlight)
+	cfg.MaxBodyBytesInFlightPerUser = or(cfg.MaxBodyBytesInFlightPerUser, DefaultMaxBodyBytesInFlightPerUser)
+	for _, n := range []int64{cfg.MaxBodyBytesInFlight, cfg.MaxBodyBytesInFlightPerUser} {
+		if n > 0 && n < cfg.MaxBodyBytes {
+			return nil, fmt.Errorf("agentserver: Config.MaxBodyBytesInFlight and MaxBodyBytesInFlightPerUser (%d) must be at least MaxBodyBytes (%d): no body of that size could be read", n, cfg.MaxBodyBytes)
+		}
+	}
 	origins, err := parseOrigins(cfg.AllowedOrigins, cfg.Authenticate != nil)
 	if err != nil {
 		return nil, err
 	}
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
-	s := &Server{cfg: cfg, runner: cfg.Runner, workers: newWorkers(), origins: origins}
+	s := &Server{cfg: cfg, runner: cfg.Runner, workers: newWorkers(), origins: origins, cross: crossOrigin(origins),
+		bodies: bodies{max: max(cfg.MaxBodyBytesInFlight, 0), perUser: max(cfg.MaxBodyBytesInFlightPerUser, 0)}}
 	if s.runner == nil {
 		l := newLocalRunner(&s.cfg)
 		// The runs a stopped process left in the store go on now, not when
@@ -409,7 +457,15 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	if err != nil {
 		return Attachment{}, err
 	}
-	if err := checkTools(s.cfg.Agent, req.Tools, s.cfg.MaxTools); err != nil {
+	if req.Message != nil {
+		// A run would start: the user's quotas first, which cost a look at
+		// the store's index, before the browser tools, each of which is
+		// measured and converted.
+		if err := s.checkQuotas(ctx, user, thread); err != nil {
+			return Attachment{}, err
+		}
+	}
+	if err := checkTools(ctx, s.cfg.Agent, req.Tools, s.cfg.MaxTools); err != nil {
 		return Attachment{}, err
 	}
 	if err := s.checkFiles(ctx, user, req.Message); err != nil {
@@ -471,9 +527,6 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	}
 	if req.Message == nil || len(req.Message.Parts) == 0 {
 		return Attachment{}, BadRequest(0, "no_message", "the request has no new user message")
-	}
-	if err := s.checkQuotas(ctx, user, thread); err != nil {
-		return Attachment{}, err
 	}
 	info, c, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: req.Message, Tools: req.Tools, KeepLog: req.KeepLog})
 	if err != nil {

@@ -2,6 +2,7 @@ package agentserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,8 +10,56 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/internal/schemajson"
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
+
+// MaxSchemaDepth bounds how deeply the schema of a browser tool nests
+// (JSON objects and arrays, counted alike: an object's property is two
+// levels, an array's items one): one that nests deeper is refused (400,
+// schema_too_deep) before it is decoded.
+const MaxSchemaDepth = schemajson.MaxDepth
+
+// DecodeToolSchema decodes the schema (parameters) of the browser tool
+// name, as a request sends it: nil for none (no bytes, or null). Its time
+// and memory are linear in the schema's size, unlike jsonschema-go's own
+// decoding (Schema.UnmarshalJSON), which decodes each level's subtree
+// again at every level; a schema that nests deeper than MaxSchemaDepth is
+// refused without being decoded (400, code schema_too_deep), one that is
+// no JSON Schema is a 400 bad_tool. Every protocol of this module decodes
+// its requests' browser tools with it, and so does [ToolDecl]'s
+// UnmarshalJSON (a journal's declarations, a Runner's payloads).
+func DecodeToolSchema(name string, data []byte) (*jsonschema.Schema, error) {
+	s, err := schemajson.Decode(data)
+	switch {
+	case errors.Is(err, schemajson.ErrTooDeep):
+		return nil, BadRequest(0, "schema_too_deep", "browser tool %q: its schema nests more than %d levels deep (objects and arrays)",
+			truncate(name, 100), MaxSchemaDepth)
+	case err != nil:
+		return nil, BadRequest(0, "bad_tool", "browser tool %q: its schema is not a JSON Schema: %v", truncate(name, 100), err)
+	}
+	return s, nil
+}
+
+// UnmarshalJSON decodes a declaration, its schema with
+// [DecodeToolSchema]: in time linear in its size, and refused when it
+// nests deeper than MaxSchemaDepth.
+func (d *ToolDecl) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	p, err := DecodeToolSchema(raw.Name, raw.Parameters)
+	if err != nil {
+		return err
+	}
+	*d = ToolDecl{Name: raw.Name, Description: raw.Description, Parameters: p}
+	return nil
+}
 
 // errBrowserTool is what a browser tool's Run returns. The loop never
 // runs one: each of their calls waits for the browser's result, which
@@ -56,9 +105,12 @@ func browserTools(decls []ToolDecl) ([]*toolset.Tool, error) {
 // (toolset.Define), as declarations Gemini takes (the agent's
 // geminiadapter conversion, which agent.With makes), and against the
 // agent's own tools' names.
-func checkTools(a *agent.Agent, decls []ToolDecl, max int) error {
+func checkTools(ctx context.Context, a *agent.Agent, decls []ToolDecl, max int) error {
 	if len(decls) > max {
 		return BadRequest(0, "too_many_tools", "%d browser tools; at most %d are taken", len(decls), max)
+	}
+	if len(decls) > 0 && ctx.Err() != nil {
+		return clientGone() // nobody reads the answer
 	}
 	tools, err := browserTools(decls)
 	if err != nil || len(tools) == 0 {

@@ -175,6 +175,24 @@
 // and reason. [Server.LiveMessages] records every message the client sent.
 // See Example (Live).
 //
+// # Embeddings
+//
+// The server embeds, on both backends, what genai's Models.EmbedContent
+// sends: batchEmbedContents (and embedContent) on the Gemini API, predict
+// or embedContent on Vertex AI, for gemini-embedding-001,
+// gemini-embedding-2 (and -preview), and on Vertex AI text-embedding-005
+// and text-multilingual-embedding-002. Vectors are deterministic
+// ([Embedding]): texts that share words or parts of words are similar,
+// equal texts equal; they have the model's full size (3072, or 768) unless
+// outputDimensionality asks for fewer, and length 1 only at full size.
+// It refuses what the API refuses (a retired or generating model, more than
+// 100 requests in a batch, more than one instance of gemini-embedding-001
+// on Vertex AI, too many dimensions, an unknown task type, a text with no
+// content, on Vertex AI a text too long with autoTruncate false) and cuts
+// a text over the model's input tokens, saying so in Vertex AI's
+// statistics. [Server.EnqueueEmbed] injects faults; embedding requests are
+// recorded ([Server.EmbedContentRequests]) with their texts as Contents.
+//
 // # Context caching
 //
 // The server keeps the caches genai's Caches client makes (Create, Get,

@@ -260,10 +260,13 @@
 // without one the call is answered input_required with the questions and
 // a requestState, signed with [HandlerOptions].StateKey and bound to the
 // tool, its arguments, the verified user and an expiry
-// ([DefaultStateTTL]), that carries earlier answers; the client calls
-// again with the answers, and the tool runs again from the start. Give
-// every instance of a server the same StateKey, so that any of them takes
-// the next round.
+// ([DefaultStateTTL]), that carries earlier answers (they stand: the
+// next round's inputResponses cannot change them); the client calls
+// again with the answers, and the tool runs again from the start. A
+// state may be echoed again within its TTL (a round retried), so a tool
+// that must act once per call keeps that record itself. Give every
+// instance of a server the same StateKey, so that any of them takes the
+// next round.
 //
 // # Concurrency
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolnexus/toolnexus-go/internal/schemajson"
 )
 
 // inputSchema converts a tool's input schema, as the client receives it (a
@@ -21,12 +22,18 @@ func inputSchema(raw any) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input schema cannot be encoded: %v", err)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
+	// Decoded in time linear in its size, its nesting bounded: a server's
+	// schema is not trusted to be small (jsonschema-go's own decoding costs
+	// the square of its depth).
+	s, err := schemajson.Decode(b)
+	if err != nil {
 		return nil, fmt.Errorf("input schema is not a JSON Schema: %v", err)
+	}
+	if s == nil {
+		s = &jsonschema.Schema{}
 	}
 	if s.Type == "" && len(s.Types) == 0 {
 		s.Type = "object"
 	}
-	return &s, nil
+	return s, nil
 }

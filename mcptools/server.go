@@ -156,10 +156,20 @@ type HandlerOptions struct {
 
 	// StateKey signs the requestState of the input_required results of
 	// stateless calls ([Input]), so that a client cannot forge the answers
-	// a call carries from round to round: at least 32 random bytes, kept
-	// secret. Give every instance of a server behind a load balancer the
+	// a call carries from round to round: the state is bound to the call
+	// (its tool, its arguments, its verified user) and to the answers of
+	// the rounds before it, which stand whatever the next round's
+	// inputResponses say of the same questions. At least 32 random
+	// bytes, kept secret. Give every instance of a server behind a load balancer the
 	// same key, so that any of them takes the next round of a call. Nil
 	// means a random key for this handler.
+	//
+	// A state is not single-use: within StateTTL a client may echo one
+	// again (a round retried, or answered otherwise), and the tool runs
+	// again from the start with the answers it carries. Every answer is
+	// the client's own anyway; what the signature guarantees is that a
+	// state says what this server wrote in it, not that a round happens
+	// once. A tool that must act once per call keeps that record itself.
 	StateKey []byte
 
 	// StateTTL is how long a requestState stays valid: a client that
@@ -276,12 +286,14 @@ func handler(t *toolset.Tool, states *stateKeeper) mcp.ToolHandler {
 				return nil, invalidState(err)
 			}
 			in.answers, in.used = map[string]json.RawMessage{}, map[string]json.RawMessage{}
-			maps.Copy(in.answers, prior)
 			for k, v := range req.Params.InputResponses {
 				if b, err := json.Marshal(v); err == nil && v != nil {
 					in.answers[k] = b
 				}
 			}
+			// The answers of earlier rounds the state carries, signed,
+			// stand: inputResponses answer only what they do not.
+			maps.Copy(in.answers, prior)
 		}
 		ctx = context.WithValue(ctx, inputsKey{}, in)
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {

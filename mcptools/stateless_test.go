@@ -363,3 +363,40 @@ func TestRevisionFromBody(t *testing.T) {
 		t.Errorf("an over-large body: %d, want 413", status)
 	}
 }
+
+// The answers a requestState carries stand (issue 43: a state carrying
+// name=Ada with inputResponses name=Mallory answered "Hello, Mallory",
+// though StateKey's doc says the signature keeps a client from forging
+// earlier answers): the next round's inputResponses answer only what
+// the state does not. A state may be echoed again within its TTL.
+func TestStatelessEarlierAnswersStand(t *testing.T) {
+	srv := httptest.NewServer(mcptools.NewHTTPHandler(askSet(), nil, nil))
+	defer srv.Close()
+	call := func(state any, answers map[string]any) map[string]any {
+		t.Helper()
+		params := map[string]any{"name": "greet", "arguments": map[string]any{}, "inputResponses": answers}
+		if state != nil {
+			params["requestState"] = state
+		}
+		return post26(t, srv.URL, "tools/call", params)
+	}
+	first := call(nil, nil)
+	name := func(n string) map[string]any {
+		return map[string]any{"action": "accept", "content": map[string]any{"name": n}}
+	}
+	greeting := map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "Hello"}}
+	second := call(first["requestState"], map[string]any{"name": name("Ada")})
+	if reqs, _ := second["inputRequests"].(map[string]any); second["resultType"] != "input_required" || reqs["greeting"] == nil {
+		t.Fatalf("second round = %v, want the greeting asked", second)
+	}
+	third := call(second["requestState"], map[string]any{"name": name("Mallory"), "greeting": greeting})
+	if got := fmt.Sprint(third["content"]); !strings.Contains(got, "Hello, Ada") {
+		t.Errorf("a third round re-answering the name: %v, want Hello, Ada", third)
+	}
+	// Replayed: the second round's state again, the greeting answered
+	// again, gives the same answer.
+	again := call(second["requestState"], map[string]any{"greeting": greeting})
+	if got := fmt.Sprint(again["content"]); !strings.Contains(got, "Hello, Ada") {
+		t.Errorf("the second round's state replayed: %v, want Hello, Ada", again)
+	}
+}

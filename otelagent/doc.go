@@ -118,6 +118,15 @@
 // not, are traces of their own: what the Observer knows of a run lives in
 // the run's context.
 //
+// # Memory
+//
+// The Observer is also a memory.Observer: given as a memory service's
+// Config.Observer, it records the service's searches, ingests,
+// embeddings, extractions and forgetting as spans ("memory search", …),
+// each under the span of the context the work was done for: Preload's
+// search under the run's span, the search tool's under the tool's. See
+// [Observer.ObserveMemory].
+//
 // # Runs that span processes
 //
 // The Observer is an [agent.Carrier] too: [Observer.Carry] writes what a

@@ -67,3 +67,32 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancel with nothing running = %d %s, want 404", r.status, r.body)
 	}
 }
+
+// A page of another site cannot stop a thread's run, nor start one, with
+// the user's cookies: POST …/cancel and POST of any type are refused,
+// 403 cross_origin.
+func TestCrossSiteRefused(t *testing.T) {
+	e := newEnv(t, nil, byHeader)
+	e.Model.Enqueue(fake.Calls(servertest.Call("Gate")))
+	got := make(chan *reply)
+	go func() { got <- e.post("/agui", runInput("t1", "r1", "m1", "Weather at the gate?")) }()
+	<-e.Started
+	cancel, _ := json.Marshal(map[string]any{"threadId": "t1"})
+	run, _ := json.Marshal(runInput("t2", "r2", "m2", "hi"))
+	for _, r := range []struct{ path, contentType, body string }{
+		{"/agui/cancel", "text/plain", string(cancel)},
+		{"/agui/cancel", "application/json", string(cancel)},
+		{"/agui/cancel", "", ""},
+		{"/agui", "text/plain", string(run)},
+		{"/agui/connect", "", ""},
+	} {
+		if status, body := e.CrossSite(t, "POST", r.path, r.contentType, r.body); status != http.StatusForbidden || servertest.ErrorCode(body) != "cross_origin" {
+			t.Errorf("POST %s (%q) of another site: %d %s, want 403 cross_origin", r.path, r.contentType, status, body)
+		}
+	}
+	if info, err := e.Srv.Current(bg, "local", "t1"); err != nil || info.State.Over() {
+		t.Errorf("the run after another site's requests: %+v, %v", info, err)
+	}
+	close(e.Gate)
+	<-got
+}

@@ -7,20 +7,19 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"google.golang.org/genai"
 )
 
 // runAgentInput is AG-UI's request.
 type runAgentInput struct {
-	ThreadID        string         `json:"threadId"`
-	RunID           string         `json:"runId"`
-	ProtocolVersion string         `json:"protocolVersion"`
-	Messages        []message      `json:"messages"`
-	Tools           []tool         `json:"tools"`
-	Context         []contextEntry `json:"context"`
-	Resume          []resumeEntry  `json:"resume"`
+	ThreadID        string                 `json:"threadId"`
+	RunID           string                 `json:"runId"`
+	ProtocolVersion string                 `json:"protocolVersion"`
+	Messages        []message              `json:"messages"`
+	Tools           []agentserver.ToolDecl `json:"tools"` // their schemas decoded by agentserver.DecodeToolSchema
+	Context         []contextEntry         `json:"context"`
+	Resume          []resumeEntry          `json:"resume"`
 }
 
 type message struct {
@@ -29,12 +28,6 @@ type message struct {
 	Content    json.RawMessage `json:"content"`
 	ToolCallID string          `json:"toolCallId"`
 	Error      string          `json:"error"`
-}
-
-type tool struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	Parameters  *jsonschema.Schema `json:"parameters"`
 }
 
 type contextEntry struct {
@@ -98,9 +91,7 @@ func read(s *agentserver.Server, r *http.Request) (*runAgentInput, agentserver.R
 			return nil, agentserver.Request{}, bad("too_many_parts", "message %d has %d parts; at most %d are taken", i, n, maxParts)
 		}
 	}
-	for _, t := range in.Tools {
-		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-	}
+	req.Tools = in.Tools
 	// The messages after the last assistant message are the new ones: a
 	// user message, the results of browser tools.
 	for i := len(in.Messages) - 1; i >= 0 && in.Messages[i].Role != "assistant"; i-- {

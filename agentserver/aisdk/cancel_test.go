@@ -100,3 +100,28 @@ func TestCancelWaiting(t *testing.T) {
 		t.Errorf("Current = %v, want nothing running", err)
 	}
 }
+
+// A page of another site cannot stop a chat's run, nor start one, with
+// the user's cookies: DELETE of the stream route (which a browser would
+// preflight) and a POST of any type are refused, 403 cross_origin.
+func TestCrossSiteRefused(t *testing.T) {
+	e := newEnv(t, nil, byHeader)
+	e.Model.Enqueue(fake.Calls(servertest.Call("Gate")))
+	got := make(chan *reply)
+	go func() { got <- e.do("POST", "/api/chat", chatBody("c1", "m1", "Weather at the gate?")) }()
+	<-e.Started
+	for _, r := range []struct{ method, path, contentType, body string }{
+		{"DELETE", "/api/chat/c1/stream", "", ""},
+		{"POST", "/api/chat", "text/plain", chatBody("c2", "m2", "hi")},
+		{"POST", "/api/chat", "", ""},
+	} {
+		if status, body := e.CrossSite(t, r.method, r.path, r.contentType, r.body); status != http.StatusForbidden || servertest.ErrorCode(body) != "cross_origin" {
+			t.Errorf("%s %s of another site: %d %s, want 403 cross_origin", r.method, r.path, status, body)
+		}
+	}
+	if info, err := e.Srv.Current(bg, "local", "c1"); err != nil || info.State.Over() {
+		t.Errorf("the run after another site's requests: %+v, %v", info, err)
+	}
+	close(e.Gate)
+	<-got
+}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agentserver"
 	"google.golang.org/genai"
 )
@@ -45,10 +44,26 @@ type uiPart struct {
 	} `json:"approval"`
 }
 
-type toolDecl struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	InputSchema *jsonschema.Schema `json:"inputSchema"`
+// toolDecl is a browser tool: its schema, inputSchema, is decoded by
+// agentserver.DecodeToolSchema, as the body is (while its bytes count
+// among those in flight).
+type toolDecl struct{ agentserver.ToolDecl }
+
+func (d *toolDecl) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	p, err := agentserver.DecodeToolSchema(raw.Name, raw.InputSchema)
+	if err != nil {
+		return err
+	}
+	d.ToolDecl = agentserver.ToolDecl{Name: raw.Name, Description: raw.Description, Parameters: p}
+	return nil
 }
 
 func bad(code, format string, args ...any) error {
@@ -97,7 +112,7 @@ func read(s *agentserver.Server, r *http.Request) (agentserver.Request, error) {
 	}
 	req := agentserver.Request{Thread: body.ID}
 	for _, t := range body.Tools {
-		req.Tools = append(req.Tools, agentserver.ToolDecl{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+		req.Tools = append(req.Tools, t.ToolDecl)
 	}
 	last := body.Messages[len(body.Messages)-1]
 	switch last.Role {

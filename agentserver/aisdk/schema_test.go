@@ -42,3 +42,33 @@ func TestToolSchemaSharedDefs(t *testing.T) {
 		t.Errorf("the model's request (%d bytes) does not hold the tool with its $defs, the address once", len(sent))
 	}
 }
+
+// TestToolSchemaTooDeep is issue 43's attack through the AI SDK's body: a
+// browser tool whose schema nests 1,000 levels (21 KB), and one of 150
+// KB, are a 400 schema_too_deep, found before any decoding.
+func TestToolSchemaTooDeep(t *testing.T) {
+	e := newEnv(t, nil)
+	msg := `[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}]`
+	for _, schema := range []string{schematest.Nested(1000), schematest.NestedSize(150 << 10)} {
+		body := `{"id":"c1","messages":` + msg + `,"tools":[{"name":"deep","inputSchema":` + schema + `}]}`
+		r := e.do("POST", "/api/chat", body)
+		if r.status != 400 || r.code() != "schema_too_deep" || !strings.Contains(r.body, `browser tool \"deep\": its schema nests more than 64 levels`) {
+			t.Errorf("%d bytes: %d %s; want 400 schema_too_deep", len(body), r.status, r.body)
+		}
+	}
+	if n := len(e.Model.Requests()); n != 0 {
+		t.Errorf("%d requests reached the model", n)
+	}
+}
+
+// TestToolSchemaDeepest: a browser tool as deep as a schema may nest is
+// taken.
+func TestToolSchemaDeepest(t *testing.T) {
+	e := newEnv(t, nil)
+	e.Model.Enqueue(fake.Text("Done."))
+	body := `{"id":"c1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}],` +
+		`"tools":[{"name":"deep","inputSchema":{"type":"object","properties":{"a":` + schematest.Deep(61, 64<<10) + `}}}]}`
+	if r := e.do("POST", "/api/chat", body); r.status != 200 || r.types()[len(r.types())-1] != "finish" {
+		t.Fatalf("%d %s %v", r.status, r.body, r.types())
+	}
+}

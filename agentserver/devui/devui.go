@@ -137,6 +137,8 @@ type handler struct {
 	etags map[string]string
 	mux   http.Handler
 
+	hand handRuns // the tools run by hand in flight
+
 	// evaluating holds the users whose eval run goes on: one at a time
 	// each, since a run spends the model's tokens.
 	evalMu     sync.Mutex

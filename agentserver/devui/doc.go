@@ -47,6 +47,15 @@
 //     run called; the filter is in the page's address
 //     (#runs/<run>?q=…&state=…&tool=…), so a reload or a shared link
 //     keeps it.
+//   - Memories: with a memory service (package memory) whose
+//     Config.Observer is the Recorder, an answer shows the memories its
+//     run was given ("2 memories used", each with its author, date and
+//     thread), and the run's timeline has a span for each memory search
+//     (Preload's, before the first model call, and the search tool's),
+//     whose detail gives the query, how it ranked (by words, or hybrid,
+//     or by words because the query could not be embedded) and each
+//     memory found with its ranks, and one for the memories the run's end
+//     stored (agentserver's Config.Remember).
 //   - Conversations: the user's threads, each one's stored history with
 //     every content and part, any of them continued in the chat.
 //   - Agent: its name (agent.Config.Name; the page says so when it has
@@ -114,7 +123,10 @@
 // that needs approval (the agent's NeedsApproval) is refused, 403
 // needs_approval, unless Options.RunToolsNeedingApproval is set: whoever
 // runs it then approves it. Browser tools are the page's: not run here.
-// The body is bounded by the server's Config.MaxBodyBytes (413).
+// The body is bounded by the server's Config.MaxBodyBytes (413). Tools
+// run by hand are bounded as runs are, counted apart from them: a user
+// runs the server's Config.MaxRunsPerUser at once (429 too_many_runs
+// beyond), all users Config.MaxRuns (503).
 //
 // An eval case made of a thread (the Conversations page's "Save as eval
 // case") has a turn per user message, each expecting the tool calls the
@@ -176,7 +188,8 @@
 // # Recording
 //
 // The timelines come from a [Recorder], an agent.Observer the server is
-// given as Config.Observer: it keeps the last RecorderOptions.KeepRuns runs
+// given as Config.Observer (and a memory.Observer, the memory service's
+// Config.Observer, for the memory spans): it keeps the last RecorderOptions.KeepRuns runs
 // of each user (20), of at most KeepUsers users (100), in memory, each with
 // at most MaxSpans steps (2000). Without one, the page works but has no
 // timelines, nor durations on its tool cards. A run's timeline holds what

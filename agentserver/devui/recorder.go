@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/memory"
 	"google.golang.org/genai"
 )
 
@@ -127,6 +128,8 @@ type span struct {
 	waitTo   time.Time
 	waitKind agentserver.PendingKind
 	decision *agentserver.Decision
+	// memory searches and ingests (see ObserveMemory)
+	memory *memory.Event
 }
 
 // subRun is the state of one agent run within a recorded run: the served
@@ -190,6 +193,39 @@ func (r *Recorder) Observe(ctx context.Context, e *agent.Event) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.event(e, now, r.opts.MaxSpans)
+}
+
+// ObserveMemory implements memory.Observer: give the Recorder as the
+// memory service's Config.Observer (memory.Observers to add others), and
+// each run's timeline shows the memory searches made for it (Preload's,
+// before its first model call, and its search tool's) with their query
+// and the memories found, and the memories its end stored (the server's
+// Config.Remember), as spans of kind "memory".
+func (r *Recorder) ObserveMemory(ctx context.Context, e *memory.Event) {
+	id := agentserver.RunID(ctx)
+	if id == "" || (e.Kind != memory.EventSearch && e.Kind != memory.EventIngest) {
+		return
+	}
+	r.mu.Lock()
+	rec := r.runs[id]
+	r.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	name := "search"
+	if e.Kind == memory.EventIngest {
+		name = "remember"
+	}
+	start := e.Start
+	if start.IsZero() {
+		start = time.Now().Add(-e.Duration)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.spans) == 0 {
+		return
+	}
+	rec.add(&span{kind: "memory", name: name, start: start, end: start.Add(e.Duration), memory: e}, rec.spans[0], r.opts.MaxSpans)
 }
 
 // start records a served run that begins, and follows its log.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/memory"
 )
 
 // runSummary describes a recorded run in a list.
@@ -101,6 +102,50 @@ type spanJSON struct {
 	// end.
 	Parallel int `json:"parallel"`
 	dispatch *float64
+
+	// Memory searches and ingests.
+	Memory *memoryJSON `json:"memory,omitempty"`
+}
+
+// memoryJSON is what a memory span says: a search's query, how it ranked
+// and what it found, or the memories a run's end stored.
+type memoryJSON struct {
+	Query    string           `json:"query,omitempty"`
+	Hybrid   bool             `json:"hybrid,omitempty"`
+	Fallback bool             `json:"fallback,omitempty"` // embeddings failed: lexical only
+	Error    string           `json:"error,omitempty"`
+	Memories []memoryItemJSON `json:"memories"`
+}
+
+type memoryItemJSON struct {
+	ID      string      `json:"id"`
+	Kind    memory.Kind `json:"kind"`
+	Text    string      `json:"text"`
+	Author  string      `json:"author,omitempty"`
+	Thread  string      `json:"thread,omitempty"`
+	Message int         `json:"message"`
+	Time    time.Time   `json:"time"`
+	Lexical int         `json:"lexical,omitempty"`
+	Vector  int         `json:"vector,omitempty"`
+}
+
+func memoryOf(e *memory.Event) *memoryJSON {
+	j := &memoryJSON{Query: cut(e.Query, 2000), Hybrid: e.Hybrid, Fallback: e.Fallback, Memories: []memoryItemJSON{}}
+	if e.Err != nil {
+		j.Error = cut(e.Err.Error(), 2000)
+	}
+	item := func(m memory.Memory) memoryItemJSON {
+		return memoryItemJSON{ID: m.ID, Kind: m.Kind, Text: cut(m.Text, 2000), Author: m.Author, Thread: m.Thread, Message: m.Message, Time: m.Time}
+	}
+	for _, r := range e.Results {
+		it := item(r.Memory)
+		it.Lexical, it.Vector = r.Lexical, r.Vector
+		j.Memories = append(j.Memories, it)
+	}
+	for _, m := range e.Memories {
+		j.Memories = append(j.Memories, item(m))
+	}
+	return j
 }
 
 type waitJSON struct {
@@ -199,6 +244,8 @@ func (rec *runRec) timeline(now time.Time, maxParallel int) *timeline {
 			}
 		case "tool":
 			rec.toolJSON(sp, &j, base)
+		case "memory":
+			j.Memory = memoryOf(sp.memory)
 		}
 		t.Spans[i] = j
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolnexus/toolnexus-go/agent"
@@ -110,5 +111,67 @@ func TestRunToolUser(t *testing.T) {
 		if status != http.StatusOK || !strings.Contains(b, `"output":{"run":"","user":"`+user+`"}`) {
 			t.Errorf("%s: %d %s", user, status, b)
 		}
+	}
+}
+
+// Tools run by hand are bounded as runs are (issue 43: 12 concurrent
+// runs of one user all ran, where chat runs are capped at 8): a user runs
+// Config.MaxRunsPerUser at once, more are refused with 429
+// too_many_runs; another user is not affected.
+func TestRunToolConcurrency(t *testing.T) {
+	started, release := make(chan struct{}, 12), make(chan struct{})
+	e := newEnv(t, envOpts{agent: func(c *agent.Config) {
+		slow := toolset.MustFunc("slow", "Takes its time", func(ctx context.Context, _ struct{}) (string, error) {
+			started <- struct{}{}
+			select {
+			case <-release:
+				return "done", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		})
+		c.Tools = toolset.MustNew(append(c.Tools.Tools(), slow)...)
+	}})
+	type result struct {
+		status int
+		body   string
+	}
+	results := make(chan result, 12)
+	for range 12 {
+		go func() {
+			status, body := e.do("POST", "/api/tools/slow/run", "alice", "application/json", `{}`)
+			results <- result{status, body}
+		}()
+	}
+	var once sync.Once
+	releaseAll := func() { once.Do(func() { close(release) }) }
+	defer releaseAll()
+	// The runs admitted hold until released: the first four answers are
+	// the refusals, and no more than eight start.
+	refused, running := 0, 0
+	for refused < 12-agentserver.DefaultMaxRunsPerUser || running < agentserver.DefaultMaxRunsPerUser {
+		select {
+		case r := <-results:
+			if r.status != http.StatusTooManyRequests || !strings.Contains(r.body, `"too_many_runs"`) {
+				t.Fatalf("a run over the user's bound: %d %s, want 429 too_many_runs", r.status, r.body)
+			}
+			refused++
+		case <-started:
+			if running++; running > agentserver.DefaultMaxRunsPerUser {
+				t.Fatalf("%d runs by hand of one user at once", running)
+			}
+		}
+	}
+	if status, body := e.do("POST", "/api/tools/get_weather/run", "bob", "application/json", `{"args":{"city":"Oslo"}}`); status != http.StatusOK {
+		t.Errorf("bob's run while alice's hold: %d %s", status, body)
+	}
+	releaseAll()
+	for range agentserver.DefaultMaxRunsPerUser {
+		if r := <-results; r.status != http.StatusOK {
+			t.Errorf("a run admitted: %d %s", r.status, r.body)
+		}
+	}
+	if status, body := e.do("POST", "/api/tools/get_weather/run", "alice", "application/json", `{"args":{"city":"Oslo"}}`); status != http.StatusOK {
+		t.Errorf("alice's run once hers ended: %d %s", status, body)
 	}
 }

@@ -65,6 +65,11 @@ type options struct {
 	mcp, mcpHTTP []string
 	// a2a are the -a2a values: remote A2A agents, each a tool.
 	a2a []string
+	// openAPI are the -openapi values: OpenAPI descriptions whose
+	// operations are tools; openAPIAuth the -openapi-auth credentials
+	// (scheme=secret), openAPIBase the -openapi-base URL of their calls.
+	openAPI, openAPIAuth []string
+	openAPIBase          string
 	// loginFile, when set, replaces the file in the user's config
 	// directory that keeps the logins to -mcp-http servers; loginOut,
 	// where the user is told to log in (nil: stderr); loginTimeout, how
@@ -192,6 +197,10 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 	if tools, err = withA2A(ctx, opts.a2a, tools, sources, out); err != nil {
 		return err
 	}
+	tools, apis, err := withOpenAPI(ctx, opts, tools, sources, out)
+	if err != nil {
+		return err
+	}
 
 	prompt := systemPrompt
 	if opts.web != "" {
@@ -209,8 +218,11 @@ func run(ctx context.Context, opts options, in io.Reader, out io.Writer) error {
 		PrepareHistory: history.Trimmer{MaxTokens: cmp.Or(opts.trimAt, maxPromptTokens)}.Prepare,
 		Observer:       tr.observer(client, models),
 	}
-	if opts.approve {
+	switch {
+	case opts.approve:
 		cfg.NeedsApproval = func(*genai.FunctionCall) bool { return true }
+	case len(apis) > 0:
+		cfg.NeedsApproval = needsApproval(apis)
 	}
 	if opts.search {
 		cfg.BuiltinTools = []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}}
@@ -798,6 +810,9 @@ func compactJSON(v any) string {
 }
 
 func firstSentence(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] // a description in paragraphs (an OpenAPI operation's): the first line
+	}
 	if i := strings.Index(s, ". "); i >= 0 {
 		return s[:i+1]
 	}

@@ -5,7 +5,7 @@
 //
 //	go run ./examples/chat [-model gemini-3.5-flash] [-api interactions] [-live] [-v] [-approve] [-search] [-trace]
 //	                       [-session name] [-session-db file] [-web host:port] [-mcp "[name=]command args"]... [-mcp-http [name=]URL]...
-//	                       [-a2a [name=]URL]...
+//	                       [-a2a [name=]URL]... [-openapi [name=]FILE|URL]... [-openapi-auth scheme=secret]... [-openapi-base URL]
 //
 // With GEMINI_API_KEY (or GOOGLE_API_KEY) set it talks to the Gemini API;
 // with GOOGLE_GENAI_USE_VERTEXAI=true, GOOGLE_CLOUD_PROJECT and
@@ -71,6 +71,17 @@
 //
 //	go run ./examples/server -approve &
 //	printf 'Ask the demo agent: what is the weather in Paris?\nyes\n' | go run ./examples/chat -a2a http://localhost:8080
+//
+// -openapi makes a tool of each operation of an OpenAPI description (a
+// file or a URL; package openapitools): a call that changes something (any
+// method but GET and HEAD) asks first, as -approve asks for every call.
+// -openapi-auth gives a security scheme's credential (an API key,
+// user:password, or a token), -openapi-base the server to call instead of
+// the description's. The offline model calls a tool by name when asked
+// "call NAME {arguments}":
+//
+//	printf 'call listItems {"tags": ["red"]}\n' | go run ./examples/chat -openapi openapitools/testdata/shop31.yaml \
+//		-openapi-auth key=SECRET -openapi-base http://localhost:8080
 //
 // It streams the answer as it is generated and shows each tool call and its
 // result, each result cut to the terminal's width (80 columns when it is
@@ -163,8 +174,11 @@ func main() {
 	flag.Var((*listFlag)(&opts.mcp), "mcp", "add the tools of the MCP server that `command` starts; \"name=command\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.mcpHTTP), "mcp-http", "add the tools of the MCP server at `URL`, over streamable HTTP, logging in with OAuth if it asks; \"name=URL\" calls them name_tool (repeatable)")
 	flag.Var((*listFlag)(&opts.a2a), "a2a", "add the A2A agent at `URL` (its base URL or its card's) as a tool; \"name=URL\" names the tool (repeatable)")
+	flag.Var((*listFlag)(&opts.openAPI), "openapi", "add a tool per operation of the OpenAPI description in `file` (or at a URL); \"name=file\" calls them name_operation (repeatable)")
+	flag.Var((*listFlag)(&opts.openAPIAuth), "openapi-auth", "the credential of an -openapi security scheme, `scheme=secret`: an API key, user:password, or a token (repeatable)")
+	flag.StringVar(&opts.openAPIBase, "openapi-base", "", "send the -openapi tools' calls to this base `URL` instead of their descriptions' servers")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-live] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]... [-a2a URL]...\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: chat [-model name] [-api interactions] [-live] [-v] [-approve] [-search] [-trace] [-session name] [-session-db file] [-web host:port] [-mcp command]... [-mcp-http URL]... [-a2a URL]... [-openapi file]...\n\n"+
 			"Chats with Gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, on Vertex AI when GOOGLE_GENAI_USE_VERTEXAI=true\n"+
 			"(with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), with a built-in offline model otherwise.\n\n")
 		flag.PrintDefaults()

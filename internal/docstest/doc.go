@@ -13,12 +13,13 @@
 //
 // and is skipped by name; so is a go test of the whole module, which
 // would run these tests again. The examples the commands run (go run
-// ./examples/chat, ./examples/server, ./examples/mcpserver) are built
-// once, and a go wrapper first in PATH runs the built binaries, so that a
-// command runs as written. A command that serves (examples/server, chat
-// -web) is started, checked to listen, and stopped once its file's other
-// commands have run; the port of the docs, localhost:8080, is replaced by
-// a free one. The README's programs are built in a module of their own
-// that requires this one through a replace directive; a program that
-// serves is checked to listen, the others to exit cleanly.
+// ./examples/chat, ./examples/server, ./examples/mcpserver,
+// ./examples/openapi) are built once, and a go wrapper first in PATH runs
+// the built binaries, so that a command runs as written. A command that
+// serves (examples/server, chat -web) is started, checked to listen, and
+// stopped once its file's other commands have run; the port of the docs,
+// localhost:8080, is replaced by a free one. The README's programs are
+// built in a module of their own that requires this one through a replace
+// directive; a program that serves is checked to listen, the others to
+// exit cleanly.
 package docstest

@@ -83,7 +83,7 @@ func freePort(t *testing.T) string {
 const goWrapper = `#!/bin/sh
 if [ "$1" = run ]; then
 	case "$2" in
-	./examples/chat | ./examples/server | ./examples/mcpserver)
+	./examples/chat | ./examples/server | ./examples/mcpserver | ./examples/openapi)
 		bin="$DOCSTEST_BIN/${2#./examples/}"
 		shift 2
 		exec "$bin" "$@" ;;
@@ -135,7 +135,7 @@ func TestDocsCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	build := exec.CommandContext(ctx, goBin, "build", "-o", bin+string(os.PathSeparator),
-		"./examples/chat", "./examples/server", "./examples/mcpserver")
+		"./examples/chat", "./examples/server", "./examples/mcpserver", "./examples/openapi")
 	build.Dir, build.Env = root, env
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the examples: %v\n%s", err, out)

@@ -262,6 +262,37 @@
 // processes them first), and the file's bytes are not checked against
 // its type.
 //
+// # Embeddings
+//
+// The server embeds (embed.go): on the Gemini API POST
+// /{v1,v1beta,v1alpha}/models/{model}:batchEmbedContents (what genai's
+// Models.EmbedContent sends there, for one content or many) and
+// :embedContent; on Vertex AI :predict (genai's choice for
+// gemini-embedding-001 and the text-embedding models) and :embedContent
+// (for gemini-embedding-2), on the project and express routes. The
+// models are [EmbeddingModels]: gemini-embedding-001 (3072 dimensions,
+// 2,048 input tokens, on Vertex AI by predict, one instance a request),
+// gemini-embedding-2 and -preview (3072, 8,192 tokens; embedContent on
+// Vertex AI), Vertex AI's text-embedding-005 and
+// text-multilingual-embedding-002 (768, 2,048; predict, 250 instances
+// and 20,000 tokens a request). A vector is [Embedding] of the text: a
+// sum of pseudo-random vectors, one per word and per character trigram,
+// so that texts that share words or parts of words are similar; it has
+// length 1 at the model's full size, and outputDimensionality keeps its
+// first values without scaling them again, as Gemini's documentation says
+// of its models (clients normalize). Vertex AI's predict answers
+// statistics (token_count, truncated) and billableCharacterCount, its
+// embedContent usageMetadata; a text over the model's tokens is cut.
+// Requests are checked by the rules in the variable embedRules, each
+// verified or assumed as generateContent's: credentials, the body's
+// fields, the model (404 with the API's text for any other, the retired
+// embedding-001 and text-embedding-004 among them), the batch's size and
+// model, text in every content, the task type, the dimensions, and, on
+// Vertex AI with autoTruncate false, the tokens. Replies queued with
+// [Server.EnqueueEmbed] inject errors, faults and delays into embedding
+// requests only. Embedding requests are recorded with their texts as
+// Contents.
+//
 // # Held against real traffic
 //
 // TestRealTraffic replays every request of the recordings in

@@ -9,3 +9,12 @@ func CacheRuleNames() []string {
 	}
 	return names
 }
+
+// EmbedRules returns the names of embedRules and what backs each.
+func EmbedRules() [][2]string {
+	var out [][2]string
+	for _, r := range embedRules {
+		out = append(out, [2]string{r.name, r.verified + r.assumed})
+	}
+	return out
+}

@@ -74,6 +74,9 @@ type Server struct {
 	uploads map[string]*uploadSession // in progress, by upload id
 	fileSeq int                       // uploads started and files made
 
+	// Embeddings (embed.go): the replies queued for them.
+	embedQueue []*Reply
+
 	// Context caching (caches.go).
 	caches   map[string]*storedCache // by resource name
 	cacheSeq int                     // caches created
@@ -272,6 +275,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt, id, ok := parseFilesRoute(r.Method, r.URL); ok {
 		s.serveFiles(w, r, rt, id)
+		return
+	}
+	if rt, ok := parseEmbedRoute(r.Method, r.URL); ok {
+		s.serveEmbed(w, r, rt)
 		return
 	}
 	creds := credentialsOf(r)

@@ -462,6 +462,10 @@ func rpcMethod(method Method) string {
 		return "GenAiCacheService.UpdateCachedContent"
 	case MethodDeleteCachedContent:
 		return "GenAiCacheService.DeleteCachedContent"
+	case MethodPredict:
+		return "PredictionService.Predict"
+	case MethodEmbedContent:
+		return "PredictionService.EmbedContent"
 	}
 	return "PredictionService.GenerateContent"
 }

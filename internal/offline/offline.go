@@ -9,6 +9,7 @@
 package offline
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -90,6 +91,9 @@ func Answer(req *fake.Request) (calls []*genai.FunctionCall, text string) {
 		return nil, Summarize(results)
 	}
 	question := Text(last)
+	if call := direct(question, Declared(req)); call != nil {
+		return []*genai.FunctionCall{call}, ""
+	}
 	if call := delegate(req, question); call != nil {
 		return []*genai.FunctionCall{call}, ""
 	}
@@ -128,6 +132,25 @@ var cityZones = map[string]string{
 	"mumbai": "Asia/Kolkata", "beijing": "Asia/Shanghai", "singapore": "Asia/Singapore", "cairo": "Africa/Cairo",
 	"sao paulo": "America/Sao_Paulo", "moscow": "Europe/Moscow", "dubai": "Asia/Dubai",
 	"oslo": "Europe/Oslo", "lisbon": "Europe/Lisbon", "amsterdam": "Europe/Amsterdam", "stockholm": "Europe/Stockholm",
+}
+
+// directRE is a message that names the call to make: "call NAME" and, if
+// the tool takes arguments, a JSON object of them.
+var directRE = regexp.MustCompile(`(?s)^\s*call\s+([A-Za-z_][A-Za-z0-9_.:-]*)\s*(\{.*\})?\s*$`)
+
+// direct returns the call a message of the form "call NAME {json}" asks
+// for, when NAME is a declared tool (any tool: one of an OpenAPI
+// description, say, which the offline model has no other way to call).
+func direct(q string, declared []string) *genai.FunctionCall {
+	m := directRE.FindStringSubmatch(q)
+	if m == nil || !slices.Contains(declared, m[1]) {
+		return nil
+	}
+	args := map[string]any{}
+	if m[2] != "" && json.Unmarshal([]byte(m[2]), &args) != nil {
+		return nil
+	}
+	return fake.Call(m[1], args)
 }
 
 // Plan decides which calls answer a question, in the order the question

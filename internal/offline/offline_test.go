@@ -167,3 +167,24 @@ func TestFollowUp(t *testing.T) {
 		}
 	}
 }
+
+// "call NAME {json}" calls a declared tool by name, whatever it is.
+func TestDirect(t *testing.T) {
+	declared := []string{"listItems", "getItem"}
+	for q, want := range map[string]string{
+		`call listItems`:                       `listItems map[]`,
+		`call getItem {"itemId": "7"}`:         `getItem map[itemId:7]`,
+		"  call getItem {\"a\": {\"b\": 1}}\n": `getItem map[a:map[b:1]]`,
+		`call nope {}`:                         ``,
+		`call getItem {broken`:                 ``,
+		`please call getItem`:                  ``,
+	} {
+		got := ""
+		if c := direct(q, declared); c != nil {
+			got = fmt.Sprint(c.Name, " ", c.Args)
+		}
+		if got != want {
+			t.Errorf("direct(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

@@ -494,6 +494,22 @@ class AssistantMessage {
     for (const card of this.cards.values()) card.streamEnded();
   }
 
+  // memories shows, above the answer, the memories the run's searches
+  // found (those the model was given before its first call, and those
+  // its search tool returned), once.
+  memories(tl) {
+    const found = new Map();
+    for (const s of tl.spans) {
+      if (s.kind !== 'memory' || s.name !== 'search' || !s.memory) continue;
+      for (const m of s.memory.memories) found.set(m.id, m);
+    }
+    if (found.size === 0 || this.memoryBox) return;
+    this.memoryBox = el('details', { class: 'memories' },
+      el('summary', {}, `${found.size} ${found.size === 1 ? 'memory' : 'memories'} used`),
+      el('ul', {}, ...[...found.values()].map((m) => el('li', {}, memoryLine(m)))));
+    this.el.insertBefore(this.memoryBox, this.body);
+  }
+
   problem(msg) {
     this.el.classList.remove('running');
     this.body.append(el('div', { class: 'error-line' }, msg));
@@ -509,6 +525,7 @@ class AssistantMessage {
         const card = s.kind === 'tool' && s.parent === 0 && this.cards.get(s.callId);
         if (card) card.timing(s);
       }
+      this.memories(tl);
       if (this.end && tl.done && !this.end.dataset.timed) {
         this.end.dataset.timed = '1';
         this.end.append(` · ${tl.modelCalls} model call${tl.modelCalls === 1 ? '' : 's'}, ${tl.toolCalls} tool call${tl.toolCalls === 1 ? '' : 's'} in ${fmtMs(tl.durationMs)}`);
@@ -863,6 +880,12 @@ function drawTimeline(detail, tl) {
       }
       tokens = s.end !== undefined ? fmtMs(end - from) : s.wait && s.wait.to === undefined ? waitLabel(s.wait.kind) : 'running';
       if (s.denied) tokens = 'denied';
+    } else if (s.kind === 'memory') {
+      const n = s.memory ? s.memory.memories.length : 0;
+      label = 'memory · ' + s.name;
+      lane.append(seg(s, 'memory' + (s.memory && s.memory.error && !s.memory.fallback ? ' failed' : ''), s.start, end, `memory ${s.name}: ${fmtMs(end - s.start)}`));
+      tokens = s.name === 'search' ? `${n} found` + (s.memory && s.memory.fallback ? ' · lexical only' : s.memory && s.memory.hybrid ? ' · hybrid' : '')
+        : `${n} remembered`;
     } else {
       label = (s.kind === 'run' ? 'run · ' : 'agent · ') + s.name;
       lane.append(seg(s, s.kind + open, s.start, end, `${s.name}: ${fmtMs(end - s.start)}`));
@@ -883,7 +906,7 @@ function drawTimeline(detail, tl) {
       el('tr', {}, el('td', {}, 'input billed'), el('td', { id: 'run-billed' }, billed(u)))),
     tl.truncated ? el('p', { class: 'error-line' }, 'This run had more steps than the recorder keeps: the later ones are not shown.') : null,
     el('div', { class: 'legend' },
-      ...[['model', 'model call'], ['tool', 'tool call'], ['agent', 'agent as a tool'], ['wait', 'waiting for a decision'], ['backoff', 'retry wait']]
+      ...[['model', 'model call'], ['tool', 'tool call'], ['agent', 'agent as a tool'], ['memory', 'memory'], ['wait', 'waiting for a decision'], ['backoff', 'retry wait']]
         .map(([c, t]) => el('span', {}, el('i', { class: 'bar-seg k-' + c, style: { position: 'static', display: 'inline-block' } }), t))));
   const sel = tl.spans.find((s) => s.id === state.selectedSpan);
   const panel = el('div', { id: 'span-detail' });
@@ -941,9 +964,27 @@ function spanDetail(panel, tl, s) {
         el('tr', {}, el('td', {}, 'in parallel with'), el('td', {}, `${s.parallel} other call${s.parallel === 1 ? '' : 's'}`))),
       el('h3', {}, 'Arguments'), jsonView(s.args || {}),
       el('h3', {}, s.error ? 'Error' : 'Result'), s.error ? el('pre', { class: 'json' }, s.error) : s.output !== undefined ? jsonView(s.output) : el('pre', { class: 'json' }, '…'));
+  } else if (s.kind === 'memory' && s.memory) {
+    const m = s.memory;
+    panel.append(el('h3', {}, s.name === 'search' ? 'Memory search' : 'Memories remembered'),
+      el('table', { class: 'kv' },
+        s.name === 'search' ? el('tr', {}, el('td', {}, 'query'), el('td', {}, m.query)) : null,
+        s.name === 'search' ? el('tr', {}, el('td', {}, 'ranking'), el('td', {}, m.hybrid ? 'hybrid: words and embeddings, fused'
+          : m.fallback ? 'by words only: the query could not be embedded' : 'by words')) : null,
+        m.error ? el('tr', {}, el('td', {}, m.fallback ? 'embedding' : 'error'), el('td', { class: 'error-line' }, m.error)) : null,
+        el('tr', {}, el('td', {}, 'took'), el('td', {}, fmtMs(end - s.start)))),
+      el('ol', { class: 'memory-list' }, ...m.memories.map((x) => el('li', {}, memoryLine(x),
+        x.lexical || x.vector ? el('span', { class: 'muted' }, ` (rank ${[x.lexical ? 'by words ' + x.lexical : '', x.vector ? 'by meaning ' + x.vector : ''].filter(Boolean).join(', ')})`) : null))));
   } else {
     panel.append(el('h3', {}, `${s.kind === 'run' ? 'Run' : 'Agent run'}: ${s.name}`), el('p', {}, fmtMs(end - s.start)));
   }
+}
+
+// memoryLine says one memory: its text, who said it, when, and where.
+function memoryLine(m) {
+  const when = m.time ? new Date(m.time).toLocaleDateString() : '';
+  const from = [m.author, when, m.thread ? 'in ' + m.thread : ''].filter(Boolean).join(', ');
+  return el('span', { class: 'memory' }, m.text, from ? el('span', { class: 'muted' }, ' — ' + from) : null);
 }
 
 // ---- conversations ----

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -182,4 +183,25 @@ func Scripted(req *fake.Request) *fake.Reply {
 		return fake.Text("Glad to help.")
 	}
 	return fake.Calls(calls...)
+}
+
+// CrossSite sends a request as a page of another site makes the
+// browser send it (Origin, Sec-Fetch-Site: cross-site), with the user's
+// credentials (X-User), and returns its status and body.
+func (e *Env) CrossSite(t *testing.T, method, path, contentType, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.HTTP.URL+path, strings.NewReader(body))
+	req.Header.Set("X-User", "local")
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := e.HTTP.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -2,10 +2,12 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,5 +113,84 @@ func TestCORSFromAnotherOrigin(t *testing.T) {
 		if tc.page == allowed && (!strings.HasSuffix(lines[0], "data: [DONE]") || !strings.Contains(lines[2], "from the server.")) {
 			t.Errorf("from %s:\n%s", tc.page.URL, got)
 		}
+	}
+}
+
+// A page of another site cannot cancel an A2A task, whatever it sends
+// (issue 43: A2A 1.0's cancel takes no body, so a POST of none, which a
+// page may send without a preflight, with the user's cookies, cancelled
+// the task): Chromium's own requests (a fetch of no body, mode no-cors;
+// a form) reach examples/server from a page of another site, and the
+// task waits on, as it does for the 0.3 JSON-RPC sent as text.
+func TestCrossSiteCancel(t *testing.T) {
+	path := chromium(t)
+	root, err := filepath.Abs("../../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := exampleServer(t, root, "-approve")
+	rpc := func(body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(api+"/a2a", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	state := func(id string) any {
+		t.Helper()
+		m := rpc(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"` + id + `"}}`)
+		res, _ := m["result"].(map[string]any)
+		st, _ := res["status"].(map[string]any)
+		return st["state"]
+	}
+	// get_weather needs approval: the task waits for the decision.
+	m := rpc(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"What is the weather in Paris?"}]}}}`)
+	res, _ := m["result"].(map[string]any)
+	id, _ := res["id"].(string)
+	if id == "" || state(id) != "input-required" {
+		t.Fatalf("message/send: %v", m)
+	}
+
+	// The page is another site's: localhost, where the server is 127.0.0.1.
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>evil</title><iframe name="sink"></iframe>`)
+	}))
+	t.Cleanup(page.Close)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(alloc)
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(ctx, hang)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(strings.Replace(page.URL, "127.0.0.1", "localhost", 1))); err != nil {
+		t.Fatal(err)
+	}
+	attack := `(async () => {
+		const api = %q, id = %q;
+		await fetch(api + '/a2a/v1/rest/tasks/' + id + ':cancel', { method: 'POST', mode: 'no-cors', credentials: 'include' });
+		await fetch(api + '/a2a', { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' },
+			body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/cancel', params: { id } }) });
+		// A form, posted into the frame: done once the frame loads the answer.
+		const loaded = new Promise(r => document.querySelector('iframe').addEventListener('load', r, { once: true }));
+		const f = Object.assign(document.createElement('form'), { method: 'POST', target: 'sink', action: api + '/a2a/v1/rest/tasks/' + id + ':cancel' });
+		document.body.append(f);
+		f.submit();
+		await loaded;
+		return 'sent';
+	})()`
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(attack, api, id), chromedp.EvalAwaitPromise))
+	if err != nil || got != "sent" {
+		t.Fatalf("the page's requests: %q, %v", got, err)
+	}
+	if s := state(id); s != "input-required" {
+		t.Errorf("the task is %v after another site's requests, want input-required", s)
 	}
 }

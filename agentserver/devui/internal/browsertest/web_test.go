@@ -48,11 +48,19 @@ func webApp(t *testing.T) string {
 	page := httptest.NewServer(http.FileServer(http.Dir(dist)))
 	t.Cleanup(page.Close)
 
+	return page.URL + "/?api=" + exampleServer(t, root, "-approve", "-cors", page.URL)
+}
+
+// exampleServer builds examples/server from the repository at root,
+// starts it on a free loopback port with args, stops it (checking that it
+// exits cleanly on an interrupt) when the test ends, and returns its URL.
+func exampleServer(t *testing.T, root string, args ...string) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "server")
 	if out, err := exec.Command("go", "build", "-C", root, "-o", bin, "./examples/server").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/server: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-approve", "-cors", page.URL)
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = cleanEnv()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -91,7 +99,7 @@ func webApp(t *testing.T) string {
 	})
 	select {
 	case api := <-urls:
-		return page.URL + "/?api=" + api
+		return api
 	case err := <-exited:
 		t.Fatalf("the server exited: %v\n%s", err, output.String())
 	case <-time.After(hang):

@@ -1,0 +1,15 @@
+package memory_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// genai's dependencies start an OpenCensus worker at init.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
