@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/artifact"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -282,6 +283,7 @@ func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*t
 	defer l.wg.Done()
 	ctx = agent.WithConversation(ctx, in.Conversation)
 	ctx = withRun(ctx, r.id, in.User)
+	ctx = artifact.WithScope(ctx, in.User, in.Conversation) // the thread's files (Config.Artifacts)
 	if l.runTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, l.runTimeout, errRunTimeout)

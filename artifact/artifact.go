@@ -30,6 +30,9 @@ var (
 	// ErrTooLarge: the file is larger than SaveOptions.MaxSize or the
 	// store's own limit.
 	ErrTooLarge = errors.New("artifact: file too large")
+	// ErrContentType: SaveOptions.ContentType does not parse as a media
+	// type.
+	ErrContentType = errors.New("artifact: bad content type")
 )
 
 // The bounds of a [Key].
@@ -261,7 +264,7 @@ func normalizeType(declared string, head []byte) (string, error) {
 	}
 	mt, params, err := mime.ParseMediaType(declared)
 	if err != nil || !strings.Contains(mt, "/") {
-		return "", fmt.Errorf("artifact: the content type %q does not parse", truncate(declared, 80))
+		return "", fmt.Errorf("%w: %q does not parse", ErrContentType, truncate(declared, 80))
 	}
 	return mime.FormatMediaType(mt, params), nil
 }
