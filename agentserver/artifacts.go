@@ -208,7 +208,9 @@ func (s *Server) DeleteThread(ctx context.Context, user, thread string) error {
 // PDFs, a file whose bytes are not its type) as an attachment. Every
 // download carries X-Content-Type-Options: nosniff and
 // Content-Security-Policy: sandbox, so that no file runs script in the
-// server's origin (no stored XSS through an upload).
+// server's origin (no stored XSS through an upload); on a server without
+// Config.AllowedOrigins, Cross-Origin-Resource-Policy: same-origin keeps
+// pages of other origins from embedding them.
 //
 // A PUT's body is at most Config.MaxUploadBytes (413 beyond), its
 // Content-Type the file's type (sniffed when absent); a save past the
@@ -356,7 +358,12 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, key artifact.K
 	h.Set("Content-Type", contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox")
-	h.Set("Cross-Origin-Resource-Policy", "same-site")
+	if !s.origins.any && len(s.origins.exact) == 0 {
+		// No page of another origin may embed the file (an <img> of
+		// another site). With Config.AllowedOrigins, the frontend is one:
+		// its pages embed the files they show.
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	}
 	h.Set("ETag", `"`+info.SHA256+`"`)
 	if version > 0 {
 		h.Set("Cache-Control", "private, max-age=31536000, immutable") // a version never changes

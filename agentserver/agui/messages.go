@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/artifact"
 	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"google.golang.org/genai"
 )
@@ -112,11 +113,11 @@ func Messages(history []*genai.Content) []Message {
 // message whose response refers to files has parts: its result's JSON,
 // then the files.
 func messages(history []*genai.Content, link func(uri string) (string, bool)) []Message {
-	file := func(mimeType, uri, name string) outPart {
+	file := func(mimeType, uri string) outPart {
 		if link != nil {
 			if u, ok := link(uri); ok {
 				p := media(mimeType, "url", u)
-				if name != "" {
+				if name, _, _, err := artifact.ParseURI(uri); err == nil {
 					p.Metadata = map[string]string{"filename": name}
 				}
 				return p
@@ -184,7 +185,7 @@ func messages(history []*genai.Content, link func(uri string) (string, bool)) []
 						content := []outPart{{Type: "text", Text: text}}
 						for _, rp := range fr.Parts {
 							if rp != nil && rp.FileData != nil {
-								content = append(content, file(rp.FileData.MIMEType, rp.FileData.FileURI, ""))
+								content = append(content, file(rp.FileData.MIMEType, rp.FileData.FileURI))
 							}
 						}
 						if len(content) > 1 {
@@ -202,7 +203,7 @@ func messages(history []*genai.Content, link func(uri string) (string, bool)) []
 			case p.InlineData != nil:
 				parts = append(parts, media(p.InlineData.MIMEType, "data", base64.StdEncoding.EncodeToString(p.InlineData.Data)))
 			case p.FileData != nil:
-				parts = append(parts, file(p.FileData.MIMEType, p.FileData.FileURI, p.FileData.DisplayName))
+				parts = append(parts, file(p.FileData.MIMEType, p.FileData.FileURI))
 			}
 		}
 		switch {
