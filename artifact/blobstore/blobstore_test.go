@@ -99,3 +99,19 @@ func TestNeverOverwrites(t *testing.T) {
 		t.Errorf("Usage = %d, %v; want %d", n, err, len("first")+len("third"))
 	}
 }
+
+// go test -run '^$' -bench . -benchtime 5x (in artifact/blobstore)
+func BenchmarkMemblob(b *testing.B) {
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	artifacttest.Bench(b, New(bucket, Options{}))
+}
+
+func BenchmarkFileblob(b *testing.B) {
+	bucket, err := fileblob.OpenBucket(b.TempDir(), &fileblob.Options{CreateDir: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bucket.Close()
+	artifacttest.Bench(b, New(bucket, Options{}))
+}

@@ -33,3 +33,17 @@ func TestArtifactsContract(t *testing.T) {
 		return artifactsAt(t, urls[s])
 	}})
 }
+
+// go test -run '^$' -bench 'Artifacts' -benchtime 5x ./session/pgstore/ (with TOOLNEXUS_PG_URL)
+func BenchmarkArtifacts(b *testing.B) {
+	s, err := pgstore.Open(ctx, pgtest.Database(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	a, err := s.Artifacts(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	artifacttest.Bench(b, a)
+}

@@ -33,3 +33,17 @@ func TestArtifactsContract(t *testing.T) {
 		return artifactsAt(t, paths[s])
 	}})
 }
+
+// go test -run '^$' -bench 'Artifacts' -benchtime 5x ./session/sqlitestore/
+func BenchmarkArtifacts(b *testing.B) {
+	s, err := sqlitestore.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	a, err := s.Artifacts(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	artifacttest.Bench(b, a)
+}
