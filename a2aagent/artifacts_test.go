@@ -94,3 +94,30 @@ func TestFileArtifacts(t *testing.T) {
 		})
 	}
 }
+
+// A file part with bytes in a user's message is kept as a file of the
+// thread, named after it; the stored message refers to it.
+func TestFileUpload(t *testing.T) {
+	l := newLocal(t, nil, false, withFiles)
+	l.model.Enqueue(fake.Text("A note about milk."))
+	_, _, m := l.rpc(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","contextId":"ctx-up","parts":[`+
+		`{"kind":"text","text":"What is in it?"},{"kind":"file","file":{"name":"note.txt","mimeType":"text/plain","bytes":"`+
+		base64.StdEncoding.EncodeToString([]byte("remember the milk"))+`"}}]}}}`, "application/json", true)
+	if res, _ := m["result"].(map[string]any); res == nil || res["status"].(map[string]any)["state"] != "completed" {
+		t.Fatalf("message/send %s", jsonOf(m))
+	}
+	list, err := l.srv.Artifacts().Store().List(context.Background(), "alice", "ctx-up")
+	if err != nil || len(list) != 1 || list[0].Name != "note.txt" || list[0].Size != int64(len("remember the milk")) {
+		t.Fatalf("the thread's files: %+v, %v", list, err)
+	}
+	history, err := l.srv.History(context.Background(), "alice", "ctx-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := history[0].Parts[1]; p.FileData == nil || p.FileData.FileURI != "artifact:note.txt?version=1" {
+		t.Errorf("the stored message's file: %s", jsonOf(p))
+	}
+	if got := jsonOf(l.model.LastRequest().Contents[0].Parts[1]); !strings.Contains(got, base64.StdEncoding.EncodeToString([]byte("remember the milk"))) {
+		t.Errorf("the model got %s", got)
+	}
+}

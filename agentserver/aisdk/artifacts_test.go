@@ -19,6 +19,7 @@ import (
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/session/pgstore"
 	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
+	"google.golang.org/genai"
 )
 
 // get fetches path from the env's server as user ("" for none), with
@@ -344,4 +345,45 @@ func restart(t *testing.T, open func() (session.Store, artifact.Store)) {
 	if !strings.Contains(string(reqs[len(reqs)-1].Body), base64.StdEncoding.EncodeToString(servertest.ChartPNG())) {
 		t.Error("the model did not get the chart after the restart")
 	}
+}
+
+// A user's upload larger than the inline limit reaches the model through
+// the Files API: uploaded once, named by its URI in each request of the
+// thread's later turns too.
+func TestArtifactsUploadFilesAPI(t *testing.T) {
+	var e *env
+	keeper := artifact.NewKeeper(artifact.NewMemory(0), artifact.KeeperOptions{Uploader: uploaderFunc(func() artifact.Uploader { return e.Model.Client().Files }), InlineLimit: 1024})
+	e = newEnv(t, nil, servertest.Artifacts(keeper))
+	e.Model.SetReplyFunc(servertest.Scripted)
+	pdf := "%PDF-1.7\n" + strings.Repeat("report ", 1000)
+	body, _ := json.Marshal(map[string]any{"id": "t-big", "messages": []any{map[string]any{"id": "u1", "role": "user", "parts": []any{
+		map[string]any{"type": "file", "mediaType": "application/pdf", "filename": "report.pdf", "url": "data:application/pdf;base64," + base64.StdEncoding.EncodeToString([]byte(pdf))},
+		map[string]any{"type": "text", "text": "Summarize it."}}}}})
+	if r := e.do("POST", "/api/chat", string(body)); r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	e.do("POST", "/api/chat", chatBody("t-big", "u2", "And its title?"))
+	files := e.Model.Files()
+	if len(files) != 1 || string(files[0].Data) != pdf || files[0].MIMEType != "application/pdf" {
+		t.Fatalf("uploads: %d", len(files))
+	}
+	var named int
+	for _, r := range e.Model.Requests() {
+		if r.Method == "generateContent" || r.Method == "streamGenerateContent" {
+			if !strings.Contains(string(r.Body), `"fileUri":"`+files[0].URI+`"`) || strings.Contains(string(r.Body), "JVBERi0") {
+				t.Errorf("request #%d does not name the upload, or sends the bytes", r.Seq)
+			}
+			named++
+		}
+	}
+	if named != 2 {
+		t.Errorf("%d model calls, want 2", named)
+	}
+}
+
+// uploaderFunc is an Uploader made once the fake exists.
+type uploaderFunc func() artifact.Uploader
+
+func (f uploaderFunc) Upload(ctx context.Context, r io.Reader, config *genai.UploadFileConfig) (*genai.File, error) {
+	return f().Upload(ctx, r, config)
 }
