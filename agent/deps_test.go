@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 )
 
 // A program that imports only agent, in a module of its own that requires
@@ -34,9 +36,7 @@ import (
 // program importing only genai compiles too, or one of the loop's own
 // three dependencies (DESIGN.md).
 func TestImportOnlyAgent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lists the packages of a separate module")
-	}
+	citest.Heavy(t, "lists the packages of a separate module")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command:", err)

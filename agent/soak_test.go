@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"go.uber.org/goleak"
@@ -523,9 +524,9 @@ func (b *syncBuffer) String() string {
 // result; every goroutine returns.
 func TestChaosSoak(t *testing.T) {
 	seed := envUint(t, "SOAK_SEED", soakSeed)
-	n := soakRuns
-	if testing.Short() {
-		n = soakShortRuns
+	n := soakShortRuns
+	if citest.Enabled() {
+		n = soakRuns
 	}
 	n = int(envUint(t, "SOAK_RUNS", uint64(n)))
 	ids := make([]int, n)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
 	"github.com/toolnexus/toolnexus-go/session"
@@ -149,7 +150,12 @@ var what = map[string]any{"what": "it"}
 type child struct {
 	cmd  *exec.Cmd
 	base string
+	run  string // the run the test follows, once it knows it
 }
+
+// replay reads the run the test follows from its start, over or not (a
+// run picked up may end before the test reads it).
+func (c *child) replay() *response { return c.do(bg, "GET", "/replay?run="+c.run, nil) }
 
 // startChild starts a server process on store, whose tools named in block
 // block until it dies.
@@ -263,9 +269,7 @@ func TestCrashPostgres(t *testing.T) {
 }
 
 func testCrash(t *testing.T, newStore func(*testing.T) string) {
-	if testing.Short() {
-		t.Skip("starts server processes")
-	}
+	citest.Heavy(t, "starts server processes and kills them")
 	// Each case: what the model answers, the point at which the first
 	// process is killed, what the second must do, and what comes of it.
 	for _, tc := range []struct {
@@ -303,7 +307,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			until(t, "the model call", func() bool { return len(m.Requests()) == 1 })
 			return nil
 		},
-		second: func(t *testing.T, c *child, _ *response) *response { return c.do(bg, "GET", "/replay?thread=t1", nil) },
+		second: func(t *testing.T, c *child, _ *response) *response { return c.replay() },
 		counts: map[string]int{},
 		stored: []string{"user: Say hello", "model: Hello again."},
 	}, {
@@ -316,7 +320,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			return nil
 		},
 		second: func(t *testing.T, c *child, _ *response) *response {
-			resp := c.do(bg, "GET", "/replay?thread=t1", nil)
+			resp := c.replay()
 			// The calls the client was shown are shown again, once.
 			want := []string{"open", "start", "step", "tool-call", "tool-call"}
 			if k := resp.kinds(); !slices.Equal(k[:min(len(k), len(want))], want) || len(resp.of(agentserver.KindToolCall)) != 2 {
@@ -367,7 +371,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			until(t, "send to start", func() bool { return counts(t, count)["send"] == 1 })
 			return resp
 		},
-		second: func(t *testing.T, c *child, _ *response) *response { return c.do(bg, "GET", "/replay?thread=t1", nil) },
+		second: func(t *testing.T, c *child, _ *response) *response { return c.replay() },
 		counts: map[string]int{"send": 1}, // approved, it ran, and may have taken effect: not run again
 		stored: []string{"user: Send it", `model: call send{"what":"it"}`,
 			`user: response send{"error":"tool send was interrupted: the process running it stopped before it returned, so it may or may not have run; check whether it took effect before calling it again, or ask the user"}`,
@@ -385,7 +389,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			until(t, "act to start", func() bool { return counts(t, count)["act"] == 1 })
 			return resp
 		},
-		second: func(t *testing.T, c *child, _ *response) *response { return c.do(bg, "GET", "/replay?thread=t1", nil) },
+		second: func(t *testing.T, c *child, _ *response) *response { return c.replay() },
 		counts: map[string]int{"act": 1},
 		stored: []string{"user: Send it", `model: call send{"what":"it"}`, `user: response send{"denied":true,"error":"the user denied this call"}`,
 			`model: call act{"what":"it"}`,
@@ -401,7 +405,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			return nil
 		},
 		second: func(t *testing.T, c *child, _ *response) *response {
-			resp := c.do(bg, "GET", "/replay?thread=t1", nil)
+			resp := c.replay()
 			want := []string{"open", "start", "step", "tool-call", "tool-result", "step-end", "step", "tool-call", "tool-result", "step-end", "step", "text", "step-end", "done"}
 			if k := resp.kinds(); !slices.Equal(k, want) {
 				t.Errorf("the recovered run's log is %v; want %v", k, want)
@@ -421,7 +425,7 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			until(t, "the second model call", func() bool { return len(m.Requests()) == 2 })
 			return nil
 		},
-		second: func(t *testing.T, c *child, _ *response) *response { return c.do(bg, "GET", "/replay?thread=t1", nil) },
+		second: func(t *testing.T, c *child, _ *response) *response { return c.replay() },
 		counts: map[string]int{"look": 1}, // its result was journaled: reused, not run again
 		stored: []string{"user: Look", `model: call look{"what":"it"}`, `user: response look{"result":"seen"}`, "model: Seen."},
 	}} {
@@ -448,15 +452,23 @@ func testCrash(t *testing.T, newStore func(*testing.T) string) {
 			if err != nil {
 				t.Fatalf("the first process left no journal: %v", err)
 			}
+			// A run that waits is parked in the store, claimed by nobody;
+			// another is claimed by the killed process's life, which ended
+			// with it: the new process takes it at once.
+			var last struct{ Kind string }
+			json.Unmarshal(held.Entries[len(held.Entries)-1], &last)
+			if parked := last.Kind == "pause"; parked != (held.Owner == "") {
+				t.Errorf("the run's journal ends with a %s and is claimed by %q; want a journal claimed unless it waits", last.Kind, held.Owner)
+			}
 			c2 := startChild(t, store, m.URL, count)
+			c2.run = held.Run
 			if !tc.term {
-				// The killed process's claim of the run lasts its lease:
-				// then the new one takes the run over.
-				if held.Owner == "" {
-					t.Errorf("the run's journal is not claimed: %+v", held)
-				}
-				until(t, "the run to be taken over", func() bool {
-					return c2.do(bg, "GET", "/current?thread=t1", nil).status == http.StatusOK
+				until(t, "the run to be picked up", func() bool {
+					if c2.do(bg, "GET", "/current?thread=t1", nil).status == http.StatusOK {
+						return true
+					}
+					_, err := s.LoadRun(bg, "agentserver/alice/t1")
+					return errors.Is(err, session.ErrNoRun) // picked up, and over already
 				})
 			}
 			resp := tc.second(t, c2, read)

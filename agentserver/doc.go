@@ -30,8 +30,9 @@
 //
 // A thread has one run at a time. A run is the agent's Stream on the
 // thread's history and the new message, on a goroutine of the server's
-// (not of the request that started it), journaled step by step and saved
-// when it ends (see Durable runs): a client
+// (not of the request that started it) while it runs (one that waits for
+// decisions holds none), journaled step by step and saved when it ends
+// (see Durable runs): a client
 // that goes away does not lose the answer, and does not stop the run (a
 // reload resumes it); [Server.CancelThread], each protocol's cancel
 // route, does. A second request on a busy
@@ -81,53 +82,100 @@
 //     as a step of its own only when EndRun fails, or when the loop asks
 //     the model again after it;
 //   - each call's result, as it comes, before its record;
-//   - each pause (the calls that wait), before its record, and each
-//     decision (a request's, or a deadline's), before its records.
+//   - each pause (the calls that wait, with their deadlines), before its
+//     record, and each decision (a request's, or a deadline's), before
+//     its records.
 //
-// The pieces of text and thoughts of an answer are shown as they stream
-// and are not written one by one (an answer has thousands): the turn's
-// entry holds them, once the response is whole. So a crash in the middle
-// of an answer loses the text shown of it, and the recovered run asks
-// the model again. Close and a cancel do not lose it: a run that ends
-// in the middle of an answer is saved with the text its readers were
-// shown, as a model content of its own. A run ends with
-// session.Journaler's EndRun, which appends the run's contents to the
-// thread and drops its journal in one step: saved once, never twice.
-// A write of a step that fails is logged (Config.Logger), and the run
-// goes on: it is saved at its end all the same.
+// Each entry keeps the offsets its records have in the run's log, so a
+// log rebuilt from the journal holds every record at its offset, the
+// pieces of each turn's text and thoughts joined in one record at the
+// first piece's (as a kept log's are once its run is over), progress and
+// retries not kept. The pieces of text are not written one by one (an
+// answer has thousands): the turn's entry holds them, once the response
+// is whole. So a crash in the middle of an answer loses the text shown of
+// it, and the run, picked up, asks the model again. Close and a cancel do
+// not lose it: a run that ends in the middle of an answer is saved with
+// the text its readers were shown, as a model content of its own. A run
+// ends with session.Journaler's EndRun, which appends the run's contents
+// to the thread and drops its journal in one step: saved once, never
+// twice.
 //
-// New recovers, before it returns, every run the store's journals show
-// unfinished (session.Journaler.ListRuns over the threads of every user
-// of the server) that no other live Server holds: at start rather than
-// when a thread is next touched, so that Current and the protocols'
-// resume routes show a run that waits from the first request, and a run
-// cut in the middle of an answer finishes for when its user comes back.
-// A recovered run keeps its id.
+// No call runs unless the turn that asks for it is stored, and no call
+// that waited runs unless its decision is: a turn's entry that cannot be
+// written (after four tries, its waits growing from 100 ms) stops the
+// run before its calls run, and it is saved as far as it went (its
+// clients read a store_error that says so); a decision that cannot be
+// written is not taken (503, Retry-After), and changes nothing; a pause
+// that cannot be written keeps the run with this server (a crash then has
+// its calls wait again). A result that cannot be written is logged
+// (Config.Logger), and the run goes on with it: it is in the run's
+// history, saved with the run; a crash before then answers the call as
+// interrupted.
 //
 // Each run is run by one Server at a time, however many share the store
-// (in one process or several): a Server claims the journal of each run it
-// starts or recovers (session.Journaler.ClaimRun, an atomic claim the
-// store decides, for Config.RunLease), and renews the claims of its runs
-// in flight every third of the lease, those that wait for decisions
-// included. A Server leaves alone the runs another one holds, and looks
-// for runs to take over as often as it renews: one whose claim ran out
-// (its process died, or lost the store for longer than the lease) is
-// claimed by exactly one of the Servers that see it, and recovered
-// there. Close releases the claims of the runs it leaves in the store,
-// so that the next Server (a deploy's) takes them at once; after a kill,
-// the next Server takes them once their lease has run out. A Server
-// whose renewal finds its run claimed by another stops it and writes
-// nothing more of it. A run begun is claimed at once, in a second write
-// after BeginRun; a Server that looks for runs in the moment between
-// may take it, and the request is then refused 409 busy, its run going
-// on on the other Server. On a session.Journaler (the default
-// store, a session.Memory, is one), New starts the goroutine that renews
-// and looks for runs, and Close ends it: a Server is closed when it is
-// done with.
-// Its log shows again what its readers were shown: its start, then for
-// each turn written its step, its thoughts and its text (each joined in
-// one record), its calls and their results, pauses and decisions; then
-// the run goes on from its last step:
+// (in one process or several). A Server claims the journal of each run it
+// runs (session.Journaler's claims: BeginRun claims the journal it
+// creates), and every write of the run names that claim: the store makes
+// the write only if the claim is still the journal's, in the same
+// statement as the write (the fence). On a session.LiveJournaler the
+// claims last as long as the Server's life on the store, which the
+// database knows (pgstore: an advisory lock on a connection of the
+// Server's own, which PostgreSQL drops with it; sqlitestore: a file lock
+// the kernel drops with the process; session.Memory: the process): a
+// Server that dies loses its claims at once, and the next Server to look
+// takes its runs, without waiting for a lease. On another Journaler a
+// claim lasts Config.RunLease, renewed every third of it. A Server loses
+// a run when a write of it is refused (another Server took it: it stalled
+// or lost the store longer than the lease, or its life on the store was
+// lost), when a renewal finds it claimed by another or ended, or when its
+// life is lost (pgstore: its connection broke; the Server then begins a
+// new life, under a new name, and looks for runs to pick up, its own
+// former ones included): the run stops at once in this Server, which
+// writes nothing more of it, and its clients read its end, cancelled,
+// with the code taken_over: another server goes on with it, and a reload
+// follows it there. Before a call's tool starts and before a model call
+// is sent, the run proves its Server still holds it (the life's check, at
+// most a second old, which pgstore makes well before PostgreSQL may let
+// another take the claims; with leases, a claim or write begun within
+// half the lease, or a renewal made then), and stops when it cannot. A
+// decision is taken by a write under the claim. So no interleaving of
+// servers, kills and store failures runs a call of a run twice (a call
+// that was running when its Server lost the run is answered, by the
+// Server that goes on with it, as interrupted: it may or may not have
+// run, and the model is told so), nor loses a step a client saw.
+//
+// A run that waits for decisions holds no goroutine. Once its pause is
+// written, its journal is released (claimed by no Server) and the run's
+// agent.Stream ends at the pause: the run is parked in the store. The
+// Server keeps of it a small entry (about 250 bytes), its deadline in one
+// heap of all parked runs (one timer), and a copy of its log only while
+// someone reads it. Any Server on the store takes its decisions: the
+// decision (or its deadline, or a cancel) claims the journal, writes the
+// decision, and runs the run on from its journal, as a run left by a
+// dead Server is picked up, on a new goroutine; decisions that leave
+// calls waiting park it again. The deadlines are the pause's, stored with
+// it: a Server that takes a parked run keeps them. Parked runs do not
+// count against MaxRuns.
+//
+// New picks up, before it returns, every run the store's journals show
+// unfinished (session.Journaler.ListRuns over the threads of every user
+// of the server) that no live Server holds: those that wait are parked
+// here (their deadlines kept), the others go on here, now. Each Server
+// looks again every third of Config.RunLease. Meanwhile, and for a run of
+// a thread that another Server runs, each route answers from the store
+// what is true: Current and the resume routes show a run parked there
+// (its pending calls, its log), a decision continues it, a cancel ends
+// it; a run that another Server holds is in progress (a new message is
+// 409 busy; reading it, deciding or cancelling it is 503 with
+// Retry-After: the request may reach that Server, or find the run
+// parked); a run that nobody holds and that does not wait is picked up at
+// once by the request that finds it. After a kill -9 the next process
+// shows a waiting run's approval as soon as it serves (see BENCHMARKS.md,
+// "Durable runs that hold").
+//
+// When a run goes on from its journal (picked up, or woken), its log
+// shows again what its readers were shown, and the run goes on from its
+// last step:
 //
 //   - one that died in a model call sends it again;
 //   - one that died while its calls ran answers them: a result written is
@@ -135,37 +183,35 @@
 //     answered with agent.Interrupted ("may or may not have run"), unless
 //     its tool is safe to repeat (toolset.Tool.SafeToRepeat: read-only or
 //     idempotent), which runs again; a call decided before the crash
-//     gets its decision (an approved one was running, so it is
+//     gets its decision (an approved one may have been running, so it is
 //     interrupted or run again as above);
 //   - one that waited for decisions waits again for the calls nobody
-//     decided, with the same call ids, under a new pause with a new
-//     deadline (ApprovalTimeout from the recovery); a decision continues
-//     it as before. The pauses and decisions of the turn it resumes are
-//     not shown again: its new pause is;
+//     decided, with the same call ids and deadlines (parked);
+//   - one woken by the decisions it waited for runs its approved calls;
 //   - one whose answer was written whole (its EndRun failed), and that
 //     died before it was saved, is saved, and not run.
 //
-// New fails when the store cannot list or load the journals; a journal
-// that is not agentserver's is logged and left as it is (its thread
-// stays busy until it is deleted). Recovered runs count among the runs in
-// flight (MaxRuns) but are never refused for it. The offsets of a recovered run's log are its own (the
-// text joined): a client resumes it from its start, as the resume routes
-// do. A run whose save failed (the store down at its end) keeps its
-// journal, released, and the next Server to look for runs on the store
-// picks it up from its last step.
+// A journal that is not agentserver's is logged and left as it is (its
+// thread stays busy until it is deleted). A transient failure of the
+// store while a run is picked up never drops its journal: the run is
+// tried again (a Load of its thread, until it works or the run's context
+// ends; a journal that cannot be read, at the next look). New fails when
+// the store cannot list the journals. A run whose save failed (the store
+// down at its end) keeps its journal, released, and the next Server to
+// look for runs on the store (or the next request on its thread) picks
+// it up from its last step.
 //
-// Close (a deploy's SIGTERM) leaves a run that waits for decisions in its
-// journal as it is: not saved, not ended as cancelled, nothing more
-// written of it (its clients read its end, cancelled, from this process;
-// a decision sent meanwhile gets 503 closing). The next Server on the
-// store recovers it waiting for the same calls, as after a kill, and
-// this process ends without it. A run still streaming or running tools
-// gets the grace period (Close's ctx) to finish; those still running when
-// it ends are cancelled and saved as far as they went, with the text
-// their readers were shown: left journaled instead, the answer cut
-// short would be lost from the thread (a turn is journaled only whole)
-// and asked for again. On a store that is not a Journaler, Close cancels
-// the runs that wait at once, and saves them with their calls not run.
+// Close (a deploy's SIGTERM) leaves the runs that wait in the store,
+// parked, as they are: readers of this process's copy of one read its
+// end, cancelled, server_closing (the run waits for the next server).
+// A run still streaming or running tools gets the grace period (Close's
+// ctx) to finish; those still running when it ends are cancelled and
+// saved as far as they went, with the text their readers were shown:
+// left journaled instead, the answer cut short would be lost from the
+// thread (a turn is journaled only whole) and asked for again. On a store
+// that is not a Journaler, a run that waits is parked in the process
+// (no goroutine), and Close cancels it, and saves it with its calls not
+// run.
 //
 // # Approvals and browser tools
 //
@@ -187,10 +233,13 @@
 // are answered by the result the browser sends, or its error.
 //
 // The server decides those calls in the Interceptor of each run (see
-// agent.Interceptor), where each waits on its own goroutine; the agent's
-// own Interceptor still decides the other calls. So a served run reports
-// no EventApproval to its observers: the log's pauses and decisions say
-// what was decided, and when.
+// agent.Interceptor); the agent's own Interceptor still decides the other
+// calls. So a served run reports no EventApproval to its observers: the
+// log's pauses and decisions say what was decided, and when. Once the
+// pause is published the run parks (see Durable runs): its agent.Stream
+// ends, the calls that wait answered there with an error whose Err is the
+// stream context's cause, and a new Stream resumes the run when its
+// decisions come, answering those calls first.
 //
 // # Errors
 //
@@ -264,14 +313,15 @@
 // below is a Config field whose zero value means its default, and a value
 // less than zero turns it off.
 //
-//   - Runs in flight, those that wait for decisions included:
-//     DefaultMaxRuns (256) in all, more refused with 503 too_many_runs,
-//     and DefaultMaxRunsPerUser (8) of one user, more refused with 429
-//     too_many_runs, so that one user cannot take them all.
-//   - A run's duration, its waits for decisions included:
-//     DefaultRunTimeout (30 minutes); then it is cancelled, and saved as
-//     far as it went. Each wait for a decision is bounded on its own by
-//     ApprovalTimeout (10 minutes).
+//   - Runs in flight (running here: a run that waits for decisions is
+//     parked, and does not count): DefaultMaxRuns (256) in all, more
+//     refused with 503 too_many_runs, and DefaultMaxRunsPerUser (8) of one
+//     user, more refused with 429 too_many_runs, so that one user cannot
+//     take them all.
+//   - A run's duration, from its start, its waits for decisions
+//     included: DefaultRunTimeout (30 minutes); then it is cancelled, and
+//     saved as far as it went. Each wait for a decision is bounded on its
+//     own by ApprovalTimeout (10 minutes from its pause).
 //   - One user's threads in the store: DefaultMaxThreadsPerUser (1000).
 //     A run on a new thread of a user who has that many is refused with
 //     429 thread_quota; their existing threads go on. A thread counts
@@ -334,7 +384,14 @@
 // see every event, with contexts that [RunID], [RunUser] and
 // agent.Conversation read the run, its user and the thread from (so do
 // the tools the run calls), and otelagent records the thread as
-// gen_ai.conversation.id. [Server.Run] describes a run by id (its state,
+// gen_ai.conversation.id. A run that parks is two agent runs or more (one
+// per Stream, see Approvals and browser tools): Config.Observer, unless
+// it is an agent.ContextObserver, sees one run all the same (not the end
+// of a Stream that parks; when this process showed it the run, not the
+// start of the one that resumes it, nor its resumed turn's calls again;
+// turns numbered as the run's), while the agent's own Observer, and a
+// ContextObserver (tracing, which must end every step it began), see each
+// Stream as it is. [Server.Run] describes a run by id (its state,
 // the calls it waits for, how it ended: text, typed answer, usage),
 // [Server.Current] a thread's run in progress, [Server.Attach] reads a
 // run's log from an offset, [Server.Cancel] stops it ([Server.CancelThread]
@@ -393,8 +450,10 @@
 //     its KindDone record.
 //   - To survive a crash, as the in-process runner does on a
 //     session.Journaler (see Durable runs): each step is stored before
-//     the record that shows it, and a runner that starts picks up the runs
-//     its store shows unfinished, under their ids.
+//     the record that shows it, a call runs only once the turn (and the
+//     decision) asking for it is stored, every write is fenced by the
+//     runner's claim of the run, and a runner that starts picks up the
+//     runs its store shows unfinished, under their ids.
 //   - The log is ordered and append-only: offsets start at 0, every
 //     reader sees the same records at the same offsets, Attach at any
 //     offset up to the log's length works while the run goes on (the
@@ -423,7 +482,8 @@
 //   - Cancel and Close stop the run's tools; a run stopped so is saved.
 //     A runner that survives a crash may leave the runs that wait for
 //     decisions to the next runner on the store instead (the in-process
-//     runner does on a session.Journaler): Close then does not save them.
+//     runner parks them there on a session.Journaler): Close then does
+//     not save them.
 //   - Readers never block the run: a reader that stops reading holds only
 //     its offset.
 package agentserver

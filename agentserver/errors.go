@@ -40,6 +40,11 @@ var (
 	ErrTooManyReaders = errors.New("agentserver: too many readers of the run")
 	// ErrBadRequest: the request is malformed or breaks a limit.
 	ErrBadRequest = errors.New("agentserver: bad request")
+	// ErrElsewhere: another server on the store holds the run (it runs
+	// it, or is taking a decision about it): this one can describe it,
+	// not read, decide or cancel it. Answered 503, with Retry-After: the
+	// request may reach the other server, or find the run parked.
+	ErrElsewhere = errors.New("agentserver: another server holds the run")
 	// ErrUnauthenticated: Config.Authenticate refused the request.
 	ErrUnauthenticated = errors.New("agentserver: unauthenticated")
 )

@@ -22,6 +22,10 @@ func outcome(runErr, err error, ran bool, cause error) (State, *Failure) {
 		return StateDone, nil
 	}
 	switch {
+	case errors.Is(cause, errTakenOver):
+		return StateCancelled, takenOver
+	case errors.Is(cause, errStepNotStored), errors.Is(cause, errNoProof):
+		return StateFailed, &Failure{"store_error", "the server could not store the run's next step, so it stopped before it; the conversation was saved as far as it went"}
 	case errors.Is(cause, ErrClosed):
 		return StateCancelled, &Failure{"server_closing", "the server is shutting down; the conversation was saved as far as it went"}
 	case errors.Is(cause, ErrCancelled):

@@ -125,7 +125,8 @@ type testRequest struct {
 
 // handler serves the tests' protocol: POST /run submits a request and
 // streams its records as JSON; GET /replay?thread= streams the thread's
-// current run from its start (204 when none); GET /current?thread=
+// current run from its start (204 when none), GET /replay?run= the run,
+// over or not; GET /current?thread=
 // answers 200 when the thread has a current run, 204 when none.
 func handler(s *agentserver.Server) http.Handler {
 	mux := http.NewServeMux()
@@ -170,7 +171,13 @@ func handler(s *agentserver.Server) http.Handler {
 			s.WriteError(w, r, err)
 			return
 		}
-		info, err := s.Current(r.Context(), user, r.URL.Query().Get("thread"))
+		var info agentserver.RunInfo
+		if id := r.URL.Query().Get("run"); id != "" {
+			// The run, over or not.
+			info, err = s.Run(r.Context(), user, id)
+		} else {
+			info, err = s.Current(r.Context(), user, r.URL.Query().Get("thread"))
+		}
 		if errors.Is(err, agentserver.ErrNotFound) {
 			w.WriteHeader(http.StatusNoContent)
 			return

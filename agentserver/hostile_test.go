@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolnexus/toolnexus-go/agentserver"
@@ -141,7 +142,7 @@ func allocated(f func()) uint64 {
 func TestRecoverDeepToolSchema(t *testing.T) {
 	begin := func(schema string) []byte {
 		return []byte(`{"kind":"begin","run":"run_x","user":"alice","conversation":"t1","message":{"role":"user","parts":[{"text":"hi"}]},` +
-			`"tools":[{"name":"deep","parameters":` + schema + `}],"started":"2026-01-02T03:04:05Z"}`)
+			`"tools":[{"name":"deep","parameters":` + schema + `}],"started":"` + time.Now().UTC().Format(time.RFC3339) + `"}`) // within its RunTimeout
 	}
 	for _, tc := range []struct {
 		name      string
@@ -154,7 +155,7 @@ func TestRecoverDeepToolSchema(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := session.NewMemory()
-			if err := store.BeginRun(bg, "agentserver/alice/t1", "run_x", [][]byte{begin(tc.schema)}); err != nil {
+			if err := store.BeginRun(bg, "agentserver/alice/t1", "run_x", session.Claim{}, [][]byte{begin(tc.schema)}); err != nil {
 				t.Fatal(err)
 			}
 			logs := &logBuffer{}

@@ -31,6 +31,14 @@ const (
 // "Durable runs").
 type entry struct {
 	Kind string `json:"kind"`
+	// Time is when the entry was written: the time of the records it
+	// shows.
+	Time time.Time `json:"time,omitzero"`
+	// At is the offset in the run's log of the first record the entry
+	// shows (a turn's first call, a result, a pause, a decision's first
+	// record), so that the log rebuilt from the journal holds each record
+	// at the offset it had (0: not known, a journal of an older version).
+	At int64 `json:"at,omitempty"`
 
 	// entryBegin
 	Run          string         `json:"run,omitempty"`
@@ -41,12 +49,17 @@ type entry struct {
 	KeepLog      bool           `json:"keepLog,omitempty"`
 	Started      time.Time      `json:"started,omitzero"`
 
-	// entryTurn, entryResult, entryPause
+	// entryTurn, entryResult, entryPause, entryDecision
 	Turn int `json:"turn"`
 	// entryTurn: the model's content exactly as received (text, thoughts
-	// with their signatures, calls), and the turn's usage.
-	Content *genai.Content `json:"content,omitempty"`
-	Usage   *agent.Usage   `json:"usage,omitempty"`
+	// with their signatures, calls), and the turn's usage; the offsets of
+	// its step's record and of the first pieces of its thoughts and text
+	// (joined in one record each when the log is rebuilt).
+	Content   *genai.Content `json:"content,omitempty"`
+	Usage     *agent.Usage   `json:"usage,omitempty"`
+	StepAt    int64          `json:"stepAt,omitempty"`
+	ThoughtAt int64          `json:"thoughtAt,omitempty"`
+	TextAt    int64          `json:"textAt,omitempty"`
 
 	// entryResult: the call's position in the turn, what the model is
 	// sent (the tool's output as JSON, or the error text), and the result
@@ -62,29 +75,95 @@ type entry struct {
 	Decisions []Decision `json:"decisions,omitempty"`
 }
 
-// journal writes the steps of one run to its store's journal.
-type journal struct {
-	store  session.Journaler
-	thread string
-	run    string
-}
+// Write attempts: a step whose write fails for a reason of the store's
+// (not the fence) is written again, stepAttempts times at most, the
+// waits growing from stepRetry.
+const (
+	stepAttempts = 4
+	stepRetry    = 100 * time.Millisecond
+)
 
-// write appends e to the journal. A write that fails is logged, and the
-// run goes on: it is saved at its end all the same, but a crash before
-// then loses the step.
-func (r *run) write(ctx context.Context, e *entry) {
-	j := r.journal
-	if j == nil || r.kept.Load() {
-		return
+// errStepNotStored is the cause of a run stopped because a step its
+// next effects need could not be stored (see run.write).
+var errStepNotStored = errors.New("agentserver: a step of the run could not be stored")
+
+// write appends e to the run's entries and, on a session.Journaler, to
+// its journal, under the runner's claim: the store writes it only if
+// that claim is the journal's. A write the fence refuses (another
+// process took the run over, or it ended) loses the run at once: nothing
+// more is written, and it stops (see lose). Another failure is written
+// again, stepAttempts times at most, then returned (the entry stays in
+// r.entries, and r.unsaved says the journal is behind them): the caller
+// decides whether the run may go on (see the package documentation,
+// "Durable runs"). A successful write proves the claim (r.proven).
+func (r *run) write(ctx context.Context, e *entry) error { return r.writeStep(ctx, e, false) }
+
+// writeLocked is write, r.mu held.
+func (r *run) writeLocked(ctx context.Context, e *entry) error { return r.writeStep(ctx, e, true) }
+
+func (r *run) writeStep(ctx context.Context, e *entry, locked bool) error {
+	if r.lost.Load() {
+		return errTakenOver
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	lock := func() {
+		if !locked {
+			r.mu.Lock()
+		}
+	}
+	unlock := func() {
+		if !locked {
+			r.mu.Unlock()
+		}
+	}
+	lock()
+	r.entries = append(r.entries, e)
+	unlock()
+	js := r.l.js
+	if js == nil {
+		return nil
 	}
 	b, err := json.Marshal(e)
-	if err == nil {
-		err = j.store.AppendRun(context.WithoutCancel(ctx), j.thread, j.run, [][]byte{b})
-	}
 	if err != nil {
-		r.l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: journaling a step", slog.String("run", r.id),
-			slog.String("thread", r.conversation), slog.String("step", e.Kind), slog.Any("error", err))
+		return fmt.Errorf("agentserver: journaling a step: %w", err)
 	}
+	ctx = context.WithoutCancel(ctx)
+	wait := stepRetry
+	for attempt := 1; ; attempt++ {
+		claim, start := r.l.claim(), time.Now()
+		if claim.Owner == "" {
+			err = errNoLife
+		} else {
+			err = js.AppendRun(ctx, r.thread, r.id, claim, [][]byte{b})
+		}
+		switch {
+		case err == nil:
+			r.proven(start)
+			lock()
+			r.stored++
+			unlock()
+			return nil
+		case fenced(err):
+			r.lose(ctx, err)
+			return errTakenOver
+		}
+		r.l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: journaling a step", slog.String("run", r.id),
+			slog.String("thread", r.conversation), slog.String("step", e.Kind), slog.Int("attempt", attempt), slog.Any("error", err))
+		if attempt == stepAttempts {
+			r.unsaved = true
+			return err
+		}
+		time.Sleep(wait)
+		wait *= 2
+	}
+}
+
+// fenced reports whether err is the fence's refusal of a write: the
+// journal is another process's, or the run ended.
+func fenced(err error) bool {
+	return errors.Is(err, session.ErrClaimed) || errors.Is(err, session.ErrNoRun)
 }
 
 // flushAnswer writes the entry of the run's answer (run.answer), if it
@@ -96,51 +175,43 @@ func (r *run) flushAnswer(ctx context.Context) {
 	}
 }
 
-// begin creates the run's journal, holding what the run starts from.
+// begin creates the run's journal, holding what the run starts from,
+// claimed by this process.
 func (l *localRunner) begin(ctx context.Context, r *run, in *Input) error {
-	js, ok := l.store.(session.Journaler)
-	if !ok {
+	e := &entry{Kind: entryBegin, Time: r.started, Run: r.id, User: in.User, Conversation: in.Conversation,
+		Message: in.Message, Tools: in.Tools, KeepLog: in.KeepLog, Started: r.started}
+	r.entries = []*entry{e}
+	if l.js == nil {
 		return nil
 	}
-	b, err := json.Marshal(&entry{Kind: entryBegin, Run: r.id, User: in.User, Conversation: in.Conversation,
-		Message: in.Message, Tools: in.Tools, KeepLog: in.KeepLog, Started: r.started})
+	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("agentserver: journaling the run: %w", err)
 	}
-	if err := js.BeginRun(ctx, in.Thread, r.id, [][]byte{b}); err != nil {
+	claim, start := l.claim(), time.Now()
+	if claim.Owner == "" {
+		return newError(http.StatusServiceUnavailable, "store", errNoLife, "the server cannot hold runs right now; try again later")
+	}
+	// The run is this process's from its first write: another Server on
+	// the store leaves it alone while the claim lasts.
+	if err := l.js.BeginRun(ctx, in.Thread, r.id, claim, [][]byte{b}); err != nil {
 		if errors.Is(err, session.ErrRunInProgress) {
 			return newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress", in.Conversation)
 		}
 		l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: journaling a run", slog.String("thread", in.Conversation), slog.Any("error", err))
 		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
 	}
-	// The run is this process's: another Server on the store leaves it
-	// alone while the claim lasts (see keepClaims).
-	if err := js.ClaimRun(ctx, in.Thread, r.id, l.owner, l.lease); err != nil {
-		l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: claiming a run", slog.String("run", r.id),
-			slog.String("thread", in.Conversation), slog.Any("error", err))
-		if errors.Is(err, session.ErrClaimed) {
-			// Another Server took the journal in the moment before the
-			// claim: the run is its to run.
-			return newError(http.StatusConflict, "busy", ErrBusy, "thread %q has a run in progress on another server", in.Conversation)
-		}
-		// Nobody runs the run: it is dropped, nothing of it saved.
-		if err := js.EndRun(context.WithoutCancel(ctx), in.Thread, r.id, nil); err != nil {
-			l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: dropping a run not claimed", slog.String("run", r.id),
-				slog.String("thread", in.Conversation), slog.Any("error", err))
-		}
-		return newError(http.StatusServiceUnavailable, "store", err, "the server cannot store the run; try again later")
-	}
-	l.mu.Lock() // keepClaims reads it under the lock
-	r.journal = &journal{store: js, thread: in.Thread, run: r.id}
-	l.mu.Unlock()
+	r.claimed.Store(true)
+	r.stored = 1
+	r.proven(start)
 	return nil
 }
 
 // save stores what the run added to the loaded contents: the run's
 // contents, and the text of an answer cut short that its readers were
-// shown. With a journal, EndRun stores them and drops the journal in one
-// step. It returns the run's error joined with the store's, if any.
+// shown. On a session.Journaler, EndRun stores them and drops the journal
+// in one step, under the runner's claim. It returns the run's error
+// joined with the store's, if any.
 func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr error) error {
 	var contents []*genai.Content
 	if res != nil && len(res.History) > loaded {
@@ -150,15 +221,25 @@ func (r *run) save(ctx context.Context, loaded int, res *agent.Result, runErr er
 		contents = append(slices.Clip(contents), cut)
 	}
 	ctx = context.WithoutCancel(ctx) // a run cancelled is saved all the same
-	if r.kept.Load() {
-		r.l.logger.LogAttrs(ctx, slog.LevelInfo, "agentserver: a run that waits is left to the next server on the store",
-			slog.String("run", r.id), slog.String("thread", r.conversation))
+	if r.lost.Load() {
 		return runErr
 	}
 	var err error
 	switch {
-	case r.journal != nil:
-		if err = r.journal.store.EndRun(ctx, r.thread, r.id, contents); err != nil {
+	case r.l.js != nil:
+		claim := r.l.claim()
+		if claim.Owner == "" {
+			err = errNoLife
+		} else {
+			err = r.l.js.EndRun(ctx, r.thread, r.id, claim, contents)
+		}
+		switch {
+		case err == nil:
+			r.claimed.Store(false)
+		case fenced(err):
+			r.lose(ctx, err)
+			return runErr
+		default:
 			// The journal stays, for the next Server on the store: it
 			// must hold the answer, to save it rather than ask again,
 			// and is released, for another Server to save it now.
@@ -184,20 +265,23 @@ func (r *run) cutText() *genai.Content {
 	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: r.shown.String()}}}
 }
 
-// prior is what a recovered run's journal says of a call of the turn it
-// resumes.
+// prior is what a run's entries say of a call of the turn it resumes.
 type prior struct {
 	result   *entry    // its result, reused as it is
 	decision *Decision // the decision taken about it, if no result came
+	// fresh says that the decision was just taken, by the request or
+	// deadline that resumes the run: the call has not run (a call
+	// approved in a journal that a process left behind may have).
+	fresh bool
 }
 
-// priorAnswer returns the answer of a call of a recovered run's resumed
-// turn, from what its journal says, and whether it has one: a result
-// journaled is reused, a decision journaled is applied, and a call that
-// was running when the process stopped is answered with
-// agent.Interrupted, unless its tool is safe to repeat (then it runs
-// again: nil, true). A call that waits for a decision nobody took has no
-// answer yet (false): it waits again.
+// priorAnswer returns the answer of a call of a resumed turn, from what
+// the run's entries say, and whether it has one: a result journaled is
+// reused, never run again; a decision is applied (an approved call runs,
+// if its decision is fresh); and a call that was running when the process
+// stopped is answered with agent.Interrupted, unless its tool is safe to
+// repeat (then it runs again: nil, true). A call that waits for a
+// decision nobody took has no answer yet (false): it waits again.
 func (r *run) priorAnswer(ctx context.Context, call *genai.FunctionCall, p *prior, waits bool) (*toolset.Result, bool) {
 	switch {
 	case p.result != nil:
@@ -216,6 +300,8 @@ func (r *run) priorAnswer(ctx context.Context, call *genai.FunctionCall, p *prio
 		return res, true
 	case p.decision != nil && !(p.decision.Approved && p.decision.Kind == WaitApproval):
 		return decisionAnswer(call, p.decision.Kind, *p.decision), true
+	case p.decision != nil && p.fresh:
+		return nil, true // approved just now: it runs
 	case p.decision == nil && waits:
 		return nil, false
 	}
@@ -229,147 +315,50 @@ func (r *run) priorAnswer(ctx context.Context, call *genai.FunctionCall, p *prio
 	return agent.Interrupted(call), true
 }
 
-// recoverRuns picks up the runs the store's journals show unfinished:
-// those a process that stopped (a crash, a kill, a deploy) left behind.
-func (l *localRunner) recoverRuns(ctx context.Context) error {
-	js, ok := l.store.(session.Journaler)
-	if !ok {
-		return nil
-	}
-	opts := session.ListOptions{Prefix: storePrefix, Limit: session.MaxPageSize}
-	for {
-		page, err := js.ListRuns(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("agentserver: listing the runs to recover: %w", err)
-		}
-		for _, j := range page.Journals {
-			if err := l.recoverRun(ctx, js, j); err != nil {
-				return err
-			}
-		}
-		if page.Next == "" {
-			return nil
-		}
-		opts.Cursor = page.Next
-	}
-}
-
-// recoverRun picks up the run in progress on thread from its journal,
-// under its id: its log shows again what the run's readers were shown
-// (a turn's text pieces joined in one record), and the run goes on from
-// its last step.
-//
-// The run is claimed first (session.Journaler.ClaimRun): one whose claim
-// another Server holds, and has not let run out, is left to it.
-func (l *localRunner) recoverRun(ctx context.Context, js session.Journaler, listed session.Journal) error {
-	thread := listed.ID
-	l.mu.Lock()
-	cur, closing, skipped := l.threads[thread], l.closing, l.skipped[thread] == listed.Run
-	l.mu.Unlock()
-	switch {
-	case closing, skipped:
-		return nil
-	case cur != nil && (cur.id == listed.Run || !cur.over):
-		return nil // this process's, or listed twice
-	case listed.Owner != "" && listed.Owner != l.owner && listed.Lease.After(time.Now()):
-		return nil // held, as far as this clock tells: ClaimRun would say so
-	}
-	switch err := js.ClaimRun(ctx, thread, listed.Run, l.owner, l.lease); {
-	case errors.Is(err, session.ErrClaimed), errors.Is(err, session.ErrNoRun):
-		return nil // held by another Server, or over
-	case err != nil:
-		return fmt.Errorf("agentserver: claiming the run on %q: %w", thread, err)
-	}
-	jr, err := js.LoadRun(ctx, thread)
-	if err == nil && jr.Run != listed.Run {
-		err = session.ErrNoRun // another run began since
-	}
-	if errors.Is(err, session.ErrNoRun) {
-		return nil // it ended meanwhile
-	}
-	if err != nil {
-		return fmt.Errorf("agentserver: loading the run on %q: %w", thread, err)
-	}
-	entries := make([]*entry, 0, len(jr.Entries))
-	for i, b := range jr.Entries {
+// decodeEntries decodes a journal's entries: nil, and why, when they
+// are not agentserver's.
+func decodeEntries(raw [][]byte) ([]*entry, error) {
+	entries := make([]*entry, 0, len(raw))
+	for i, b := range raw {
 		e := new(entry)
 		if err := json.Unmarshal(b, e); err != nil || (i == 0) != (e.Kind == entryBegin) {
-			l.skip(ctx, jr, fmt.Errorf("entry %d is not one of agentserver's", i))
-			return nil
+			return nil, fmt.Errorf("entry %d is not one of agentserver's", i)
 		}
 		entries = append(entries, e)
 	}
+	if len(entries) == 0 {
+		return nil, errors.New("the journal has no entries")
+	}
+	return entries, nil
+}
+
+// runOf returns the run of a journal's entries, as it stands: its log
+// rebuilt, and, when it waits for decisions, its pending calls; or an
+// error saying why the journal is not one of agentserver's.
+func (l *localRunner) runOf(thread string, entries []*entry) (*run, error) {
 	b := entries[0]
 	in := &Input{Thread: thread, Conversation: b.Conversation, User: b.User, Message: b.Message, Tools: b.Tools, KeepLog: b.KeepLog}
-	tools, err := browserTools(in.Tools)
-	if err != nil {
-		l.skip(ctx, jr, fmt.Errorf("its browser tools: %w", err))
-		return nil
+	if _, err := browserTools(in.Tools); err != nil {
+		return nil, fmt.Errorf("its browser tools: %w", err)
 	}
-	r := newRun(jr.Run, in, l)
+	r := newRun(b.Run, in, l)
 	r.started = b.Started
-	r.journal = &journal{store: js, thread: thread, run: jr.Run}
-	r.ctx = ctx
-	r.add(Record{Kind: KindStart, Time: b.Started})
-	prior := r.replay(entries[1:])
-	if r.finished {
-		// The answer is journaled whole: only its saving was lost.
-		saved := append([]*genai.Content{in.Message}, prior...)
-		if err := js.EndRun(ctx, thread, jr.Run, saved); err != nil && !errors.Is(err, session.ErrNoRun) {
-			return fmt.Errorf("agentserver: saving run %s on %q: %w", jr.Run, thread, err)
-		} else if err == nil {
-			r.rememberSaved(withRun(ctx, r.id, in.User), saved)
-		}
-		return nil
-	}
-	runCtx, cancel := context.WithCancelCause(l.ctx)
-	r.cancel = cancel
-	l.mu.Lock()
-	if l.closing {
-		l.mu.Unlock()
-		cancel(ErrClosed)
-		r.release(ctx)
-		return nil
-	}
-	l.runs[r.id] = r
-	l.threads[thread] = r
-	l.inflight++
-	if l.maxPerUser > 0 {
-		l.perUser[in.User]++
-	}
-	l.wg.Add(1)
-	l.mu.Unlock()
-	l.logger.LogAttrs(ctx, slog.LevelInfo, "agentserver: recovered a run", slog.String("run", r.id), slog.String("thread", in.Conversation),
-		slog.Int("entries", len(entries)))
-	l.workers.Go(func() { l.execute(runCtx, r, in, tools, prior) })
-	return nil
+	r.entries, r.stored = entries, len(entries)
+	r.show()
+	return r, nil
 }
 
-// skip logs a journal that cannot be recovered, and leaves it in the
-// store: the thread stays busy until it is deleted.
-func (l *localRunner) skip(ctx context.Context, jr session.Journal, err error) {
-	l.mu.Lock()
-	l.skipped[jr.ID] = jr.Run // not again
-	l.mu.Unlock()
-	l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: a run cannot be recovered", slog.String("run", jr.Run),
-		slog.String("thread", jr.ID), slog.Any("error", err))
-}
-
-// replay adds to the log the records of the steps the journal holds, and
-// returns the contents they add to the history after the user's message.
-// The last turn, when its calls are not all answered in a later one, is
-// the one the run resumes: its calls go to r.prior, and its pauses and
-// decisions are not shown again (the resumed turn pauses anew for the
-// calls still undecided). A last turn without calls is the run's answer:
-// r.finished is set.
-func (r *run) replay(entries []*entry) []*genai.Content {
-	var turns []*entry
-	results := map[[2]int]*entry{}
-	decisions := map[string]*Decision{}
+// turnsOf returns the turn entries of entries, each turn once (a write
+// made again after an uncertain failure may have stored one twice), and
+// the results, by turn and index, and decisions, by call id.
+func turnsOf(entries []*entry) (turns []*entry, results map[[2]int]*entry, decisions map[string]*Decision) {
+	results, decisions = map[[2]int]*entry{}, map[string]*Decision{}
 	for _, e := range entries {
 		switch e.Kind {
 		case entryTurn:
-			turns = append(turns, e)
+			if len(turns) == 0 || turns[len(turns)-1].Turn != e.Turn {
+				turns = append(turns, e)
+			}
 		case entryResult:
 			results[[2]int{e.Turn, e.Index}] = e
 		case entryDecision:
@@ -378,66 +367,104 @@ func (r *run) replay(entries []*entry) []*genai.Content {
 			}
 		}
 	}
-	if len(turns) == 0 {
-		return nil
-	}
-	last := turns[len(turns)-1]
-	var contents []*genai.Content
-	for _, e := range entries {
+	return turns, results, decisions
+}
+
+// show adds to the (empty) log the records of the run's entries, each at
+// the offset it had when the entry was written: the start, then for each
+// turn its step, its thoughts and its text (each joined in one record),
+// its calls and their results, its end once the next turn began, and
+// the pauses and decisions, a pause again after decisions that left
+// calls undecided. A run whose last pause waits for decisions nobody
+// took waits again: its pending calls are those, with their deadlines. A
+// last turn without calls is the run's answer: r.finished is set.
+func (r *run) show() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.joined = true // offsets may have gaps: the pieces of text, progress, retries
+	first := r.entries[0]
+	r.addAt(Record{Kind: KindStart, Time: first.Started}, 0)
+	_, results, _ := turnsOf(r.entries)
+	var last *entry // the turn shown last
+	var shown []*Call
+	pending := map[string]Pending{}
+	var order []string
+	for _, e := range r.entries[1:] {
 		switch e.Kind {
 		case entryTurn:
-			r.replayTurn(e, results)
-			calls := agent.FunctionCalls(e.Content)
-			contents = append(contents, e.Content)
-			if e != last {
-				res := make([]agent.ToolResult, len(calls))
-				for i, c := range calls {
-					res[i].Call = c
-					if p := (&prior{result: results[[2]int{e.Turn, i}]}); p.result != nil {
-						out, _ := r.priorAnswer(r.ctx, c, p, false)
-						res[i].Result = *out
-					} else {
-						res[i].Result = *agent.Interrupted(c)
-					}
-				}
-				contents = append(contents, agent.ResponseContent(r.l.agent.Steps().Model(), calls, res))
+			if last != nil && last.Turn == e.Turn {
+				continue // written twice
+			}
+			if last != nil && len(agent.FunctionCalls(last.Content)) > 0 {
 				usage := agent.Usage{}
-				if e.Usage != nil {
-					usage = *e.Usage
+				if last.Usage != nil {
+					usage = *last.Usage
 				}
-				r.add(Record{Kind: KindStepEnd, Turn: e.Turn, Usage: &usage})
+				r.addAt(Record{Kind: KindStepEnd, Time: e.Time, Turn: last.Turn, Usage: &usage}, e.StepAt-1)
+			}
+			last = e
+			shown = r.showTurn(e)
+			pending, order = map[string]Pending{}, nil
+		case entryResult:
+			if e.Shown != nil && last != nil && e.Turn == last.Turn && e.Index < len(shown) && results[[2]int{e.Turn, e.Index}] == e {
+				r.addAt(Record{Kind: KindToolResult, Time: e.Time, Turn: e.Turn, Call: shown[e.Index], Result: e.Shown}, e.At)
 			}
 		case entryPause:
-			if e.Turn != last.Turn {
-				r.add(Record{Kind: KindPause, Turn: e.Turn, Pending: e.Pending})
-			}
-		case entryDecision:
-			if e.Turn != last.Turn {
-				for i := range e.Decisions {
-					r.add(Record{Kind: KindDecision, Turn: e.Turn, Decision: &e.Decisions[i]})
+			list := slices.Clone(e.Pending)
+			for _, p := range list {
+				if _, ok := pending[p.Call.ID]; !ok {
+					order = append(order, p.Call.ID)
 				}
+				pending[p.Call.ID] = p
+			}
+			r.addAt(Record{Kind: KindPause, Time: e.Time, Turn: e.Turn, Pending: list}, e.At)
+		case entryDecision:
+			at := e.At
+			for i := range e.Decisions {
+				d := &e.Decisions[i]
+				r.settled[d.CallID] = ErrDecided
+				if d.Expired {
+					r.settled[d.CallID] = ErrExpired
+				}
+				delete(pending, d.CallID)
+				r.addAt(Record{Kind: KindDecision, Time: e.Time, Turn: e.Turn, Decision: d}, at)
+				at = r.lenLocked()
+			}
+			if len(pending) > 0 {
+				r.addAt(Record{Kind: KindPause, Time: e.Time, Turn: e.Turn, Pending: pendingList(pending, order)}, at)
 			}
 		}
 	}
-	calls := agent.FunctionCalls(last.Content)
-	if len(calls) == 0 {
+	if last != nil && len(agent.FunctionCalls(last.Content)) == 0 {
 		r.finished = true
-		return contents
+		return
 	}
-	r.resumed, r.turnBase, r.n = true, last.Turn, len(calls)
-	r.prior = make(map[*genai.FunctionCall]*prior, len(calls))
-	for i, c := range calls {
-		p := &prior{result: results[[2]int{last.Turn, i}], decision: decisions[r.callID(last.Turn, i)]}
-		r.prior[c] = p
+	if len(pending) > 0 {
+		r.pending = make(map[string]*pendingCall, len(pending))
+		for id, p := range pending {
+			r.pending[id] = &pendingCall{Pending: p}
+		}
+		r.order = slices.DeleteFunc(order, func(id string) bool { return r.pending[id] == nil })
+		r.state = StateWaiting
 	}
-	return contents
 }
 
-// replayTurn adds the records of a journaled turn: the step, its
-// thoughts and text (each joined in one record), its calls and the
-// results journaled.
-func (r *run) replayTurn(e *entry, results map[[2]int]*entry) {
-	r.add(Record{Kind: KindStep, Turn: e.Turn})
+// pendingList returns the pending calls, in order.
+func pendingList(pending map[string]Pending, order []string) []Pending {
+	out := make([]Pending, 0, len(pending))
+	for _, id := range order {
+		if p, ok := pending[id]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// showTurn adds the records of a journaled turn: the step, its thoughts
+// and text (each joined in one record), its calls; and returns its calls
+// as shown. r.mu is held.
+func (r *run) showTurn(e *entry) []*Call {
+	r.addAt(Record{Kind: KindStep, Time: e.Time, Turn: e.Turn}, e.StepAt)
 	var text, thought strings.Builder
 	for _, p := range e.Content.Parts {
 		switch {
@@ -449,119 +476,66 @@ func (r *run) replayTurn(e *entry, results map[[2]int]*entry) {
 		}
 	}
 	if thought.Len() > 0 {
-		r.add(Record{Kind: KindThought, Turn: e.Turn, Text: thought.String()})
+		r.addAt(Record{Kind: KindThought, Time: e.Time, Turn: e.Turn, Text: thought.String()}, e.ThoughtAt)
 	}
 	if text.Len() > 0 {
-		r.add(Record{Kind: KindText, Turn: e.Turn, Text: text.String()})
+		r.addAt(Record{Kind: KindText, Time: e.Time, Turn: e.Turn, Text: text.String()}, e.TextAt)
 	}
 	calls := agent.FunctionCalls(e.Content)
 	shown := make([]*Call, len(calls))
+	at := e.At
 	for i, fc := range calls {
 		c := &Call{ID: r.callID(e.Turn, i), Name: fc.Name, Args: argsJSON(fc.Args)}
 		c.Wait = r.waitsFor(i, len(calls), fc)
 		shown[i] = c
-		r.add(Record{Kind: KindToolCall, Turn: e.Turn, Call: c})
+		r.addAt(Record{Kind: KindToolCall, Time: e.Time, Turn: e.Turn, Call: c}, at)
+		at = r.lenLocked()
 	}
-	for i := range calls {
-		if res := results[[2]int{e.Turn, i}]; res != nil {
-			r.add(Record{Kind: KindToolResult, Turn: e.Turn, Call: shown[i], Result: res.Shown})
+	return shown
+}
+
+// plan prepares the run to go on from its entries: it returns the
+// contents they add to the history after the user's message, and sets
+// the turn the run resumes (its calls' fate in r.prior, fresh for the
+// decisions of a resume that the caller begins itself) and the turn's
+// counters. A last turn without calls is the run's answer: r.finished.
+func (r *run) plan(fresh bool) []*genai.Content {
+	turns, results, decisions := turnsOf(r.entries)
+	r.prior, r.resumed, r.turnBase = nil, false, 0
+	r.calls, r.holds, r.n, r.waits, r.answered, r.paused, r.parking = r.calls[:0], r.holds[:0], 0, 0, 0, false, false
+	r.parked.Store(false)
+	if len(turns) == 0 {
+		return nil
+	}
+	last := turns[len(turns)-1]
+	var contents []*genai.Content
+	for _, e := range turns {
+		contents = append(contents, e.Content)
+		if e == last {
+			break
 		}
-	}
-}
-
-// errTakenOver is the cause of a run stopped because another Server on
-// the store claimed it: its claim ran out (this process stalled for
-// longer than the lease, or lost the store meanwhile).
-var errTakenOver = errors.New("agentserver: another server took the run over")
-
-// release releases the run's claim, for another Server on the store to
-// take it at once.
-func (r *run) release(ctx context.Context) {
-	j := r.journal
-	if j == nil {
-		return
-	}
-	if err := j.store.ClaimRun(context.WithoutCancel(ctx), j.thread, j.run, r.l.owner, 0); err != nil && !errors.Is(err, session.ErrNoRun) {
-		r.l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: releasing a run", slog.String("run", r.id),
-			slog.String("thread", r.conversation), slog.Any("error", err))
-	}
-}
-
-// keepClaims starts, on a session.Journaler, the goroutine that every
-// third of the lease renews the claims of the runs in flight here, and
-// takes over the runs whose claims ran out (another Server that died):
-// a run is run by one process at a time. Close ends it (releaseClaims).
-func (l *localRunner) keepClaims() {
-	js, ok := l.store.(session.Journaler)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l.stopClaims, l.claimsEnded = cancel, make(chan struct{})
-	go func() {
-		defer close(l.claimsEnded)
-		tick := time.NewTicker(l.lease / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			l.renewClaims(ctx, js)
-			if err := l.recoverRuns(ctx); err != nil && ctx.Err() == nil {
-				l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: looking for runs to take over", slog.Any("error", err))
+		calls := agent.FunctionCalls(e.Content)
+		res := make([]agent.ToolResult, len(calls))
+		for i, c := range calls {
+			res[i].Call = c
+			if p := (&prior{result: results[[2]int{e.Turn, i}]}); p.result != nil {
+				out, _ := r.priorAnswer(r.ctx, c, p, false)
+				res[i].Result = *out
+			} else {
+				res[i].Result = *agent.Interrupted(c)
 			}
 		}
-	}()
-}
-
-// renewClaims renews the claims of the runs in flight here. A run that
-// another Server claimed meanwhile is its: this process stops it, and
-// writes nothing more of it.
-func (l *localRunner) renewClaims(ctx context.Context, js session.Journaler) {
-	l.mu.Lock()
-	var held []*run
-	for _, r := range l.threads {
-		if !r.over && r.journal != nil && !r.kept.Load() {
-			held = append(held, r)
-		}
+		contents = append(contents, agent.ResponseContent(r.l.agent.Steps().Model(), calls, res))
 	}
-	l.mu.Unlock()
-	for _, r := range held {
-		err := js.ClaimRun(ctx, r.thread, r.id, l.owner, l.lease)
-		switch {
-		case err == nil, errors.Is(err, session.ErrNoRun): // renewed, or it ended meanwhile
-		case errors.Is(err, session.ErrClaimed):
-			l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: another server took a run over", slog.String("run", r.id),
-				slog.String("thread", r.conversation), slog.Any("error", err))
-			r.kept.Store(true)
-			r.cancel(errTakenOver)
-		case ctx.Err() == nil:
-			l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: renewing the claim of a run", slog.String("run", r.id),
-				slog.String("thread", r.conversation), slog.Any("error", err))
-		}
+	calls := agent.FunctionCalls(last.Content)
+	if len(calls) == 0 {
+		r.finished = true
+		return contents
 	}
-}
-
-// releaseClaims ends keepClaims' goroutine, and releases the claims of
-// the runs Close left in the store (kept), for the next Server to take
-// them at once.
-func (l *localRunner) releaseClaims() {
-	if l.stopClaims == nil {
-		return
+	r.resumed, r.turnBase, r.n = true, last.Turn, len(calls)
+	r.prior = make(map[*genai.FunctionCall]*prior, len(calls))
+	for i, c := range calls {
+		r.prior[c] = &prior{result: results[[2]int{last.Turn, i}], decision: decisions[r.callID(last.Turn, i)], fresh: fresh}
 	}
-	l.stopClaims()
-	<-l.claimsEnded
-	l.mu.Lock()
-	var kept []*run
-	for _, r := range l.threads {
-		if r.journal != nil && r.kept.Load() {
-			kept = append(kept, r)
-		}
-	}
-	l.mu.Unlock()
-	for _, r := range kept {
-		r.release(context.Background())
-	}
+	return contents
 }

@@ -146,7 +146,8 @@ func TestStreamBeginsAfterClose(t *testing.T) {
 }
 
 // With time to wait, Close lets a run finish, and its stream ends
-// normally; a run that waits for decisions is cancelled at once.
+// normally; a run that waits for decisions, parked in the store, stays
+// there as it is, for the next server.
 func TestCloseWaits(t *testing.T) {
 	h := newHarness(t, harnessOpts{agent: func(c *agent.Config) {
 		c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Args["city"] == "Paris" }
@@ -172,9 +173,14 @@ func TestCloseWaits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(bg, 20*time.Second) // a hang guard only
 	defer cancel()
 	go func() { closed <- h.srv.Close(ctx) }()
-	info := h.awaitRun("alice", waiter.run(), over)
-	if info.State != agentserver.StateCancelled || info.Done.Error.Code != "server_closing" {
-		t.Errorf("the waiting run ended %+v", info.Done)
+	until(t, "Close to begin", func() bool {
+		return h.post(bg, "alice", testRequest{Thread: "x", Text: "hi"}).errorCode() == "closing"
+	})
+	if info, err := h.srv.Run(bg, "alice", waiter.run()); err != nil || info.State != agentserver.StateWaiting {
+		t.Errorf("the waiting run during Close: %+v, %v; want it waiting, in the store", info, err)
+	}
+	if j, err := h.store.LoadRun(bg, "agentserver/alice/w"); err != nil || j.Len != 3 {
+		t.Errorf("the waiting run's journal: %+v, %v; want it as it was: the run, its turn, its pause", j, err)
 	}
 	select {
 	case err := <-closed:

@@ -19,11 +19,13 @@ import (
 )
 
 // localRunner is the default Runner: each run is agent.Stream on a
-// goroutine of the server's process, journaled and saved (journal.go),
-// its log in memory.
+// goroutine of the server's process while it runs, journaled and saved
+// (journal.go), its log in memory; a run that waits for decisions holds
+// no goroutine (park.go).
 type localRunner struct {
 	agent    *agent.Agent
 	store    session.Store
+	js       session.Journaler // the store, when it is a Journaler: runs are durable
 	observer agent.Observer
 	logger   *slog.Logger
 	remember func(ctx context.Context, user, thread string, contents []*genai.Content, from int) // Config.Remember
@@ -38,35 +40,67 @@ type localRunner struct {
 	ctx  context.Context
 	stop context.CancelCauseFunc
 
+	// mu guards what follows. A run's mu is taken before it, never
+	// after.
 	mu       sync.Mutex
-	runs     map[string]*run // by id: those in flight, and those over for less than keep
+	runs     map[string]*run // by id: those in flight here, parked ones loaded, and those over for less than keep
 	threads  map[string]*run // by thread: its latest run, while runs has it
 	finished []*run          // runs over, oldest first, until they are forgotten
-	inflight int
-	perUser  map[string]int // the runs in flight of each user that has one, when maxPerUser is set
+	inflight int             // the runs running here (parked ones do not count)
+	perUser  map[string]int  // the runs running here of each user that has one, when maxPerUser is set
 	closing  bool
-	wg       sync.WaitGroup // the runs
+	wg       sync.WaitGroup // the runs' goroutines
 	workers  *workers       // the runs' goroutines
+	// The runs parked in the store that this runner knows of (park.go).
+	parked     map[string]*parked // by thread
+	parkedRuns map[string]*parked // by run id
+	due        dueHeap            // the parked runs, by deadline
+	timer      *time.Timer        // fires at the first deadline of due
+	elsewhere  map[string]string  // runs another server holds, met by Latest: their thread, by id
+	skipped    map[string]string  // the journals that are not agentserver's: their run, by thread
 
 	// On a session.Journaler, the runner claims the journal of each run
-	// it runs for owner, for lease at a time (see keepClaims).
+	// it runs for owner (claims.go): for its life on a LiveJournaler, or
+	// for lease at a time.
+	cmu         sync.Mutex
 	owner       string
+	life        session.Life
+	lives       session.LiveJournaler // nil: claims have leases
 	lease       time.Duration
 	stopClaims  context.CancelFunc // ends keepClaims' goroutine
 	claimsEnded chan struct{}      // closed when it has ended
-	skipped     map[string]string  // the journals that are not agentserver's: their run, by thread
 }
 
 func newLocalRunner(cfg *Config) *localRunner {
 	ctx, stop := context.WithCancelCause(context.Background())
-	return &localRunner{
+	l := &localRunner{
 		agent: cfg.Agent, store: cfg.Store, observer: cfg.Observer, logger: cfg.Logger, remember: cfg.Remember,
 		approvalTimeout: cfg.ApprovalTimeout, runTimeout: cfg.RunTimeout, keep: cfg.KeepFinished, maxRuns: cfg.MaxRuns, maxPerUser: cfg.MaxRunsPerUser,
 		ctx: ctx, stop: stop,
 		runs: map[string]*run{}, threads: map[string]*run{}, perUser: map[string]int{},
 		workers: newWorkers(),
-		owner:   "agentserver_" + rand.Text(), lease: cfg.RunLease, skipped: map[string]string{},
+		parked:  map[string]*parked{}, parkedRuns: map[string]*parked{}, elsewhere: map[string]string{}, skipped: map[string]string{},
+		lease: cfg.RunLease,
 	}
+	l.js, _ = cfg.Store.(session.Journaler)
+	return l
+}
+
+// open starts the runner on its store: its life there, then the runs
+// the store holds unfinished (see scan), then the goroutine that keeps
+// its claims and looks for runs.
+func (l *localRunner) open(ctx context.Context) error {
+	if l.js == nil {
+		return nil
+	}
+	if err := l.startClaims(ctx); err != nil {
+		return fmt.Errorf("agentserver: beginning the server's life on the store: %w", err)
+	}
+	if err := l.scan(ctx); err != nil {
+		return err
+	}
+	l.keepClaims()
+	return nil
 }
 
 // Start implements [Runner].
@@ -97,10 +131,7 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, Cursor, er
 	r.cancel = cancel
 	l.runs[r.id] = r
 	l.threads[in.Thread] = r
-	l.inflight++
-	if l.maxPerUser > 0 {
-		l.perUser[in.User]++
-	}
+	l.countLocked(r, 1)
 	l.wg.Add(1)
 	l.mu.Unlock()
 
@@ -112,12 +143,7 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, Cursor, er
 		if l.threads[in.Thread] == r {
 			delete(l.threads, in.Thread)
 		}
-		l.inflight--
-		if l.maxPerUser > 0 {
-			if l.perUser[in.User]--; l.perUser[in.User] == 0 {
-				delete(l.perUser, in.User)
-			}
-		}
+		l.countLocked(r, -1)
 		l.mu.Unlock()
 		l.wg.Done()
 		return RunInfo{}, nil, err
@@ -125,8 +151,19 @@ func (l *localRunner) Start(ctx context.Context, in *Input) (RunInfo, Cursor, er
 	r.add(Record{Kind: KindStart})
 	info := r.info()
 	cur, _ := r.attach(0) // before the run begins: it misses nothing
-	l.workers.Go(func() { l.execute(runCtx, r, in, tools, nil) })
+	l.workers.Go(func() { l.execute(runCtx, r, tools, nil) })
 	return info, cur, nil
+}
+
+// countLocked counts r among the runs running here (n 1), or no more
+// (n -1). l.mu is held.
+func (l *localRunner) countLocked(r *run, n int) {
+	l.inflight += n
+	if l.maxPerUser > 0 {
+		if l.perUser[r.user] += n; l.perUser[r.user] <= 0 {
+			delete(l.perUser, r.user)
+		}
+	}
 }
 
 // forget drops the runs over for longer than keep. l.mu is held.
@@ -148,24 +185,33 @@ func (l *localRunner) forget(now time.Time) {
 }
 
 // ended records that r is over: its thread is free, and it is forgotten
-// after keep. It is called before the run's last record is added, so that
-// a client that reads the end may start the thread's next run at once
-// (the run is saved by then).
-func (l *localRunner) ended(r *run, at time.Time) {
+// after keep (at once when it is no longer this process's). It is called
+// before the run's last record is added, so that a client that reads the
+// end may start the thread's next run at once (the run is saved by then).
+func (l *localRunner) ended(r *run, at time.Time, running bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r.over = true
-	l.inflight--
-	if l.maxPerUser > 0 {
-		if l.perUser[r.user]--; l.perUser[r.user] == 0 {
-			delete(l.perUser, r.user)
-		}
+	if running {
+		l.countLocked(r, -1)
 	}
 	r.ended = at
+	l.unindexLocked(r.thread, r.id)
+	if r.lost.Load() {
+		// Another server goes on with it: this one answers from the
+		// store, not from its copy.
+		if l.runs[r.id] == r {
+			delete(l.runs, r.id)
+		}
+		if l.threads[r.thread] == r {
+			delete(l.threads, r.thread)
+		}
+		return
+	}
 	l.finished = append(l.finished, r)
 }
 
-// lookup returns the run named id.
+// lookup returns the run named id that this process holds in memory.
 func (l *localRunner) lookup(id string) (*run, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -176,49 +222,93 @@ func (l *localRunner) lookup(id string) (*run, error) {
 	return nil, notFound("run %q not found", id)
 }
 
+// find returns the run named id: one this process holds, or, for a run
+// it knows is parked in the store or held by another server, that run as
+// the store shows it (see openThread).
+func (l *localRunner) find(ctx context.Context, id string, adopt bool) (*run, error) {
+	r, err := l.lookup(id)
+	if err == nil || l.js == nil {
+		return r, err
+	}
+	l.mu.Lock()
+	thread := l.elsewhere[id]
+	if p := l.parkedRuns[id]; p != nil {
+		thread = p.thread
+	}
+	l.mu.Unlock()
+	if thread == "" {
+		return nil, err
+	}
+	r, err = l.openThread(ctx, thread, adopt)
+	if err == nil && (r == nil || r.id != id) {
+		err = notFound("run %q not found", id)
+	}
+	return r, err
+}
+
 func notFound(format string, args ...any) *Error {
 	return newError(http.StatusNotFound, "not_found", ErrNotFound, format, args...)
 }
 
+// errElsewhere is the answer to a request about a run that another
+// server holds: it runs it, or is taking a decision about it.
+func errElsewhere() *Error {
+	return newError(http.StatusServiceUnavailable, "elsewhere", ErrElsewhere,
+		"the run is in progress on another server; try again (the request may reach it), or wait for it to pause or end")
+}
+
 // Attach implements [Runner].
 func (l *localRunner) Attach(ctx context.Context, runID string, offset int64) (Cursor, error) {
-	r, err := l.lookup(runID)
+	r, err := l.find(ctx, runID, true)
 	if err != nil {
 		return nil, err
+	}
+	if r.remote {
+		return nil, errElsewhere()
 	}
 	return r.attach(offset)
 }
 
 // Decide implements [Runner].
 func (l *localRunner) Decide(ctx context.Context, runID string, decisions []Decision) (Cursor, error) {
-	r, err := l.lookup(runID)
+	r, err := l.find(ctx, runID, true)
 	if err != nil {
 		return nil, err
 	}
-	return r.decide(decisions)
+	if r.remote {
+		return nil, errElsewhere()
+	}
+	return r.decide(ctx, decisions)
 }
 
 // Cancel implements [Runner].
 func (l *localRunner) Cancel(ctx context.Context, runID string) error {
-	r, err := l.lookup(runID)
+	r, err := l.find(ctx, runID, true)
 	if err != nil {
 		return err
 	}
-	r.cancel(ErrCancelled)
-	return nil
+	if r.remote {
+		return errElsewhere()
+	}
+	return r.stop(ctx, ErrCancelled)
 }
 
 // Lookup implements [Runner].
 func (l *localRunner) Lookup(ctx context.Context, runID string) (RunInfo, error) {
-	r, err := l.lookup(runID)
+	r, err := l.find(ctx, runID, false)
 	if err != nil {
 		return RunInfo{}, err
 	}
 	return r.info(), nil
 }
 
-// Runs implements [RunLister].
+// Runs implements [RunLister]: the user's runs this process holds, and
+// those parked in the store that it knows of.
 func (l *localRunner) Runs(ctx context.Context, user string) ([]RunInfo, error) {
+	prefix, err := userPrefix(user)
+	if err != nil {
+		return nil, err
+	}
 	l.mu.Lock()
 	l.forget(time.Now())
 	var runs []*run
@@ -227,36 +317,67 @@ func (l *localRunner) Runs(ctx context.Context, user string) ([]RunInfo, error) 
 			runs = append(runs, r)
 		}
 	}
+	var parked []string
+	for thread, p := range l.parked {
+		if len(thread) > len(prefix) && thread[:len(prefix)] == prefix && l.runs[p.id] == nil {
+			parked = append(parked, thread)
+		}
+	}
 	l.mu.Unlock()
-	out := make([]RunInfo, len(runs))
-	for i, r := range runs {
-		out[i] = r.info()
+	out := make([]RunInfo, 0, len(runs)+len(parked))
+	for _, r := range runs {
+		out = append(out, r.info())
+	}
+	for _, thread := range parked {
+		if r, err := l.openThread(ctx, thread, false); err == nil && r != nil && r.user == user {
+			out = append(out, r.info())
+		}
 	}
 	return out, nil
 }
 
-// Latest implements [Runner].
+// Latest implements [Runner]. A thread whose run this process does not
+// run is looked up in the store: a run parked there (waiting for
+// decisions) is described from its journal, one another server holds
+// too (it runs it), and one that nobody holds and that does not wait (its
+// server died) is picked up here, now.
 func (l *localRunner) Latest(ctx context.Context, thread string) (RunInfo, error) {
 	l.mu.Lock()
 	l.forget(time.Now())
 	r := l.threads[thread]
 	l.mu.Unlock()
-	if r == nil {
+	if r != nil && (l.js == nil || r.running()) {
+		return r.info(), nil
+	}
+	if l.js != nil {
+		s, err := l.openThread(ctx, thread, false)
+		switch {
+		case err != nil:
+			return RunInfo{}, err
+		case s != nil:
+			return s.info(), nil
+		}
+	}
+	if r == nil || r.lost.Load() {
 		return RunInfo{}, notFound("no run on this thread")
 	}
-	return r.info(), nil
+	return r.info(), nil // a run of this process's, over
 }
 
 // Close implements [Runner].
 func (l *localRunner) Close(ctx context.Context) error {
 	l.mu.Lock()
 	l.closing = true
+	var live []*run
 	for _, r := range l.threads {
-		if !r.over && r.closeWaiting() {
-			r.cancel(ErrClosed) // nobody can decide here any more
+		if !r.over {
+			live = append(live, r)
 		}
 	}
 	l.mu.Unlock()
+	for _, r := range live {
+		r.closeParked(ctx) // those that run are Close's to wait for
+	}
 	done := make(chan struct{})
 	go func() {
 		l.wg.Wait()
@@ -272,21 +393,23 @@ func (l *localRunner) Close(ctx context.Context) error {
 	}
 	l.stop(ErrClosed)
 	l.workers.close()
-	l.releaseClaims()
+	l.stopTimer()
+	l.stopClaiming()
 	return err
 }
 
-// execute runs r to its end: the agent's Stream on the thread's
-// history, the user's message and, for a recovered run, the contents its
-// journal holds (prior); then it saves the run.
-func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*toolset.Tool, prior []*genai.Content) {
+// execute runs r until it ends or parks: the agent's Stream on the
+// thread's history, the user's message and, for a run that goes on from
+// its entries (recovered, or woken from its pause), the contents they
+// hold (prior); then it saves the run, unless it parked.
+func (l *localRunner) execute(ctx context.Context, r *run, tools []*toolset.Tool, prior []*genai.Content) {
 	defer l.wg.Done()
-	ctx = agent.WithConversation(ctx, in.Conversation)
-	ctx = withRun(ctx, r.id, in.User)
-	ctx = artifact.WithScope(ctx, in.User, in.Conversation) // the thread's files (Config.Artifacts)
+	ctx = agent.WithConversation(ctx, r.conversation)
+	ctx = withRun(ctx, r.id, r.user)
+	ctx = artifact.WithScope(ctx, r.user, r.conversation) // the thread's files (Config.Artifacts)
 	if l.runTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, l.runTimeout, errRunTimeout)
+		ctx, cancel = context.WithDeadlineCause(ctx, r.started.Add(l.runTimeout), errRunTimeout)
 		defer cancel()
 	}
 	r.ctx = ctx
@@ -297,19 +420,25 @@ func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*t
 		// the decisions (see run.intercept).
 		NeedsApproval: func(*genai.FunctionCall) bool { return false },
 		Intercept:     r.intercept,
-		Observer:      agent.Observers(agent.ObserverFunc(r.observeDone), l.observer),
+		Observer:      agent.Observers(agent.ObserverFunc(r.observeDone), r.observer()),
 	})
 	var done *agent.Event
-	loaded, err := l.store.Load(ctx, in.Thread)
-	if errors.Is(err, session.ErrNotFound) {
-		loaded, err = nil, nil
-	}
+	loaded, err := l.loadThread(ctx, r, prior != nil)
 	if err != nil {
-		// Nothing ran: nothing is saved (the journal, if any, is dropped).
-		err = fmt.Errorf("agentserver: loading thread %q: %w", in.Conversation, err)
+		// Nothing ran. A new run's journal holds only the message its
+		// client is told was not run: it is dropped. One that went on
+		// from its entries stays, for this or another Server to go on
+		// with it once the store answers.
+		if prior == nil && !r.lost.Load() && l.js != nil {
+			if err := l.js.EndRun(context.WithoutCancel(ctx), r.thread, r.id, l.claim(), nil); err == nil {
+				r.claimed.Store(false)
+			}
+		}
+		r.release(ctx)
+		err = fmt.Errorf("agentserver: loading thread %q: %w", r.conversation, err)
 		done = &agent.Event{Kind: agent.EventDone, Result: &agent.Result{}, Err: err}
 	} else {
-		history := slices.Concat(loaded, []*genai.Content{in.Message}, prior)
+		history := slices.Concat(loaded, []*genai.Content{r.message}, prior)
 		for e := range a.Stream(ctx, history) {
 			if e.Kind == agent.EventDone {
 				done = e
@@ -318,12 +447,47 @@ func (l *localRunner) execute(ctx context.Context, r *run, in *Input, tools []*t
 			r.event(ctx, e)
 		}
 	}
+	if r.parking {
+		if errors.Is(context.Cause(ctx), errParked) {
+			l.park(r)
+			return
+		}
+		// Cancelled (or closed, or out of time) as it parked: it ends,
+		// saved, under the claim it released at its pause.
+		r.reclaim(ctx)
+	}
 	if done != nil {
 		e := *done
 		e.Err = r.save(ctx, len(loaded), e.Result, e.Err)
 		done = &e
 	}
 	r.finish(ctx, done)
+}
+
+// loadThread loads the thread's history, even for a run already
+// cancelled (it is saved as far as it went, after the history). A run
+// that goes on from its entries (patient) tries again, its waits growing
+// to 5 s, until the store answers or the run's context ends: a failing
+// store never loses its journal. A new run tries stepAttempts times.
+func (l *localRunner) loadThread(ctx context.Context, r *run, patient bool) ([]*genai.Content, error) {
+	wait := stepRetry
+	for attempt := 1; ; attempt++ {
+		loaded, err := l.store.Load(context.WithoutCancel(ctx), r.thread)
+		if errors.Is(err, session.ErrNotFound) {
+			return nil, nil
+		}
+		if err == nil || (!patient && attempt == stepAttempts) {
+			return loaded, err
+		}
+		l.logger.LogAttrs(ctx, slog.LevelWarn, "agentserver: loading a run's thread", slog.String("run", r.id),
+			slog.String("thread", r.conversation), slog.Int("attempt", attempt), slog.Any("error", err))
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // errNoEnd is the error of a run whose stream ended without its last

@@ -21,12 +21,14 @@ import (
 	"google.golang.org/genai"
 )
 
-// run is one run of the local runner: its log, its pending calls, and
-// what its goroutine needs to turn the agent's events into records.
+// run is one run of the local runner: its log, its pending calls, its
+// entries, and what its goroutine needs to turn the agent's events into
+// records while it runs.
 type run struct {
 	id, thread, conversation, user string
 	l                              *localRunner
 	message                        *genai.Content // Input.Message
+	tools                          []ToolDecl     // Input.Tools
 	cancel                         context.CancelCauseFunc
 	started                        time.Time
 
@@ -36,28 +38,50 @@ type run struct {
 	// is over is cut to its last record (see trimLocked).
 	base int64
 	// keepLog says to keep the log once the run is over (Input.KeepLog);
-	// joined is set once its text was joined, so that its offsets have
-	// gaps.
+	// joined is set once its offsets may have gaps (its text joined, or
+	// the log rebuilt from the run's entries).
 	keepLog, joined bool
 	readers         []chan struct{} // each cursor's wake-up, signalled at each record
 	endRead         bool            // a cursor read the KindDone record
 	state           State
 	done            *Done
+	// phase is the run's in this process: running on its goroutine,
+	// parked (waiting for decisions, no goroutine), or over.
+	phase int
+	// unwound is set while the run's goroutine ends at its pause to park
+	// the run, and closed once it is parked (see park).
+	unwound chan struct{}
 	// ended and over are set by localRunner.ended, under its lock.
 	ended time.Time
 	over  bool
-	// pending holds the calls that wait, decided or not, until the call
-	// takes its decision; order keeps them in the order they were paused.
+	// pending holds the calls the parked run waits for, decided or not;
+	// order keeps them in the order they were paused.
 	pending map[string]*pendingCall
 	order   []string
 	// settled remembers the calls decided or expired, so that a second
 	// decision is told which it was.
 	settled map[string]error
-	// decided is closed, and replaced, when decisions arrive: every call
-	// that waits wakes up to look for its own.
-	decided chan struct{}
 	// waitOf maps the calls of the turn that wait to their Call.
 	waitOf map[*genai.FunctionCall]*Call
+	// entries are the run's journal entries, as written (or read from
+	// the store): what the run goes on from when it is woken. unsaved is
+	// set once one could not be written to the store.
+	entries []*entry
+	stored  int // how many of them the store's journal holds
+	unsaved bool
+
+	// On a session.Journaler: claimed says this process holds the run's
+	// journal; claimedAt when the last claim or write of it that proved
+	// the claim began (leases); lost that the run is no longer this
+	// process's, which writes nothing more of it. remote marks a copy,
+	// from the store, of a run that another server holds.
+	claimed   atomic.Bool
+	claimedAt atomic.Int64
+	lost      atomic.Bool
+	remote    bool
+	// parked is set while a Stream of the run ends because it parks, for
+	// the observer, which runs on the loop's goroutines.
+	parked atomic.Bool
 
 	// What only the run's goroutine touches.
 	ctx      context.Context
@@ -67,30 +91,28 @@ type run struct {
 	waits    int             // this turn's calls that wait for a decision
 	answered int             // results of this turn's calls that do not wait
 	paused   bool            // this turn's pause was published
+	parking  bool            // the run parks: what the loop reports now is not the run's
+	observed bool            // this process's Config.Observer was shown the run
 	agentRan bool            // the agent's EventDone was observed
 	agentErr error           // the agent's own error
 	holds    []bool          // which of this turn's calls wait for a decision
+	// The offsets of this turn's step, and of the first pieces of its
+	// thoughts and text: its entry keeps them.
+	stepAt, thoughtAt, textAt int64
 	// shown is the text of the answer in progress its readers were
 	// shown: saved with the run when the run ends before the answer is
 	// whole (Close, a cancel).
 	shown strings.Builder
 
-	// journal writes the run's steps to the store, when it is a
-	// session.Journaler; nil otherwise.
-	journal *journal
-	// kept is set when Close leaves the run, waiting for decisions, to
-	// the next process on the store: nothing more is journaled, and the
-	// run is not saved (see localRunner.Close).
-	kept atomic.Bool
 	// answer is the entry of a turn without calls, the run's answer, not
 	// written yet: EndRun, which comes at once, stores it with the run
 	// (one write less per run); it is written as a step of its own only
 	// when something else comes first (see flushAnswer).
 	answer *entry
-	// A recovered run resumes the turn its journal ends with (resumed):
-	// the agent's turn 0 is the journal's turn turnBase, whose calls' fate
-	// prior holds (see priorAnswer). finished is set when the journal
-	// holds the run's answer whole.
+	// A run that goes on from its entries (recovered, or woken) resumes
+	// the turn they end with (resumed): the agent's turn 0 is that turn,
+	// turnBase, whose calls' fate prior holds (see priorAnswer). finished
+	// is set when the entries hold the run's answer whole.
 	resumed  bool
 	turnBase int
 	prior    map[*genai.FunctionCall]*prior
@@ -106,8 +128,8 @@ type pendingCall struct {
 func newRun(id string, in *Input, l *localRunner) *run {
 	r := &run{
 		id: id, thread: in.Thread, conversation: in.Conversation, user: in.User, l: l, keepLog: in.KeepLog, message: in.Message,
-		started: time.Now(), state: StateRunning,
-		decided: make(chan struct{}), settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
+		tools: in.Tools, started: time.Now(), state: StateRunning,
+		settled: map[string]error{}, waitOf: map[*genai.FunctionCall]*Call{},
 		records: make([]Record, 0, 16),
 	}
 	for _, t := range in.Tools {
@@ -127,7 +149,14 @@ func (r *run) add(rec Record) {
 }
 
 func (r *run) addLocked(rec Record) {
-	rec.Offset = r.lenLocked()
+	r.addAt(rec, r.lenLocked())
+}
+
+// addAt appends a record to the log at offset at, or at the log's end
+// when at is not past it (the offset a record of an older journal, or of
+// one written twice, cannot have). r.mu is held.
+func (r *run) addAt(rec Record, at int64) {
+	rec.Offset = max(at, r.lenLocked())
 	if rec.Time.IsZero() {
 		rec.Time = time.Now()
 	}
@@ -159,22 +188,6 @@ func (r *run) info() RunInfo {
 	return info
 }
 
-// closeWaiting reports whether the run waits for decisions, for Close
-// to end it. A run that waits and is journaled is kept: left in its
-// journal as it is, for the next process on the store to recover it
-// waiting for the same calls.
-func (r *run) closeWaiting() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.state != StateWaiting {
-		return false
-	}
-	if r.journal != nil {
-		r.kept.Store(true)
-	}
-	return true
-}
-
 // waitsFor returns what call index of the n calls of a turn waits for:
 // a call of a browser tool waits for its result, a call the agent's own
 // Config.NeedsApproval picks for its approval, as the loop would decide
@@ -194,39 +207,71 @@ func (r *run) waitsFor(index, n int, call *genai.FunctionCall) PendingKind {
 }
 
 // intercept is the run's Config.Intercept. A call that waits (see
-// waitsFor) waits here, on its own goroutine, for its decision: the
-// loop meanwhile reports the results of the turn's other calls as they
-// complete, so that the pause comes after them. Other calls go to the
-// agent's own Interceptor, if any.
+// waitsFor) for a decision nobody took waits here, on its own goroutine,
+// until the run parks (which it does once the turn's other calls have
+// their results, see pauseIfDone) or ends: the loop meanwhile reports the
+// results of the turn's other calls as they complete, so that the pause
+// comes after them. A call of a resumed turn gets what the run's entries
+// say of it (priorAnswer). Other calls go to the agent's own
+// Interceptor, if any. Before a call's tool runs, the run proves that it
+// is still this process's (prove).
 func (r *run) intercept(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
 	r.mu.Lock()
 	c, p := r.waitOf[call], r.prior[call]
 	r.mu.Unlock()
 	if p != nil {
 		if res, ok := r.priorAnswer(ctx, call, p, c != nil); ok {
-			return res
+			if res != nil {
+				return res
+			}
+			return r.startCall(ctx, call)
 		}
 	}
-	if c == nil {
-		if base := r.l.agent.Steps().Interceptor(); base != nil {
-			return base(ctx, call)
-		}
-		return nil
-	}
-	return r.answerOf(ctx, call, c)
-}
-
-// answerOf waits for the decision about call c, and returns what the call
-// then answers. Apart from intercept, whose common path (a call that does
-// not wait) it keeps small: intercept runs on each call's goroutine,
-// whose stack would otherwise grow for it.
-func (r *run) answerOf(ctx context.Context, call *genai.FunctionCall, c *Call) *toolset.Result {
-	d, ok := r.await(ctx, c.ID)
-	if !ok {
+	if c != nil {
+		<-ctx.Done()
 		return &toolset.Result{IsError: true, Err: context.Cause(ctx),
 			Output: "tool " + call.Name + " was not run: the run ended before anyone decided about it"}
 	}
-	return decisionAnswer(call, c.Wait, d)
+	if base := r.l.agent.Steps().Interceptor(); base != nil {
+		if res := base(ctx, call); res != nil {
+			return res
+		}
+	}
+	return r.startCall(ctx, call)
+}
+
+// startCall returns nil, for call's tool to run, once the run proved it
+// is still this process's; or, when the run ends or cannot prove it, the
+// call's answer without running it.
+func (r *run) startCall(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
+	if ctx.Err() == nil {
+		if err := r.prove(ctx); err != nil {
+			r.halt(err)
+		}
+	}
+	if ctx.Err() != nil {
+		return r.notRun(ctx, call)
+	}
+	return nil
+}
+
+// notRun is the answer of a call that the run's end (or its parking)
+// kept from running.
+func (r *run) notRun(ctx context.Context, call *genai.FunctionCall) *toolset.Result {
+	return &toolset.Result{IsError: true, Err: context.Cause(ctx),
+		Output: "tool " + call.Name + " was not run: the run ended before it could run"}
+}
+
+// halt stops the run, which cannot prove it is still this process's
+// (err): one that is not is lost already; otherwise (the store failed)
+// it is stopped before its next step, and saved as far as it went.
+func (r *run) halt(err error) {
+	if errors.Is(err, errTakenOver) || r.lost.Load() || r.ctx.Err() != nil {
+		return // lost already, or ending
+	}
+	r.l.logger.LogAttrs(r.ctx, slog.LevelError, "agentserver: the server cannot prove it still holds the run: it stops", slog.String("run", r.id),
+		slog.String("thread", r.conversation), slog.Any("error", err))
+	r.cancel(fmt.Errorf("%w: %w", errNoProof, err))
 }
 
 // decisionAnswer returns what a call that waited for d answers: nil when
@@ -249,6 +294,43 @@ func decisionAnswer(call *genai.FunctionCall, wait PendingKind, d Decision) *too
 // error.
 var errBrowserFailed = errors.New("agentserver: the browser tool failed")
 
+// observer returns Config.Observer as this Stream of the run shows
+// itself to it. A run that parks ends its agent.Stream at its pause, and
+// a new Stream resumes it: an Observer that is not an
+// agent.ContextObserver sees one run all the same, its events
+// continuing (the end of the Stream that parks is not shown, nor, when
+// this process showed the run before, the start of the one that resumes
+// it and its resumed turn's calls; turns are numbered as the run's). A
+// ContextObserver (tracing), which must see the end of every step it
+// began, sees each Stream as it is.
+func (r *run) observer() agent.Observer {
+	o := r.l.observer
+	if o == nil {
+		return nil
+	}
+	if _, ok := o.(agent.ContextObserver); ok {
+		return o
+	}
+	seen, base, resumed := r.observed, r.turnBase, r.resumed
+	r.observed = true
+	return agent.ObserverFunc(func(ctx context.Context, e *agent.Event) {
+		if r.parked.Load() {
+			return // the end of a Stream that parks
+		}
+		if e.Parent == nil {
+			if seen && (e.Kind == agent.EventRunStart || resumed && e.Turn == 0 && e.Kind == agent.EventToolCall) {
+				return
+			}
+			if base > 0 {
+				ev := *e
+				ev.Turn += base
+				e = &ev
+			}
+		}
+		o.Observe(ctx, e)
+	})
+}
+
 // observeDone notes the agent's own end: its error, before the store's
 // is joined to it.
 func (r *run) observeDone(_ context.Context, e *agent.Event) {
@@ -270,34 +352,64 @@ func (r *run) callID(turn, index int) string {
 
 // event turns one of the agent's events into records, and journals each
 // step before the record that shows it (see the package documentation,
-// "Durable runs").
+// "Durable runs"). Once the run parks, what the loop reports (the calls
+// that wait, stopped) is not the run's: it is ignored.
 func (r *run) event(ctx context.Context, e *agent.Event) {
+	if r.parking || r.lost.Load() {
+		return
+	}
 	turn := e.Turn + r.turnBase
-	resumed := r.resumed && e.Turn == 0 // the turn a recovered run resumes: its calls were shown
+	resumed := r.resumed && e.Turn == 0 // the turn a run that goes on from its entries resumes: its calls were shown
 	switch e.Kind {
 	case agent.EventModelRequest:
 		r.flushAnswer(ctx)
 		if e.Attempt == 1 {
 			r.calls, r.holds, r.n, r.waits, r.answered, r.paused = r.calls[:0], r.holds[:0], 0, 0, 0, false
 			r.shown.Reset()
-			r.add(Record{Kind: KindStep, Turn: turn})
+			r.mu.Lock()
+			r.stepAt, r.thoughtAt, r.textAt = r.lenLocked(), 0, 0
+			r.addLocked(Record{Kind: KindStep, Turn: turn})
+			r.mu.Unlock()
+		}
+		// The model call must not be sent by a server that lost the run.
+		if ctx.Err() == nil {
+			if err := r.prove(ctx); err != nil {
+				r.halt(err)
+			}
 		}
 	case agent.EventModelResponse:
 		if c := e.Response.Candidates; len(c) > 0 && c[0].Content != nil {
 			r.n = len(agent.FunctionCalls(c[0].Content))
 			u := e.Usage
-			if t := (&entry{Kind: entryTurn, Turn: turn, Content: c[0].Content, Usage: &u}); r.n > 0 {
-				r.write(ctx, t)
-			} else {
+			t := &entry{Kind: entryTurn, Turn: turn, Content: c[0].Content, Usage: &u, At: r.length(),
+				StepAt: r.stepAt, ThoughtAt: r.thoughtAt, TextAt: r.textAt}
+			if r.n == 0 {
 				r.answer = t
+			} else if err := r.write(ctx, t); err != nil && !errors.Is(err, errTakenOver) {
+				// The turn that asks for the calls is not stored: none of
+				// them may run (a crash would ask the model again, and
+				// run them twice).
+				r.l.logger.LogAttrs(ctx, slog.LevelError, "agentserver: a turn could not be stored: the run stops before its calls",
+					slog.String("run", r.id), slog.String("thread", r.conversation), slog.Any("error", err))
+				r.cancel(errStepNotStored)
 			}
 		}
 		r.shown.Reset()
 	case agent.EventText:
 		r.shown.WriteString(e.Text)
-		r.add(Record{Kind: KindText, Turn: turn, Text: e.Text})
+		r.mu.Lock()
+		if r.textAt == 0 {
+			r.textAt = r.lenLocked()
+		}
+		r.addLocked(Record{Kind: KindText, Turn: turn, Text: e.Text})
+		r.mu.Unlock()
 	case agent.EventThought:
-		r.add(Record{Kind: KindThought, Turn: turn, Text: e.Text})
+		r.mu.Lock()
+		if r.thoughtAt == 0 {
+			r.thoughtAt = r.lenLocked()
+		}
+		r.addLocked(Record{Kind: KindThought, Turn: turn, Text: e.Text})
+		r.mu.Unlock()
 	case agent.EventRetry:
 		r.add(Record{Kind: KindRetry, Turn: turn, Retry: &Retry{Attempt: e.Attempt, Delay: e.Delay, Reason: retryReason(e.Err)}})
 	case agent.EventToolCall:
@@ -330,7 +442,11 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 		c := r.callAt(turn, e)
 		if p := r.prior[e.Call]; !resumed || p == nil || p.result == nil { // a result reused was shown
 			shown := r.result(e)
-			r.write(ctx, &entry{Kind: entryResult, Turn: turn, Index: e.Index, Output: resultOutput(e.ToolResult), IsError: e.ToolResult.IsError, Shown: shown})
+			// A result that cannot be stored is in the run's history all
+			// the same, and saved with it; a crash before then answers
+			// the call as interrupted.
+			r.write(ctx, &entry{Kind: entryResult, Turn: turn, Index: e.Index, Output: resultOutput(e.ToolResult), IsError: e.ToolResult.IsError,
+				Shown: shown, At: r.length()})
 			r.add(Record{Kind: KindToolResult, Turn: turn, Call: c, Result: shown})
 		}
 		if e.Index >= len(r.holds) || !r.holds[e.Index] {
@@ -341,6 +457,13 @@ func (r *run) event(ctx context.Context, e *agent.Event) {
 		u := e.Usage
 		r.add(Record{Kind: KindStepEnd, Turn: turn, Usage: &u})
 	}
+}
+
+// length returns the length of the log: the offset of the next record.
+func (r *run) length() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lenLocked()
 }
 
 // resultOutput returns what the model is sent of a call's result, as
@@ -400,10 +523,12 @@ func argsJSON(args map[string]any) json.RawMessage {
 
 // pauseIfDone publishes the turn's pause, once every call that does not
 // wait has its result (so that the clients have them all when the
-// response ends at the pause), if some calls wait.
+// response ends at the pause), if some calls wait; then the run parks:
+// its context is cancelled with errParked, its agent.Stream ends, and it
+// holds no goroutine until something wakes it (see park.go).
 func (r *run) pauseIfDone(ctx context.Context, turn int) {
-	if r.paused || r.waits == 0 || r.answered < r.n-r.waits {
-		return
+	if r.paused || r.waits == 0 || r.answered < r.n-r.waits || ctx.Err() != nil {
+		return // a run that ends does not pause
 	}
 	r.paused = true
 	deadline := time.Now().Add(r.l.approvalTimeout)
@@ -413,26 +538,30 @@ func (r *run) pauseIfDone(ctx context.Context, turn int) {
 			list = append(list, Pending{Call: *c, Kind: c.Wait, Deadline: deadline})
 		}
 	}
-	r.write(ctx, &entry{Kind: entryPause, Turn: turn, Pending: list})
-	r.mu.Lock()
-	if r.pending == nil {
-		r.pending = map[string]*pendingCall{}
+	// Stored, the pause is the store's, released before it is shown: any
+	// server may take its decisions. One that cannot be stored leaves
+	// the run with this process, claimed: a crash then has the calls
+	// wait again.
+	if err := r.write(ctx, &entry{Kind: entryPause, Turn: turn, Pending: list, At: r.length()}); errors.Is(err, errTakenOver) {
+		return
 	}
+	if !r.unsaved {
+		r.release(ctx)
+	}
+	r.mu.Lock()
+	r.pending = make(map[string]*pendingCall, len(list))
+	r.order = r.order[:0]
 	for _, p := range list {
 		r.pending[p.Call.ID] = &pendingCall{Pending: p}
 		r.order = append(r.order, p.Call.ID)
 	}
 	r.state = StateWaiting
+	r.unwound = make(chan struct{})
 	r.addLocked(Record{Kind: KindPause, Turn: turn, Pending: list})
 	r.mu.Unlock()
-	// A run that pauses once Close has begun is ended as Close ends the
-	// runs that wait (Close either saw it waiting or is seen here).
-	r.l.mu.Lock()
-	closing := r.l.closing
-	r.l.mu.Unlock()
-	if closing && r.closeWaiting() {
-		r.cancel(ErrClosed)
-	}
+	r.parking = true
+	r.parked.Store(true)
+	r.cancel(errParked)
 }
 
 func cmpOr(s, def string) string {
@@ -440,179 +569,6 @@ func cmpOr(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// await waits for the decision about call id, from a request or its
-// deadline, and for those of the other calls of its pause: a pause is
-// resolved whole. It returns false when ctx is done first.
-func (r *run) await(ctx context.Context, id string) (Decision, bool) {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		r.mu.Lock()
-		p := r.pending[id]
-		if p == nil {
-			// Not paused yet: the turn's other calls are running.
-			decided := r.decided
-			r.mu.Unlock()
-			select {
-			case <-decided:
-			case <-ctx.Done():
-				return Decision{}, false
-			}
-			continue
-		}
-		if p.decided && r.undecidedLocked() == 0 {
-			// The pause is resolved: every call of it goes on at once, so
-			// that a pause is the last record of a run that waits.
-			delete(r.pending, id)
-			r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == id })
-			r.mu.Unlock()
-			return p.decision, true
-		}
-		now := time.Now()
-		if !now.Before(p.Deadline) {
-			r.expireLocked(now)
-			r.mu.Unlock()
-			continue
-		}
-		wait, decided := p.Deadline.Sub(now), r.decided
-		r.mu.Unlock()
-		if timer == nil {
-			timer = time.NewTimer(wait)
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-decided:
-		case <-timer.C:
-		case <-ctx.Done():
-			return Decision{}, false
-		}
-	}
-}
-
-// wakeLocked wakes every call that waits, to look for its decision.
-func (r *run) wakeLocked() {
-	close(r.decided)
-	r.decided = make(chan struct{})
-}
-
-// expireLocked denies the pending calls whose deadline passed.
-func (r *run) expireLocked(now time.Time) {
-	var expired []*pendingCall
-	for _, id := range r.order {
-		p := r.pending[id]
-		if p == nil || p.decided || now.Before(p.Deadline) {
-			continue
-		}
-		p.decided = true
-		p.decision = Decision{CallID: id, Expired: true, Kind: p.Kind,
-			Reason: fmt.Sprintf("nobody decided about this call within %v; it was not run", r.l.approvalTimeout)}
-		r.settled[id] = ErrExpired
-		expired = append(expired, p)
-	}
-	if len(expired) > 0 {
-		taken := make([]Decision, len(expired))
-		for i, p := range expired {
-			taken[i] = p.decision
-		}
-		r.write(context.Background(), &entry{Kind: entryDecision, Turn: r.records[len(r.records)-1].Turn, Decisions: taken})
-		for _, p := range expired {
-			r.addLocked(Record{Kind: KindDecision, Decision: &p.decision})
-		}
-	}
-	if r.undecidedLocked() == 0 {
-		r.state = StateRunning
-	}
-	r.wakeLocked()
-}
-
-func (r *run) undecidedLocked() int {
-	n := 0
-	for _, id := range r.order {
-		if p := r.pending[id]; p != nil && !p.decided {
-			n++
-		}
-	}
-	return n
-}
-
-// decide takes decisions from a request, all or none, and returns a
-// cursor from the first record they add.
-func (r *run) decide(ds []Decision) (Cursor, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.kept.Load() {
-		return nil, newError(http.StatusServiceUnavailable, "closing", ErrClosed,
-			"the server is shutting down; the run waits for the next one, decide there")
-	}
-	seen := make(map[string]bool, len(ds))
-	for i := range ds {
-		d := &ds[i]
-		p := r.pending[d.CallID]
-		switch {
-		case seen[d.CallID]:
-			return nil, BadRequest(0, "duplicate_decision", "two decisions for call %q", d.CallID)
-		case p == nil || p.decided:
-			if err := r.settled[d.CallID]; err != nil {
-				if errors.Is(err, ErrExpired) {
-					return nil, newError(http.StatusConflict, "expired", ErrExpired, "call %q was not decided in time; it was denied", d.CallID)
-				}
-				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
-			}
-			if p != nil {
-				return nil, newError(http.StatusConflict, "decided", ErrDecided, "call %q was decided already", d.CallID)
-			}
-			return nil, newError(http.StatusConflict, "unknown_call", ErrUnknownCall, "no call %q waits for a decision", d.CallID)
-		case d.Expired:
-			return nil, BadRequest(0, "bad_decision", "a decision cannot be marked expired")
-		case p.Kind == WaitApproval && (len(d.Output) > 0 || d.Error != ""):
-			return nil, BadRequest(0, "bad_decision", "call %q needs approval, not a result", d.CallID)
-		case p.Kind == WaitBrowser && (len(d.Output) > 0) == (d.Error != ""):
-			return nil, BadRequest(0, "bad_decision", "call %q of browser tool %s needs its output or its error", d.CallID, p.Call.Name)
-		case p.Kind == WaitBrowser && len(d.Output) > 0 && !json.Valid(d.Output):
-			return nil, BadRequest(0, "bad_decision", "the output of call %q is not JSON", d.CallID)
-		}
-		seen[d.CallID] = true
-	}
-	offset := r.lenLocked()
-	taken := make([]Decision, len(ds))
-	for i, d := range ds {
-		p := r.pending[d.CallID]
-		p.decided, p.decision = true, d
-		p.decision.Kind = p.Kind
-		if d.Output != nil {
-			p.decision.Output = slices.Clone(d.Output)
-		}
-		r.settled[d.CallID] = ErrDecided
-		taken[i] = p.decision
-	}
-	// Journaled before they are shown (the lock keeps readers from the
-	// records meanwhile: a decision is rare, its write short).
-	r.write(context.Background(), &entry{Kind: entryDecision, Turn: r.records[len(r.records)-1].Turn, Decisions: taken})
-	for _, d := range ds {
-		r.addLocked(Record{Kind: KindDecision, Decision: &r.pending[d.CallID].decision})
-	}
-	if n := r.undecidedLocked(); n > 0 {
-		// A response that continues the run ends at the calls still
-		// waiting: they are paused again.
-		list := make([]Pending, 0, n)
-		for _, id := range r.order {
-			if p := r.pending[id]; p != nil && !p.decided {
-				list = append(list, p.Pending)
-			}
-		}
-		r.addLocked(Record{Kind: KindPause, Turn: r.records[len(r.records)-1].Turn, Pending: list})
-	} else {
-		r.state = StateRunning
-	}
-	r.wakeLocked()
-	return r.attachLocked(offset), nil
 }
 
 // finish ends the run with its last record, once it is saved.
@@ -641,8 +597,9 @@ func (r *run) finish(ctx context.Context, e *agent.Event) {
 			slog.String("code", failure.Code), slog.Any("error", err))
 	}
 	now := time.Now()
-	r.l.ended(r, now)
+	r.l.ended(r, now, true)
 	r.mu.Lock()
+	r.phase = phaseOver
 	r.state, r.done = state, done
 	r.pending, r.order = nil, nil
 	r.addLocked(Record{Kind: KindDone, Time: now, Turn: r.lastTurnLocked(), Done: done})
@@ -851,8 +808,12 @@ func (c *cursor) Close() {
 		r.readers = slices.Delete(r.readers, i, i+1)
 	}
 	r.trimLocked()
+	idle := r.phase == phaseParked && len(r.readers) == 0
 	r.mu.Unlock()
 	if c.timer != nil {
 		c.timer.Stop()
+	}
+	if idle {
+		r.l.cool(r)
 	}
 }

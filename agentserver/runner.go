@@ -59,7 +59,8 @@ type Runner interface {
 	// Close stops taking runs and ends those in flight here: runs that
 	// wait for decisions end at once, either left as they are to the next
 	// runner on the store (a runner whose runs survive a crash: the
-	// in-process runner on a session.Journaler) or cancelled and saved;
+	// in-process runner on a session.Journaler parks them there) or
+	// cancelled and saved;
 	// it waits for the others until ctx is done, then cancels them, and
 	// returns once every run it ended is saved or left. The error is
 	// ctx's when runs had to be cancelled.

@@ -140,13 +140,15 @@ type Config struct {
 	Logger *slog.Logger
 
 	// ApprovalTimeout is how long a run waits for the decision about a
-	// call that needs approval, or for a browser tool's result; then the
-	// call is denied, and the model told why. Zero means
-	// DefaultApprovalTimeout (10 minutes).
+	// call that needs approval, or for a browser tool's result, from its
+	// pause (the deadline is stored with the pause, and kept by whichever
+	// server takes the run); then the call is denied, and the model told
+	// why. Zero means DefaultApprovalTimeout (10 minutes).
 	ApprovalTimeout time.Duration
 
-	// RunTimeout bounds a whole run, its waits for decisions included:
-	// then it is cancelled, and saved as far as it went. Zero means
+	// RunTimeout bounds a whole run, from its start, its waits for
+	// decisions included, whichever server runs it on: then it is
+	// cancelled, and saved as far as it went. Zero means
 	// DefaultRunTimeout (30 minutes); less than zero, no bound. A Runner
 	// of another kind than the in-process one applies its own.
 	RunTimeout time.Duration
@@ -157,7 +159,10 @@ type Config struct {
 	KeepAlive time.Duration
 
 	// WriteTimeout bounds each write of a stream: a client that reads
-	// nothing for that long is dropped (its run goes on). Zero means
+	// nothing for that long is dropped (its run goes on). It counts wall
+	// time from just before the write, the server's own delays included:
+	// on a machine so starved of CPU that the server's goroutines wait
+	// that long to run, a client that reads is dropped too. Zero means
 	// DefaultWriteTimeout (15 s).
 	WriteTimeout time.Duration
 
@@ -177,25 +182,34 @@ type Config struct {
 	// and read by its id. Zero means DefaultKeepFinished (1 minute).
 	KeepFinished time.Duration
 
-	// RunLease is, on a store that is a session.Journaler, how long the
-	// claim of a run by this process lasts (session.Journaler.ClaimRun):
-	// the in-process runner renews the claims of its runs every third of
-	// it, and another Server on the store takes a run over once its claim
-	// has run out (its process died), within RunLease and a third. Zero
-	// means DefaultRunLease (30 seconds). See Durable runs.
+	// RunLease is, on a store that is a session.Journaler, how often
+	// (every third of it) the in-process runner looks in the store for
+	// runs to pick up (those a dead server left, parked ones whose
+	// deadline it must keep). On a session.LiveJournaler (Memory,
+	// sqlitestore on Unix, pgstore) the runner's claims last as long as
+	// its life on the store: a server that dies loses them at once, and
+	// the next Server to look takes its runs. On another Journaler, it is
+	// also how long a claim lasts: the runner renews the claims of the
+	// runs it runs every third of it, and another Server takes a run over
+	// once its claim has run out, within RunLease and a third. Zero means
+	// DefaultRunLease (30 seconds). See Durable runs.
 	RunLease time.Duration
 
-	// MaxRuns bounds the runs in flight, those that wait for decisions
-	// included; more are refused with 503 (too_many_runs). Zero means
-	// DefaultMaxRuns (256); less than zero, no bound.
+	// MaxRuns bounds the runs in flight: those this process runs (a run
+	// that waits for decisions is parked, and holds no goroutine: it does
+	// not count). More are refused with 503 (too_many_runs); a run that
+	// goes on (a decision, a run picked up from the store) is never
+	// refused. Zero means DefaultMaxRuns (256); less than zero, no bound.
 	MaxRuns int
 
-	// MaxRunsPerUser bounds the runs in flight of one user, those that
-	// wait for decisions included; more are refused with 429
-	// (too_many_runs), so that one user cannot take every run MaxRuns
-	// allows. Zero means DefaultMaxRunsPerUser (8); less than zero, no
-	// bound. A Runner of another kind than the in-process one applies its
-	// own. Without Authenticate every request is one user's.
+	// MaxRunsPerUser bounds the runs in flight of one user (as MaxRuns
+	// counts them); more are refused with 429 (too_many_runs), so that
+	// one user cannot take every run MaxRuns allows. A user's runs that
+	// wait are bounded by their threads (MaxThreadsPerUser: one run per
+	// thread) and stored bytes. Zero means DefaultMaxRunsPerUser (8);
+	// less than zero, no bound. A Runner of another kind than the
+	// in-process one applies its own. Without Authenticate every request
+	// is one user's.
 	MaxRunsPerUser int
 
 	// MaxThreadsPerUser bounds the threads of one user the store keeps:
@@ -336,11 +350,10 @@ func New(cfg Config) (*Server, error) {
 		// their thread is next touched: a run that waits for a decision is
 		// listed at once (Current), one cut mid-answer finishes it for when
 		// its user comes back.
-		if err := l.recoverRuns(context.Background()); err != nil {
+		if err := l.open(context.Background()); err != nil {
 			l.Close(context.Background())
 			return nil, err
 		}
-		l.keepClaims()
 		s.runner = l
 	}
 	s.stopStreams, s.stop = context.WithCancel(context.Background())
@@ -365,11 +378,12 @@ func (s *Server) Agent() *agent.Agent { return s.cfg.Agent }
 func (s *Server) Runner() Runner { return s.runner }
 
 // Close stops taking requests (they get 503), and ends the runs: runs
-// that wait for decisions end at once (on a session.Journaler they stay
-// in their journal, for the next Server on the store to recover waiting;
-// otherwise they are cancelled), the others may finish until ctx is
-// done, when they are cancelled; every run cancelled is saved, as far as
-// it went (see the package documentation, Durable runs). Streams end with their run's end, as the protocol says it;
+// that wait for decisions end at once here (on a session.Journaler they
+// are parked in the store, as they wait, for any Server on it; otherwise
+// they are cancelled, and saved with their calls not run), the others
+// may finish until ctx is done, when they are cancelled; every run
+// cancelled is saved, as far as it went (see the package documentation,
+// Durable runs). Streams end with their run's end, as the protocol says it;
 // once ctx is done they are cut at once, each ending with the protocol's
 // error event. Close returns when every run and stream has ended (a
 // client that reads nothing holds its stream for Config.WriteTimeout at
@@ -763,10 +777,31 @@ func (s *Server) Threads(ctx context.Context, user string, opts ThreadsOptions) 
 	if err != nil {
 		return ThreadPage{}, err
 	}
+	// On a Journaler, the runs in progress are the user's journals: one
+	// listing, whichever server runs them, rather than a look per thread.
+	var journals map[string]string
+	if js, ok := s.cfg.Store.(session.Journaler); ok && len(p.Infos) > 0 {
+		journals = map[string]string{}
+		opts := session.ListOptions{Prefix: prefix, Limit: session.MaxPageSize}
+		for {
+			jp, err := js.ListRuns(ctx, opts)
+			if err != nil {
+				return ThreadPage{}, fmt.Errorf("agentserver: listing the user's runs in progress: %w", err)
+			}
+			for _, j := range jp.Journals {
+				journals[j.ID] = j.Run
+			}
+			if opts.Cursor = jp.Next; opts.Cursor == "" {
+				break
+			}
+		}
+	}
 	out := ThreadPage{Threads: make([]ThreadInfo, 0, len(p.Infos)), Next: p.Next}
 	for _, c := range p.Infos {
 		t := ThreadInfo{ID: strings.TrimPrefix(c.ID, prefix), Len: c.Len, Bytes: c.Bytes, Created: c.Created, Updated: c.Updated}
-		if cur, err := s.runner.Latest(ctx, c.ID); err == nil && !cur.State.Over() {
+		if journals != nil {
+			t.Run = journals[c.ID]
+		} else if cur, err := s.runner.Latest(ctx, c.ID); err == nil && !cur.State.Over() {
 			t.Run = cur.ID
 		}
 		out.Threads = append(out.Threads, t)

@@ -2,10 +2,12 @@ package agentserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
 )
 
@@ -14,9 +16,11 @@ import (
 // server's runs (package live's voice sessions save their transcript with
 // it). It is refused, and appends nothing, as a new run on the thread
 // would be: a bad thread id (400), a run in progress on the thread
-// (ErrBusy, 409), the user over Config.MaxThreadsPerUser or
-// Config.MaxBytesPerUser (ErrQuota, 429). With no contents it only checks.
-// The contents are not checked: the caller builds them.
+// (ErrBusy, 409: on this server, or, on a session.Journaler, on any
+// server that shares the store, running or waiting for decisions), the
+// user over Config.MaxThreadsPerUser or Config.MaxBytesPerUser (ErrQuota,
+// 429). With no contents it only checks. The contents are not checked:
+// the caller builds them.
 func (s *Server) AppendThread(ctx context.Context, user, thread string, contents []*genai.Content) error {
 	key, err := threadKey(user, thread)
 	if err != nil {
@@ -24,6 +28,16 @@ func (s *Server) AppendThread(ctx context.Context, user, thread string, contents
 	}
 	if cur, err := s.runner.Latest(ctx, key); err == nil && !cur.State.Over() {
 		return newError(http.StatusConflict, "busy", ErrBusy, "the thread has a run in progress")
+	}
+	if js, ok := s.cfg.Store.(session.Journaler); ok {
+		// A run of another server, or one not picked up yet, is in the
+		// store's journal of the thread.
+		switch _, err := js.LoadRun(ctx, key); {
+		case err == nil:
+			return newError(http.StatusConflict, "busy", ErrBusy, "the thread has a run in progress")
+		case !errors.Is(err, session.ErrNoRun):
+			return newError(http.StatusServiceUnavailable, "store", err, "the server cannot read the thread's runs; try again later")
+		}
 	}
 	if err := s.checkQuotas(ctx, user, key); err != nil {
 		return err

@@ -45,6 +45,17 @@
 // (history, tool calls and results, timings), usage, latency, the error
 // that stopped it.
 //
+// # Approvals
+//
+// The agent runs with Agent.Run, where nobody is asked about the calls its
+// Config.NeedsApproval picks. Options.Approve decides them instead, as a
+// person would: by default [ReplayDecisions], which replays the decisions
+// the case records (the call the expected turn shows denied is denied with
+// the same reason, one it shows answered runs; a call it does not have is
+// denied), so that a conversation that had approvals, saved as a case,
+// runs again as it ran. An agent with an Interceptor of its own decides
+// its approvals itself.
+//
 // # Metrics
 //
 // The metrics are ADK's, computed as ADK computes them (the sources are
@@ -52,7 +63,8 @@
 //
 //   - [ToolTrajectory] (tool_trajectory_avg_score): the tool calls of each
 //     turn against the expected ones, exactly, in order or in any order,
-//     arguments compared exactly, as a subset, or not at all;
+//     arguments compared exactly, as a subset, or not at all; a call that
+//     was not run (denied, unanswered) never matches one that ran;
 //   - [ResponseMatch] (response_match_score): ROUGE-1 of the final answer
 //     against the expected one, with NLTK's Porter stemmer, as ADK scores
 //     it ([Rouge1]);
@@ -99,6 +111,8 @@
 // # Differences from ADK
 //
 // A call without arguments and one with {} match (ADK tells them apart).
+// A call that was denied or never answered does not match one that ran:
+// ADK compares names and arguments only.
 // ANY_ORDER with argument subsets finds a full matching where one exists;
 // with exact arguments it decides as ADK does. The judges answer with a
 // typed verdict rather than text ADK parses with regular expressions, and

@@ -72,6 +72,15 @@ type Options struct {
 	// not evaluated.
 	Simulator Simulator
 
+	// Approve decides about the tool calls that need approval (the
+	// agent's Config.NeedsApproval picks them), which Agent.Run alone
+	// would deny, nobody being asked. Nil means [ReplayDecisions]: each
+	// call is decided as the case's expected turn records it was, and a
+	// call it does not record is denied. An agent with an Interceptor of
+	// its own (Config.Intercept) decides them itself, and Approve is not
+	// asked.
+	Approve Approver
+
 	// ResultFile, when set, is where [Test] writes the results as ADK's
 	// EvalSetResult JSON.
 	ResultFile string
@@ -172,6 +181,9 @@ func newRunner(set *Set, opts Options) (*runner, error) {
 	}
 	if opts.Parallel == 0 {
 		opts.Parallel = DefaultParallel
+	}
+	if opts.Approve == nil {
+		opts.Approve = ReplayDecisions
 	}
 	r := &runner{set: set, opts: opts, sem: make(chan struct{}, opts.Parallel)}
 	r.metrics = opts.Metrics
@@ -276,7 +288,7 @@ func (r *runner) converse(ctx context.Context, c *Case, run *Run) {
 			run.notRun++
 			continue
 		}
-		history, err = r.turn(ctx, run, history, user)
+		history, err = r.turn(ctx, run, c, i, history, user)
 		if err != nil {
 			err = fmt.Errorf("turn %d: %w", i+1, err)
 		}
@@ -284,11 +296,12 @@ func (r *runner) converse(ctx context.Context, c *Case, run *Run) {
 	run.Err = err
 }
 
-// turn runs the agent on history followed by user, and records the turn.
-func (r *runner) turn(ctx context.Context, run *Run, history []*genai.Content, user *genai.Content) ([]*genai.Content, error) {
+// turn runs the agent on history followed by user, as turn i of case c,
+// and records the turn.
+func (r *runner) turn(ctx context.Context, run *Run, c *Case, i int, history []*genai.Content, user *genai.Content) ([]*genai.Content, error) {
 	input := append(slices.Clip(history), user)
 	began := time.Now()
-	res, err := r.opts.Agent.Run(ctx, input)
+	res, err := withApprover(r.opts.Agent, r.opts.Approve, c, i).Run(ctx, input)
 	run.Latency = append(run.Latency, time.Since(began))
 	run.Results = append(run.Results, res)
 	if res == nil {

@@ -170,7 +170,7 @@ func (r *runner) simulate(ctx context.Context, c *Case, run *Run) {
 			run.Err = fmt.Errorf("turn %d: the simulated user wrote no message", i)
 			return
 		}
-		if history, err = r.turn(ctx, run, history, next.Message); err != nil {
+		if history, err = r.turn(ctx, run, c, i-1, history, next.Message); err != nil {
 			run.Err = fmt.Errorf("turn %d: %w", i, err)
 			return
 		}

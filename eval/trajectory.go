@@ -46,6 +46,12 @@ func (a Args) String() string {
 // An expected turn with no calls matches a turn with none under
 // MatchExact, and any turn under the other two, as in ADK.
 //
+// A call that did not run (it was denied, or never answered) does not
+// match one that ran, and the other way round: the turns' responses say
+// which ran (see [ReplayDecisions] for the form a denial takes). An
+// expected turn that records no responses (an ADK eval set that lists
+// only tool_uses) says nothing of it, and its calls match either.
+//
 // It needs expected turns: a scenario case is not evaluated.
 type ToolTrajectory struct {
 	Threshold float64
@@ -63,7 +69,7 @@ func (m ToolTrajectory) Evaluate(_ context.Context, in *Input) (*Score, error) {
 	}
 	s := &Score{Threshold: m.Threshold}
 	for i := range min(len(in.Actual), len(in.Expected)) {
-		actual, expected := in.Actual[i].Calls(), in.Expected[i].Calls()
+		actual, expected := callRuns(&in.Actual[i]), callRuns(&in.Expected[i])
 		ok, why := m.matches(actual, expected)
 		ts := TurnScore{}
 		if ok {
@@ -82,15 +88,18 @@ func (m ToolTrajectory) Evaluate(_ context.Context, in *Input) (*Score, error) {
 // (trajectory_evaluator.py: _are_tool_calls_exact_match,
 // _are_tool_calls_in_order_match, _are_tool_calls_any_order_match), and
 // says why they do not match.
-func (m ToolTrajectory) matches(actual, expected []*genai.FunctionCall) (bool, string) {
+func (m ToolTrajectory) matches(actual, expected []callRun) (bool, string) {
 	switch m.Match {
 	case MatchExact:
 		if len(actual) != len(expected) {
 			return false, fmt.Sprintf("%d calls, want %d", len(actual), len(expected))
 		}
 		for i := range actual {
-			if !m.callMatches(actual[i], expected[i]) {
-				return false, fmt.Sprintf("call %d is %s, want %s", i+1, callString(actual[i]), callString(expected[i]))
+			if !m.callMatches(actual[i].call, expected[i].call) {
+				return false, fmt.Sprintf("call %d is %s, want %s", i+1, callString(actual[i].call), callString(expected[i].call))
+			}
+			if !ranAlike(actual[i], expected[i]) {
+				return false, fmt.Sprintf("call %d, %s, %s; the expected call %s", i+1, callString(actual[i].call), ranString(actual[i]), ranString(expected[i]))
 			}
 		}
 		return true, ""
@@ -99,14 +108,14 @@ func (m ToolTrajectory) matches(actual, expected []*genai.FunctionCall) (bool, s
 		// greedy is optimal for a subsequence, whatever the predicate.
 		next := 0
 		for _, a := range actual {
-			if next < len(expected) && m.callMatches(a, expected[next]) {
+			if next < len(expected) && m.runMatches(a, expected[next]) {
 				next++
 			}
 		}
 		if next == len(expected) {
 			return true, ""
 		}
-		return false, fmt.Sprintf("expected call %d, %s, is not among the calls after call %d's match, in order", next+1, callString(expected[next]), next)
+		return false, fmt.Sprintf("expected call %d, %s (it %s), is not among the calls after call %d's match, in order", next+1, callString(expected[next].call), ranString(expected[next]), next)
 	case MatchAnyOrder:
 		// A matching of expected calls to distinct actual ones. ADK takes
 		// the first free match, which is enough when arguments are equal
@@ -116,7 +125,7 @@ func (m ToolTrajectory) matches(actual, expected []*genai.FunctionCall) (bool, s
 		for e := range expected {
 			seen := make([]bool, len(actual))
 			if !m.augment(e, actual, expected, owner, seen) {
-				return false, fmt.Sprintf("no call matches expected call %d, %s", e+1, callString(expected[e]))
+				return false, fmt.Sprintf("no call matches expected call %d, %s (it %s)", e+1, callString(expected[e].call), ranString(expected[e]))
 			}
 		}
 		return true, ""
@@ -124,9 +133,9 @@ func (m ToolTrajectory) matches(actual, expected []*genai.FunctionCall) (bool, s
 	return false, fmt.Sprintf("unknown match type %v", m.Match)
 }
 
-func (m ToolTrajectory) augment(e int, actual, expected []*genai.FunctionCall, owner []int, seen []bool) bool {
+func (m ToolTrajectory) augment(e int, actual, expected []callRun, owner []int, seen []bool) bool {
 	for a := range actual {
-		if seen[a] || !m.callMatches(actual[a], expected[e]) {
+		if seen[a] || !m.runMatches(actual[a], expected[e]) {
 			continue
 		}
 		seen[a] = true
@@ -136,6 +145,12 @@ func (m ToolTrajectory) augment(e int, actual, expected []*genai.FunctionCall, o
 		}
 	}
 	return false
+}
+
+// runMatches reports whether a call matches an expected one: its name
+// and arguments, and whether it ran.
+func (m ToolTrajectory) runMatches(actual, expected callRun) bool {
+	return m.callMatches(actual.call, expected.call) && ranAlike(actual, expected)
 }
 
 func (m ToolTrajectory) callMatches(actual, expected *genai.FunctionCall) bool {
@@ -148,7 +163,31 @@ func (m ToolTrajectory) callMatches(actual, expected *genai.FunctionCall) bool {
 	case ArgsSubset:
 		return subset(jsonValue(expected.Args), jsonValue(actual.Args))
 	}
-	return reflect.DeepEqual(jsonValue(actual.Args), jsonValue(expected.Args))
+	return argsEqual(actual.Args, expected.Args)
+}
+
+// argsEqual reports whether two calls' arguments are equal as JSON
+// values.
+func argsEqual(a, b map[string]any) bool {
+	return reflect.DeepEqual(jsonValue(a), jsonValue(b))
+}
+
+// ranAlike reports whether two calls both ran or both did not, or one's
+// turn does not say.
+func ranAlike(a, b callRun) bool {
+	return a.state == callRanUnknown || b.state == callRanUnknown || a.state == b.state
+}
+
+// ranString says whether a call ran: "ran", "was not run (reason)", or
+// "may have run" when its turn records no responses.
+func ranString(c callRun) string {
+	switch c.state {
+	case callRan:
+		return "ran"
+	case callNotRun:
+		return "was not run (" + c.reason + ")"
+	}
+	return "may have run"
 }
 
 // jsonValue returns v as encoding/json decodes its JSON, so that values
@@ -197,8 +236,9 @@ func callString(fc *genai.FunctionCall) string {
 	return fc.Name + "(" + string(b) + ")"
 }
 
-// callsDiff shows expected calls against actual ones.
-func callsDiff(expected, actual []*genai.FunctionCall) string {
+// callsDiff shows expected calls against actual ones; a call that was
+// not run is marked so.
+func callsDiff(expected, actual []callRun) string {
 	d := textdiff.Lines(callStrings(expected), callStrings(actual))
 	if d == "" {
 		d = "  (the same calls)\n"
@@ -206,10 +246,13 @@ func callsDiff(expected, actual []*genai.FunctionCall) string {
 	return "tool calls (-expected +actual):\n" + strings.TrimRight(d, "\n")
 }
 
-func callStrings(calls []*genai.FunctionCall) []string {
+func callStrings(calls []callRun) []string {
 	out := make([]string, len(calls))
 	for i, c := range calls {
-		out[i] = callString(c)
+		out[i] = callString(c.call)
+		if c.state == callNotRun {
+			out[i] += " [not run: " + c.reason + "]"
+		}
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 )
 
 // The application and its test that TestImportFromAnotherModule writes
@@ -85,9 +87,7 @@ func TestAsk(t *testing.T) {
 // tests with the go command: it needs no network when the module cache
 // holds this module's dependencies (go mod download fills it).
 func TestImportFromAnotherModule(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and tests a separate module")
-	}
+	citest.Heavy(t, "builds and tests a separate module")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command:", err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 	"github.com/toolnexus/toolnexus-go/mcptools"
 	"github.com/toolnexus/toolnexus-go/toolset"
 )
@@ -131,6 +132,7 @@ func cancellable(t *testing.T, tool *toolset.Tool) (<-chan error, context.Cancel
 // context ends, Tools and Skipped answer, and Close ends the connection in
 // progress (the call fails with ErrClosed) and the hanging process.
 func TestReconnectionHangs(t *testing.T) {
+	citest.Heavy(t, "waits out Tools' 30-second refresh timeout")
 	c, tool, dir := reconnectingToSlowStart(t)
 	hung := async(func() toolset.Result { return tool.Execute(context.Background(), nil) })
 	pid := waitStarted(t, dir, 1)[0]

@@ -103,22 +103,39 @@
 //     recently written first (Updated, then ID). A journal written to
 //     between two pages moves to a later page, and may be listed again:
 //     a program that recovers every run tolerates meeting one twice.
-//   - ClaimRun takes a journal for one owner (a process) until a lease
-//     runs out on the store's clock, so that of the processes that pick
-//     up the runs left behind, exactly one takes each, and a process that
-//     still runs a run keeps it by renewing its claim. It is one atomic
-//     compare-and-set, decided by the database (an update whose condition
-//     is that the journal has no claim, its lease has passed, or the
-//     owner holds it), never a read then a write: of claims that race,
-//     one succeeds and the others are [ErrClaimed], and nothing changes
-//     for them. A lease <= 0 releases the owner's claim; a claim held by
-//     its owner is renewed; none on a journal of another run, or none, is
-//     ErrNoRun. A claim is no write of the journal: entries and Updated
-//     stay as they were. LoadRun and ListRuns show it (Journal.Owner,
-//     Lease); EndRun and Delete drop it with the journal, and a journal
-//     that BeginRun creates has none. Lease times come from one clock
-//     that every process sharing the store sees: the database's, or the
-//     machine's for a file that one machine holds.
+//   - ClaimRun takes a journal for one owner (a process) as a [Claim]
+//     says: until a lease runs out on the store's clock, or, on a
+//     [LiveJournaler], for as long as the owner lives (a claim of zero
+//     lease), so that of the processes that pick up the runs left behind,
+//     exactly one takes each, and a process that still runs a run keeps
+//     it (renewing a claim of a lease). It is one atomic compare-and-set,
+//     decided by the database (an update whose condition is that the
+//     journal has no claim, its claim does not last, or the owner holds
+//     it), never a read then a write: of claims that race, one succeeds
+//     and the others are [ErrClaimed], and nothing changes for them.
+//     ReleaseRun drops a claim; a claim held by its owner is renewed;
+//     none on a journal of another run, or none, is ErrNoRun. A claim is
+//     no write of the journal: entries and Updated stay as they were.
+//     LoadRun and ListRuns show it (Journal.Owner, Lease, and Held,
+//     whether it lasts); EndRun and Delete drop it with the journal, and
+//     BeginRun claims the journal it creates as it is told. Lease times
+//     come from one clock that every process sharing the store sees: the
+//     database's, or the machine's for a file that one machine holds.
+//   - Every write of a journal (AppendRun, EndRun) names the claim its
+//     writer holds, and is made only if that is the journal's claim
+//     (Owner "" for a journal nobody claims), checked in the same atomic
+//     step as the write, never before it: a process whose claim another
+//     took (its lease ran out, or its life ended, while it stalled or
+//     lost the store) writes nothing more of the run, and learns it from
+//     the error, [ErrClaimed]. A write renews the claim it names. So the
+//     process that holds a run is the only one that writes it, whatever
+//     the interleaving of processes, stalls and failures.
+//   - A [LiveJournaler]'s lives come from the database's own knowledge of
+//     which processes live (a PostgreSQL session's advisory lock, a
+//     SQLite file's flock, a Memory's process), never from a protocol of
+//     the store's own: a process that dies loses its claims of zero lease
+//     at once, and a Life that the store loses is Done before another
+//     process can take its claims.
 //   - A call whose context is done fails with an error wrapping the
 //     context's error.
 //

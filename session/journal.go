@@ -14,8 +14,11 @@ import (
 
 // BeginRun implements [Journaler]. The journal's entries count toward
 // MaxBytes, and while it lasts the store never forgets the conversation.
-func (m *Memory) BeginRun(ctx context.Context, id, run string, entries [][]byte) error {
+func (m *Memory) BeginRun(ctx context.Context, id, run string, claim Claim, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
+	if err == nil {
+		err = checkClaim(claim)
+	}
 	if err != nil {
 		return err
 	}
@@ -34,7 +37,9 @@ func (m *Memory) BeginRun(ctx context.Context, id, run string, entries [][]byte)
 	if m.runs == nil {
 		m.runs = map[string]*memJournal{}
 	}
-	m.runs[id] = &memJournal{run: run, started: now, updated: now, entries: cloneEntries(entries), bytes: size}
+	j := &memJournal{run: run, started: now, updated: now, entries: cloneEntries(entries), bytes: size}
+	j.claim(claim, now)
+	m.runs[id] = j
 	m.bytes += size
 	m.pinned += size
 	if c := m.convs[id]; c != nil {
@@ -45,8 +50,11 @@ func (m *Memory) BeginRun(ctx context.Context, id, run string, entries [][]byte)
 }
 
 // AppendRun implements [Journaler].
-func (m *Memory) AppendRun(ctx context.Context, id, run string, entries [][]byte) error {
+func (m *Memory) AppendRun(ctx context.Context, id, run string, claim Claim, entries [][]byte) error {
 	entries, size, err := record.Entries(id, run, entries)
+	if err == nil {
+		err = checkClaim(claim)
+	}
 	if err != nil {
 		return err
 	}
@@ -55,7 +63,7 @@ func (m *Memory) AppendRun(ctx context.Context, id, run string, entries [][]byte
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	j, err := m.journal(id, run)
+	j, err := m.fenced(id, run, claim.Owner)
 	if err == nil {
 		err = m.fits(id, size)
 	}
@@ -64,6 +72,7 @@ func (m *Memory) AppendRun(ctx context.Context, id, run string, entries [][]byte
 	}
 	j.entries = append(j.entries, cloneEntries(entries)...)
 	j.updated = m.now()
+	j.claim(claim, j.updated)
 	j.bytes += size
 	m.bytes += size
 	m.pinned += size
@@ -73,10 +82,13 @@ func (m *Memory) AppendRun(ctx context.Context, id, run string, entries [][]byte
 
 // EndRun implements [Journaler]: the contents are appended as Append
 // appends them, and the journal is dropped, under one lock.
-func (m *Memory) EndRun(ctx context.Context, id, run string, contents []*genai.Content) error {
+func (m *Memory) EndRun(ctx context.Context, id, run string, claim Claim, contents []*genai.Content) error {
 	encoded, err := record.Encode(id, contents)
 	if err == nil {
 		err = record.CheckRun(run)
+	}
+	if err == nil {
+		err = checkClaim(claim)
 	}
 	if err != nil {
 		return err
@@ -86,7 +98,7 @@ func (m *Memory) EndRun(ctx context.Context, id, run string, contents []*genai.C
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	j, err := m.journal(id, run)
+	j, err := m.fenced(id, run, claim.Owner)
 	if err == nil {
 		err = m.add(id, encoded, j)
 	}
@@ -107,6 +119,33 @@ func (m *Memory) journal(id, run string) (*memJournal, error) {
 		return nil, fmt.Errorf("run %q holds it: %w", j.run, ErrNoRun)
 	}
 	return j, nil
+}
+
+// fenced returns the journal of run on the conversation id when owner's
+// is its claim ("": nobody claims it), or an error wrapping ErrNoRun or
+// ErrClaimed. m.mu is held.
+func (m *Memory) fenced(id, run, owner string) (*memJournal, error) {
+	j, err := m.journal(id, run)
+	if err == nil && j.owner != owner {
+		err = fmt.Errorf("%s: %w", claimedBy(j.owner), ErrClaimed)
+	}
+	return j, err
+}
+
+// claimedBy says who claims a journal, for errors.
+func claimedBy(owner string) string {
+	if owner == "" {
+		return "nobody claims it"
+	}
+	return fmt.Sprintf("%q claims it", owner)
+}
+
+// checkClaim checks a claim a write names.
+func checkClaim(c Claim) error {
+	if err := record.CheckOwner(c.Owner); err != nil {
+		return err
+	}
+	return record.CheckLease(c.Lease)
 }
 
 // dropRun forgets j, the journal of the conversation id. m.mu is held.
@@ -130,6 +169,7 @@ func (m *Memory) LoadRun(ctx context.Context, id string) (Journal, error) {
 	var stored [][]byte
 	if j != nil {
 		out = j.info(id)
+		out.Held = m.held(j, time.Now())
 		stored = j.entries[:len(j.entries):len(j.entries)] // appends never change what is there
 	}
 	m.mu.Unlock()
@@ -148,9 +188,12 @@ func (m *Memory) ListRuns(ctx context.Context, opts ListOptions) (JournalPage, e
 	}
 	m.mu.Lock()
 	var journals []Journal
+	now := time.Now()
 	for id, j := range m.runs {
 		if strings.HasPrefix(id, opts.Prefix) {
-			journals = append(journals, j.info(id))
+			info := j.info(id)
+			info.Held = m.held(j, now)
+			journals = append(journals, info)
 		}
 	}
 	m.mu.Unlock()
@@ -165,8 +208,12 @@ func (m *Memory) ListRuns(ctx context.Context, opts ListOptions) (JournalPage, e
 }
 
 // ClaimRun implements [Journaler], on the Memory's clock.
-func (m *Memory) ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error {
-	if err := record.CheckClaim(id, run, owner); err != nil {
+func (m *Memory) ClaimRun(ctx context.Context, id, run string, claim Claim) error {
+	err := record.CheckClaim(id, run, claim.Owner)
+	if err == nil {
+		err = record.CheckLease(claim.Lease)
+	}
+	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -176,14 +223,63 @@ func (m *Memory) ClaimRun(ctx context.Context, id, run, owner string, lease time
 	defer m.mu.Unlock()
 	j, err := m.journal(id, run)
 	now := time.Now()
-	if err == nil && j.owner != owner && j.lease.After(now) {
-		err = fmt.Errorf("%q holds it until %v: %w", j.owner, j.lease, ErrClaimed)
+	if err == nil && j.owner != "" && j.owner != claim.Owner && m.held(j, now) {
+		err = fmt.Errorf("%s: %w", j.holds(), ErrClaimed)
 	}
 	if err != nil {
 		return fmt.Errorf("session: claiming run %q on %q: %w", run, id, err)
 	}
-	j.owner, j.lease = owner, now.Add(max(lease, 0))
+	j.claim(claim, now)
 	return nil
+}
+
+// ReleaseRun implements [Journaler].
+func (m *Memory) ReleaseRun(ctx context.Context, id, run, owner string) error {
+	if err := record.CheckClaim(id, run, owner); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("session: releasing run %q on %q: %w", run, id, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, err := m.journal(id, run)
+	if err == nil && j.owner != "" && j.owner != owner {
+		err = fmt.Errorf("%s: %w", claimedBy(j.owner), ErrClaimed)
+	}
+	if err != nil {
+		return fmt.Errorf("session: releasing run %q on %q: %w", run, id, err)
+	}
+	j.claim(Claim{}, time.Time{})
+	return nil
+}
+
+// held reports whether j's claim lasts at now: its lease has not passed,
+// or, for a claim of zero lease, its owner's life goes on. m.mu is held.
+func (m *Memory) held(j *memJournal, now time.Time) bool {
+	switch {
+	case j.owner == "":
+		return false
+	case j.lease.IsZero():
+		return m.lives[j.owner] != nil
+	}
+	return j.lease.After(now)
+}
+
+// claim makes c j's claim, at now.
+func (j *memJournal) claim(c Claim, now time.Time) {
+	j.owner, j.lease = c.Owner, time.Time{}
+	if c.Owner != "" && c.Lease > 0 {
+		j.lease = now.Add(c.Lease)
+	}
+}
+
+// holds says who holds j's claim, and until when, for errors.
+func (j *memJournal) holds() string {
+	if j.lease.IsZero() {
+		return fmt.Sprintf("%q holds it for as long as it lives", j.owner)
+	}
+	return fmt.Sprintf("%q holds it until %v", j.owner, j.lease)
 }
 
 // info describes j, the journal of the conversation id, without its

@@ -28,7 +28,8 @@ var ErrTooLarge = errors.New("session: more than the store holds")
 // Memory is a [Store] that keeps conversations in memory: for tests, and
 // for programs that keep conversations only while they run. The zero value
 // is an empty store, ready to use. It is safe for concurrent use. It is a
-// [Lister] and a [Journaler].
+// [Lister] and a [LiveJournaler]: the lives of its owners are the
+// process's own (a Life ends with Close, or with the process).
 //
 // It stores contents in the same encoded form as the durable stores do, so
 // that what a program sees does not depend on the store: Load returns new
@@ -55,6 +56,7 @@ type Memory struct {
 	ids    []string               // the ids of convs, sorted: ListPage's index
 	lru    list.List              // of *memConv, the most recently appended to first
 	runs   map[string]*memJournal // by conversation id
+	lives  map[string]*memLife    // the lives going on (Live), by owner
 	bytes  int64                  // the sum of the conversations' and the journals' bytes
 	pinned int64                  // what may not be forgotten: the journals' bytes and their conversations'
 	last   time.Time              // the latest Updated, so that writes are strictly ordered
@@ -83,8 +85,9 @@ type memJournal struct {
 }
 
 var (
-	_ Lister    = (*Memory)(nil)
-	_ Journaler = (*Memory)(nil)
+	_ Lister        = (*Memory)(nil)
+	_ Journaler     = (*Memory)(nil)
+	_ LiveJournaler = (*Memory)(nil)
 )
 
 // NewMemory returns an empty Memory store, bounded by

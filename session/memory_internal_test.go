@@ -25,15 +25,15 @@ func TestMemoryAccounting(t *testing.T) {
 			m.Append(ctx, id, genai.Text(string(make([]byte, n))))
 		case 1:
 			run := fmt.Sprint("r", step)
-			if m.BeginRun(ctx, id, run, [][]byte{make([]byte, n)}) == nil {
+			if m.BeginRun(ctx, id, run, Claim{}, [][]byte{make([]byte, n)}) == nil {
 				runs[id] = run
 			}
 		case 2:
-			m.AppendRun(ctx, id, runs[id], [][]byte{make([]byte, n)})
+			m.AppendRun(ctx, id, runs[id], Claim{}, [][]byte{make([]byte, n)})
 		case 3:
-			m.EndRun(ctx, id, runs[id], genai.Text(string(make([]byte, n))))
+			m.EndRun(ctx, id, runs[id], Claim{}, genai.Text(string(make([]byte, n))))
 		case 4:
-			m.EndRun(ctx, id, runs[id], nil)
+			m.EndRun(ctx, id, runs[id], Claim{}, nil)
 		case 5:
 			if rng.IntN(4) == 0 {
 				m.Delete(ctx, id)

@@ -146,7 +146,7 @@ func TestMemoryMaxBytesWithRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := m.BeginRun(ctx, "a", "run", [][]byte{make([]byte, 100)}); err != nil {
+	if err := m.BeginRun(ctx, "a", "run", session.Claim{}, [][]byte{make([]byte, 100)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"c", "d"} { // d is over the bound: b goes, not a (least recent, but its run is in progress)
@@ -158,7 +158,7 @@ func TestMemoryMaxBytesWithRuns(t *testing.T) {
 		t.Errorf("after an append over MaxBytes, the store holds %q; want %q (a kept for its run, b forgotten)", got, want)
 	}
 
-	err := m.AppendRun(ctx, "a", "run", [][]byte{make([]byte, 3000)})
+	err := m.AppendRun(ctx, "a", "run", session.Claim{}, [][]byte{make([]byte, 3000)})
 	if !errors.Is(err, session.ErrTooLarge) {
 		t.Fatalf("an AppendRun that does not fit beside its conversation = %v; want ErrTooLarge", err)
 	}
@@ -168,12 +168,12 @@ func TestMemoryMaxBytesWithRuns(t *testing.T) {
 	if got, want := ids(), []string{"a", "c", "d"}; !slices.Equal(got, want) {
 		t.Errorf("after a refused AppendRun, the store holds %q; want %q: nothing forgotten", got, want)
 	}
-	if err := m.BeginRun(ctx, "e", "run", [][]byte{make([]byte, 2500)}); !errors.Is(err, session.ErrTooLarge) {
+	if err := m.BeginRun(ctx, "e", "run", session.Claim{}, [][]byte{make([]byte, 2500)}); !errors.Is(err, session.ErrTooLarge) {
 		t.Errorf("a BeginRun that does not fit beside the runs in progress = %v; want ErrTooLarge", err)
 	}
 
 	// 1500 bytes of entries fit once c and d are forgotten.
-	if err := m.AppendRun(ctx, "a", "run", [][]byte{make([]byte, 1500)}); err != nil {
+	if err := m.AppendRun(ctx, "a", "run", session.Claim{}, [][]byte{make([]byte, 1500)}); err != nil {
 		t.Fatalf("AppendRun = %v", err)
 	}
 	if got, want := ids(), []string{"a"}; !slices.Equal(got, want) {
@@ -181,7 +181,7 @@ func TestMemoryMaxBytesWithRuns(t *testing.T) {
 	}
 
 	// The run ends: its entries no longer count, and a may be forgotten.
-	if err := m.EndRun(ctx, "a", "run", kib); err != nil {
+	if err := m.EndRun(ctx, "a", "run", session.Claim{}, kib); err != nil {
 		t.Fatalf("EndRun = %v", err)
 	}
 	for _, id := range []string{"f", "g"} {

@@ -130,29 +130,42 @@ var ErrBadCursor = errors.New("session: bad listing cursor")
 // keeps them in order, byte for byte. Every call is atomic, as Append is.
 // Deleting a conversation deletes its journal.
 //
+// A journal is claimed by the process that runs its run (a [Claim]), and
+// every write of it names the claim its writer holds: the store checks
+// the claim in the same atomic step as the write (a fence), so a process
+// that lost the run to another writes nothing more of it.
+//
 // The stores of this module (Memory, sqlitestore, pgstore) are
-// Journalers; package sessiontest checks the contract.
+// Journalers, and [LiveJournaler]s; package sessiontest checks the
+// contract.
 type Journaler interface {
 	Store
 
 	// BeginRun creates the journal of conversation id's run, holding
-	// entries. It fails with an error wrapping ErrRunInProgress when the
-	// conversation has a journal already (run's own included), and
+	// entries, claimed as claim says (an Owner of "" leaves it
+	// unclaimed). It fails with an error wrapping ErrRunInProgress when
+	// the conversation has a journal already (run's own included), and
 	// creates nothing then. The conversation itself need not exist yet.
-	BeginRun(ctx context.Context, id, run string, entries [][]byte) error
+	BeginRun(ctx context.Context, id, run string, claim Claim, entries [][]byte) error
 
 	// AppendRun adds entries to the end of the journal of conversation
-	// id's run. It fails with an error wrapping ErrNoRun when the
-	// conversation has no journal of that run (none, or another run's: it
-	// ended, or was taken over), and appends nothing then.
-	AppendRun(ctx context.Context, id, run string, entries [][]byte) error
+	// id's run, under claim: only when the journal's claim is
+	// claim.Owner's (for an Owner of "", only when nobody claims it),
+	// checked in the same atomic step as the write, and it renews the
+	// claim as ClaimRun(claim) would. It fails, appending nothing, with
+	// an error wrapping ErrClaimed when another owner claims the journal
+	// (it was taken over), and with one wrapping ErrNoRun when the
+	// conversation has no journal of that run (none, or another run's:
+	// it ended).
+	AppendRun(ctx context.Context, id, run string, claim Claim, entries [][]byte) error
 
-	// EndRun ends the run: it appends contents to the conversation (as
-	// Append does; none is allowed) and deletes the run's journal, in one
-	// atomic step. It fails with an error wrapping ErrNoRun when the
-	// conversation has no journal of that run, and changes nothing then:
-	// a run is saved once.
-	EndRun(ctx context.Context, id, run string, contents []*genai.Content) error
+	// EndRun ends the run under claim, fenced as AppendRun is: it appends
+	// contents to the conversation (as Append does; none is allowed) and
+	// deletes the run's journal, in one atomic step. It fails with an
+	// error wrapping ErrClaimed or ErrNoRun as AppendRun does, and
+	// changes nothing then: a run is saved once, by the process that
+	// holds it.
+	EndRun(ctx context.Context, id, run string, claim Claim, contents []*genai.Content) error
 
 	// LoadRun returns the journal of the run in progress on conversation
 	// id: an error wrapping ErrNoRun when there is none.
@@ -164,18 +177,89 @@ type Journaler interface {
 	// (ties by id), without their entries.
 	ListRuns(ctx context.Context, opts ListOptions) (JournalPage, error)
 
-	// ClaimRun claims the journal of conversation id's run for owner (a
-	// process, as its caller names it), until lease has passed on the
-	// store's clock, so that of processes that pick runs up, one only
-	// takes each. It succeeds when the journal has no claim, its claim
-	// has run out, or owner holds it (renewing it); it fails with an
-	// error wrapping ErrClaimed, changing nothing, while another owner's
-	// claim lasts, and with one wrapping ErrNoRun when the conversation
-	// has no journal of that run. A lease <= 0 releases owner's claim:
-	// the journal may be claimed by anyone at once. Claims are not writes
+	// ClaimRun claims the journal of conversation id's run for
+	// claim.Owner (a process, as its caller names it; not ""), as claim
+	// says, so that of processes that pick runs up, one only takes each.
+	// It succeeds when the journal is not claimed, when its claim has
+	// run out (its lease passed, or the life of its owner ended), or
+	// when claim.Owner holds it (renewing it, on the terms of claim); it
+	// fails with an error wrapping ErrClaimed, changing nothing, while
+	// another owner's claim lasts, and with one wrapping ErrNoRun when
+	// the conversation has no journal of that run. Claims are not writes
 	// of the journal: Updated stays as it was.
-	ClaimRun(ctx context.Context, id, run, owner string, lease time.Duration) error
+	ClaimRun(ctx context.Context, id, run string, claim Claim) error
+
+	// ReleaseRun drops owner's claim of the journal of conversation id's
+	// run: the journal is then not claimed, for anyone to claim at once.
+	// It fails with an error wrapping ErrClaimed, changing nothing, when
+	// another owner claims the journal, and with one wrapping ErrNoRun
+	// when the conversation has no journal of that run; releasing a
+	// journal nobody claims does nothing.
+	ReleaseRun(ctx context.Context, id, run, owner string) error
 }
+
+// A Claim says who holds the journal of a run (ClaimRun), and who makes a
+// write of it (BeginRun, AppendRun, EndRun: the write is made only if the
+// journal's claim is that owner's).
+type Claim struct {
+	// Owner names the process, as its caller names it: "" is nobody (a
+	// write by no claim is made only on a journal nobody claims).
+	Owner string
+	// Lease is how long the claim lasts after the call that makes or
+	// renews it, on the store's clock. Zero makes a claim that lasts as
+	// long as Owner's life on the store ([LiveJournaler.Live]): it ends
+	// at once when the life does, whatever the time. A store that tracks
+	// no lives refuses a claim of zero lease; less than zero is an error.
+	Lease time.Duration
+}
+
+// A LiveJournaler is a [Journaler] that knows whether the owners of its
+// claims are alive, from what its database knows of the processes
+// connected to it (PostgreSQL: a session-level advisory lock on a
+// connection of the owner's own, which the server drops when the
+// connection does; SQLite: a file lock the kernel drops when the process
+// dies; Memory: the process itself). A claim of zero lease lasts as long
+// as its owner's life: a process that dies (a kill, a crash) loses its
+// claims at once, rather than when a lease runs out, and a process that
+// lives keeps them without renewing them.
+type LiveJournaler interface {
+	Journaler
+
+	// Live begins owner's life on the store, which lasts until Close, the
+	// process's death, or the store's loss of it (Life.Done). An owner
+	// names one life: once it ended, claims of zero lease by that owner
+	// are anyone's, and a process that lives on begins another life under
+	// another name. Live fails when owner's life is already going on
+	// (in any process), and with an error wrapping errors.ErrUnsupported
+	// where the store cannot track lives (a platform without the locks
+	// it needs).
+	Live(ctx context.Context, owner string) (Life, error)
+}
+
+// A Life is the life of an owner of claims on a [LiveJournaler]: while it
+// lasts, the claims of zero lease its owner holds last too.
+type Life interface {
+	// Check returns nil when the store vouches that the life lasts, and
+	// will for some time yet (long enough to start a step of a run that
+	// must not be started by two processes), from a check made within
+	// the last second or one made now; and otherwise why not, wrapping
+	// ErrLifeLost once the life is over.
+	Check(ctx context.Context) error
+	// Done is closed once the life is over: ended by Close, or lost (the
+	// store can no longer vouch for it: its connection broke). Err then
+	// says which.
+	Done() <-chan struct{}
+	// Err is nil while the life lasts and after Close; once the store
+	// lost it, an error wrapping ErrLifeLost.
+	Err() error
+	// Close ends the life: its claims of zero lease are anyone's at once.
+	Close() error
+}
+
+// ErrLifeLost is the error, wrapped, of a [Life] the store lost: a
+// process must then act as one that lost every claim of zero lease it
+// held.
+var ErrLifeLost = errors.New("session: the store lost the process's life")
 
 // Journal is the journal of a run in progress on a conversation.
 type Journal struct {
@@ -187,10 +271,14 @@ type Journal struct {
 	Started time.Time
 	Updated time.Time // the last BeginRun or AppendRun
 	// Owner holds the journal's claim (ClaimRun) until Lease, on the
-	// store's clock: "" and the zero time when it was never claimed. A
-	// claim whose Lease has passed is anyone's to take.
+	// store's clock, or for as long as its life lasts when Lease is the
+	// zero time (a claim of zero lease): "" when nobody claims it.
 	Owner string
 	Lease time.Time
+	// Held says whether the claim lasted when the store read the
+	// journal: its lease had not passed, or its owner's life went on.
+	// A journal whose claim does not last is anyone's to claim.
+	Held bool
 }
 
 // JournalPage is one page of a listing of journals.
@@ -205,6 +293,8 @@ var (
 	ErrRunInProgress = errors.New("session: a run is in progress on the conversation")
 	// ErrNoRun: the conversation has no journal of that run.
 	ErrNoRun = errors.New("session: no such run in progress on the conversation")
-	// ErrClaimed: ClaimRun of a journal another owner's claim holds.
+	// ErrClaimed: ClaimRun of a journal another owner's claim holds, or
+	// a write (AppendRun, EndRun) or release under a claim that is not
+	// the journal's: the run was taken over.
 	ErrClaimed = errors.New("session: another process holds the run in progress")
 )

@@ -312,7 +312,7 @@ func (r *Runner) release(ctx context.Context, thread string) bool {
 	if entry.Message != nil {
 		contents = []*genai.Content{entry.Message}
 	}
-	err = r.cfg.Store.EndRun(ctx, thread, j.Run, contents)
+	err = r.cfg.Store.EndRun(ctx, thread, j.Run, session.Claim{}, contents)
 	return err == nil || errors.Is(err, session.ErrNoRun)
 }
 

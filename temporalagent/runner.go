@@ -191,10 +191,10 @@ func (r *Runner) Start(ctx context.Context, in *agentserver.Input) (agentserver.
 	if err != nil {
 		return agentserver.RunInfo{}, nil, agentserver.BadRequest(0, "bad_message", "the message does not encode: %v", err)
 	}
-	err = r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry})
+	err = r.cfg.Store.BeginRun(ctx, in.Thread, id, session.Claim{}, [][]byte{entry})
 	if errors.Is(err, session.ErrRunInProgress) && r.release(ctx, in.Thread) {
 		// The journal was of a run whose workflow closed without saving it.
-		err = r.cfg.Store.BeginRun(ctx, in.Thread, id, [][]byte{entry})
+		err = r.cfg.Store.BeginRun(ctx, in.Thread, id, session.Claim{}, [][]byte{entry})
 	}
 	if err != nil {
 		if errors.Is(err, session.ErrRunInProgress) {
@@ -210,7 +210,7 @@ func (r *Runner) Start(ctx context.Context, in *agentserver.Input) (agentserver.
 	}
 	if err != nil {
 		// Nothing runs: the thread is free again.
-		if derr := r.cfg.Store.EndRun(context.WithoutCancel(ctx), in.Thread, id, nil); derr != nil {
+		if derr := r.cfg.Store.EndRun(context.WithoutCancel(ctx), in.Thread, id, session.Claim{}, nil); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		return agentserver.RunInfo{}, nil, err

@@ -399,7 +399,7 @@ func RegisterStore(w worker.Registry, store session.Journaler) error {
 		return errors.New("temporalagent: RegisterStore: the store is nil")
 	}
 	w.RegisterActivityWithOptions(func(ctx context.Context, in saveInput) error {
-		err := store.EndRun(ctx, in.Thread, in.RunID, in.Contents)
+		err := store.EndRun(ctx, in.Thread, in.RunID, session.Claim{}, in.Contents)
 		if errors.Is(err, session.ErrNoRun) && activity.GetInfo(ctx).Attempt > 1 {
 			// An attempt before this one saved it, and its answer was
 			// lost: the run is saved once.

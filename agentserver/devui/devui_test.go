@@ -213,6 +213,24 @@ func (e *env) stream(method, path, user, body string) []map[string]any {
 	return chunks
 }
 
+// waitingCall returns the id of the call of run id, user's, that waits
+// for a decision (the last one that does).
+func (e *env) waitingCall(user, id string) string {
+	e.t.Helper()
+	var tl timeline
+	e.get("/api/runs/"+id, user, &tl)
+	call := ""
+	for _, s := range tl.Spans {
+		if s.Kind == "tool" && s.Wait != nil && s.Wait.To == nil {
+			call = s.CallID
+		}
+	}
+	if call == "" {
+		e.t.Fatalf("no call of run %s waits for a decision", id)
+	}
+	return call
+}
+
 // runOf returns the run id a stream's start chunk names.
 func runOf(t *testing.T, chunks []map[string]any) string {
 	t.Helper()
@@ -689,6 +707,63 @@ func TestApprovalWait(t *testing.T) {
 	}
 }
 
+// A call approved before its sibling waits for the sibling's decision
+// before it runs (a pause is resolved whole): its timeline says it was
+// decided, then waited for the other decision, then ran, and its running
+// time starts when the other call was decided, not when it was.
+func TestApprovedBeforeSibling(t *testing.T) {
+	e := newEnv(t, envOpts{agent: func(c *agent.Config) {
+		c.NeedsApproval = func(call *genai.FunctionCall) bool { return true }
+	}})
+	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Oslo"}), fake.Call("get_weather", map[string]any{"city": "Rome"})),
+		fake.Text("Sunny in Oslo and Rome."))
+	id := runOf(t, e.chat("alice", "t1", "Weather in Oslo and Rome?"))
+	calls := func() (oslo, rome spanJSON) {
+		t.Helper()
+		var tl timeline
+		e.get("/api/runs/"+id, "alice", &tl)
+		for _, s := range tl.Spans {
+			if s.Kind == "tool" && s.Index == 0 {
+				oslo = s
+			} else if s.Kind == "tool" {
+				rome = s
+			}
+		}
+		if oslo.Wait == nil || rome.Wait == nil {
+			t.Fatalf("the calls do not wait: %+v, %+v", oslo, rome)
+		}
+		return oslo, rome
+	}
+	oslo, rome := calls()
+	e.decide("alice", "t1", "get_weather", oslo.CallID, true)
+	// Oslo is approved; Rome still waits, and so does Oslo, for Rome's
+	// decision: it does not run.
+	oslo, rome = calls()
+	if oslo.Wait.To == nil || !oslo.Wait.Approved || oslo.Wait.Resumed != nil || oslo.RunStart != nil || oslo.End != nil || oslo.Parallel != 0 {
+		t.Errorf("Oslo, approved while Rome waits: run start %v, end %v (wait %+v)", oslo.RunStart, oslo.End, *oslo.Wait)
+	}
+	if rome.Wait.To != nil {
+		t.Errorf("Rome, not decided: %+v", *rome.Wait)
+	}
+	e.decide("alice", "t1", "get_weather", rome.CallID, true)
+	e.settled(id)
+	oslo, rome = calls()
+	for _, s := range []spanJSON{oslo, rome} {
+		if s.Wait.To == nil || s.Wait.Resumed == nil || s.RunStart == nil || s.End == nil {
+			t.Fatalf("call %d after both decisions: run start %v, end %v (wait %+v)", s.Index, s.RunStart, s.End, *s.Wait)
+		}
+	}
+	// Oslo ran from the moment Rome was decided: its running time, and
+	// its parallelism with Rome, count from there.
+	if *oslo.Wait.Resumed != *rome.Wait.To || *oslo.Wait.Resumed <= *oslo.Wait.To || *oslo.RunStart < *rome.Wait.To || oslo.Parallel != 1 {
+		t.Errorf("Oslo decided at %v, resumed at %v, ran from %v (parallel %d); Rome decided at %v",
+			*oslo.Wait.To, *oslo.Wait.Resumed, *oslo.RunStart, oslo.Parallel, *rome.Wait.To)
+	}
+	if *rome.Wait.Resumed != *rome.Wait.To || *rome.RunStart < *rome.Wait.To {
+		t.Errorf("Rome decided at %v, resumed at %v, ran from %v", *rome.Wait.To, *rome.Wait.Resumed, *rome.RunStart)
+	}
+}
+
 // A denied call's answer is marked in the stored history, {error,
 // denied: true}, which the thread route gives the page as it is: a
 // server restarted on the same store, its recorder new, still tells the
@@ -705,15 +780,7 @@ func TestDeniedCalls(t *testing.T) {
 	e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Oslo"}), fake.Call("get_weather", map[string]any{"city": "Rome"}),
 		fake.Call("no_such_tool", nil)), fake.Text("Rome is sunny; Oslo I may not say."))
 	id := runOf(t, e.chat("alice", "t1", "Weather in Oslo and Rome?"))
-	var tl timeline
-	e.get("/api/runs/"+id, "alice", &tl)
-	var oslo spanJSON
-	for _, s := range tl.Spans {
-		if s.Kind == "tool" && s.Wait != nil {
-			oslo = s
-		}
-	}
-	e.decide("alice", "t1", "get_weather", oslo.CallID, false)
+	e.decide("alice", "t1", "get_weather", e.waitingCall("alice", id), false)
 	e.settled(id)
 
 	restarted := newEnv(t, opts)

@@ -24,7 +24,11 @@
 //     (Options.BrowserTools) a form for their result, both gone once the
 //     call is decided; retries, a typed answer (as JSON) and the run's end
 //     are shown as they come. A page reloaded while a run goes on finds it
-//     and reads it from its start.
+//     and reads it from its start. A pause is resolved whole: a call
+//     approved while another of its turn still waits says "approved,
+//     waiting for the other decision", and runs once every call is
+//     decided; its duration counts from then, and its wait is shown as
+//     two: for its own decision, then for the others'.
 //   - Denied calls: shown denied, with the reason, live and after a
 //     reload or a restart: the stored history marks a denied call's
 //     answer {"error": reason, "denied": true} (geminiadapter.Response),
@@ -34,7 +38,10 @@
 //     timeline: model calls and tool calls as
 //     bars on one time axis, each under the span it belongs to (the run,
 //     the call that runs an agent as a tool), so that parallel calls are
-//     side by side and failed attempts and their waits are visible; the
+//     side by side and failed attempts and their waits are visible (a
+//     call's wait for its decision, then, when it was decided first, for
+//     the other calls' decisions: api/runs/{id} gives a tool span's
+//     wait.from, wait.to and wait.resumed); the
 //     tokens of the run and of each model call (input, output, thoughts,
 //     cached) with the input's billed split (at the full price, and read
 //     from a cache at the cached price: agent.Usage's UncachedTokens and
@@ -147,9 +154,12 @@
 // default criteria (eval.DefaultCriteria: the tool trajectory, exactly,
 // and the answer's ROUGE-1 match, at least 0.8) and shows each metric's
 // score, threshold and explanation. It runs the agent itself, as the
-// user (agentserver.RunUser), not as a served run: calls that need
-// approval are denied, nobody being there to decide them, and it is not
-// recorded. A run spends the model's tokens: it takes at most 20 cases
+// user (agentserver.RunUser), not as a served run, and it is not
+// recorded: calls that need approval are decided as the conversation
+// recorded them (eval.ReplayDecisions: a call approved then runs again, a
+// denied one is denied with its reason, a call the conversation did not
+// make is denied), and the tool trajectory tells a call that ran from one
+// that did not. A run spends the model's tokens: it takes at most 20 cases
 // and 100 turns, 2 minutes per case, one case at a time, one run at a
 // time per user (429 eval_busy while another goes on); a scenario case
 // (which needs a user simulator) is refused.

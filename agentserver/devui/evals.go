@@ -174,7 +174,9 @@ func (h *handler) runEvals(r *http.Request, user string) (any, error) {
 	}
 	defer h.endEval(user)
 	// The agent runs as it runs for the user (agentserver.RunUser); its
-	// calls that need approval are denied: nobody is there to decide.
+	// calls that need approval are decided as the case records they were
+	// (eval.ReplayDecisions, Options.Approve's default): nobody is there
+	// to decide.
 	ctx := runctx.WithUser(r.Context(), user)
 	rep, err := eval.Evaluate(ctx, set, eval.Options{Agent: h.s.Agent(), Runs: 1, Parallel: 1, CaseTimeout: evalCaseTimeout})
 	if err != nil {

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/agent"
 	"github.com/toolnexus/toolnexus-go/eval"
 	"github.com/toolnexus/toolnexus-go/internal/fake"
+	"github.com/toolnexus/toolnexus-go/toolset"
+	"google.golang.org/genai"
 )
 
 // A conversation saved as an eval case runs again from the page: passed
@@ -155,5 +159,56 @@ func TestEvalRunOneAtATime(t *testing.T) {
 	cancel()
 	if err := <-first; err == nil {
 		t.Error("the cancelled run's request did not fail")
+	}
+}
+
+// An eval of a conversation that had an approval replays the decision:
+// the call approved in the conversation runs in the eval (the tool is
+// called again), as it ran then, and the case passes; without the
+// replay, nobody would be asked, the call would be denied, and its
+// trajectory would not match the conversation's.
+func TestEvalOfApprovedConversation(t *testing.T) {
+	var mu sync.Mutex
+	ran := map[string]int{}
+	e := newEnv(t, envOpts{agent: func(c *agent.Config) {
+		c.Tools = toolset.MustNew(toolset.MustFunc("get_weather", "Current weather for a city", func(ctx context.Context, in cityIn) (string, error) {
+			mu.Lock()
+			ran[in.City]++
+			mu.Unlock()
+			return "sunny in " + in.City, nil
+		}))
+		c.NeedsApproval = func(call *genai.FunctionCall) bool { return call.Args["city"] == "Oslo" }
+	}})
+	conversation := func() {
+		e.model.Enqueue(fake.Calls(fake.Call("get_weather", map[string]any{"city": "Oslo"}), fake.Call("get_weather", map[string]any{"city": "Rome"})),
+			fake.Text("Sunny in Oslo and Rome."))
+	}
+	conversation()
+	id := runOf(t, e.chat("alice", "t1", "Weather in Oslo and Rome?"))
+	e.decide("alice", "t1", "get_weather", e.waitingCall("alice", id), true)
+	e.settled(id)
+	mu.Lock()
+	if ran["Oslo"] != 1 || ran["Rome"] != 1 {
+		t.Fatalf("the conversation ran the tool for %v", ran)
+	}
+	mu.Unlock()
+
+	status, set := e.do("GET", "/api/threads/t1/evalcase", "alice", "", "")
+	if status != http.StatusOK {
+		t.Fatalf("evalcase: %d %s", status, set)
+	}
+	conversation()
+	status, b := e.do("POST", "/api/evals/run", "alice", "application/json", set)
+	var rep evalReportJSON
+	if status != http.StatusOK || json.Unmarshal([]byte(b), &rep) != nil || len(rep.Cases) != 1 {
+		t.Fatalf("eval run: %d %s", status, b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if ran["Oslo"] != 2 || ran["Rome"] != 2 {
+		t.Errorf("the eval ran the tool for %v; want Oslo and Rome again, as the conversation did (Oslo approved)", ran)
+	}
+	if rep.Status != "PASSED" {
+		t.Errorf("the eval of the conversation: %s", b)
 	}
 }

@@ -126,6 +126,10 @@ type span struct {
 	callID   string // the served run's own calls: the call's id in the log
 	waitFrom time.Time
 	waitTo   time.Time
+	// resumed is when every call of the call's pause was decided: a pause
+	// is resolved whole, so a call decided before the others waits for
+	// theirs before it runs.
+	resumed  time.Time
 	waitKind agentserver.PendingKind
 	decision *agentserver.Decision
 	// memory searches and ingests (see ObserveMemory)
@@ -534,6 +538,10 @@ func (rec *runRec) record(r *agentserver.Record) {
 			}
 		}
 		delete(rec.pending, r.Decision.CallID)
+		if len(rec.pending) == 0 {
+			// The pause is resolved: its calls go on from here.
+			rec.resume(r.Time)
+		}
 	case agentserver.KindRetry:
 		rec.retries[[2]int{r.Turn, r.Retry.Attempt}] = r.Retry.Reason
 	case agentserver.KindDone:
@@ -546,6 +554,20 @@ func (rec *runRec) record(r *agentserver.Record) {
 		rec.state = agentserver.StateWaiting
 	} else {
 		rec.state = agentserver.StateRunning
+	}
+}
+
+// resume marks every decided call of the served run that waited, and
+// was not yet resumed, as resumed at t. rec.mu is held.
+func (rec *runRec) resume(t time.Time) {
+	sub := rec.subs[""]
+	if sub == nil {
+		return
+	}
+	for _, s := range sub.tools {
+		if !s.waitTo.IsZero() && s.resumed.IsZero() {
+			s.resumed = t
+		}
 	}
 }
 

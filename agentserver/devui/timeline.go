@@ -149,11 +149,17 @@ func memoryOf(e *memory.Event) *memoryJSON {
 }
 
 type waitJSON struct {
-	Kind     agentserver.PendingKind `json:"kind"` // approval, browser
-	From     float64                 `json:"from"`
-	To       *float64                `json:"to,omitempty"`
-	Approved bool                    `json:"approved,omitempty"`
-	Expired  bool                    `json:"expired,omitempty"`
+	Kind agentserver.PendingKind `json:"kind"` // approval, browser
+	From float64                 `json:"from"`
+	// To is when the call was decided.
+	To *float64 `json:"to,omitempty"`
+	// Resumed is when every call of its pause was decided, and the run
+	// went on: a call decided before the others waits for their
+	// decisions, from To to Resumed, before it runs. Absent while the
+	// others wait.
+	Resumed  *float64 `json:"resumed,omitempty"`
+	Approved bool     `json:"approved,omitempty"`
+	Expired  bool     `json:"expired,omitempty"`
 }
 
 // ms returns t in milliseconds from base.
@@ -264,12 +270,21 @@ func (rec *runRec) toolJSON(sp *span, j *spanJSON, base time.Time) {
 	}
 	runStart := sp.start
 	if !sp.waitFrom.IsZero() {
-		w := &waitJSON{Kind: sp.waitKind, From: ms(sp.waitFrom, base), To: msPtr(sp.waitTo, base)}
+		w := &waitJSON{Kind: sp.waitKind, From: ms(sp.waitFrom, base), To: msPtr(sp.waitTo, base), Resumed: msPtr(sp.resumed, base)}
 		if d := sp.decision; d != nil {
 			w.Approved, w.Expired = d.Approved || (d.Kind == agentserver.WaitBrowser && d.Error == ""), d.Expired
 		}
 		j.Wait = w
-		runStart = sp.waitTo
+		switch {
+		case !sp.resumed.IsZero():
+			runStart = sp.resumed
+		case sp.waitTo.IsZero() || sp.end.IsZero():
+			// Waiting for its own decision, or, decided, for the others'
+			// (or never decided, its run over): it did not run.
+			runStart = time.Time{}
+		default:
+			runStart = sp.waitTo // a log read from the middle of a pause
+		}
 	}
 	if r := sp.result; r != nil {
 		if r.IsError {
@@ -280,7 +295,7 @@ func (rec *runRec) toolJSON(sp *span, j *spanJSON, base time.Time) {
 		}
 	}
 	dispatch := runStart
-	if r := sp.result; r != nil {
+	if r := sp.result; r != nil && !runStart.IsZero() {
 		if rs := sp.end.Add(-r.Duration); rs.After(runStart) {
 			runStart = rs
 		}

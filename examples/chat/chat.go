@@ -57,8 +57,10 @@ type options struct {
 	term io.ReadWriter
 	raw  func() (restore func(), err error)
 	// width, when set, is the output's width in columns; nil means
-	// defaultWidth.
-	width func() int
+	// defaultWidth. resizes, when set, says the terminal was resized: a
+	// line being typed is redrawn at the new width.
+	width   func() int
+	resizes <-chan os.Signal
 
 	// mcp and mcpHTTP are the -mcp and -mcp-http values: MCP servers
 	// whose tools are added.
@@ -328,7 +330,7 @@ type lineRead struct {
 func (c *chat) loop(ctx context.Context, exit context.CancelFunc, in io.Reader) error {
 	var r lineReader
 	if c.opts.term != nil {
-		ed := newEditor(c.opts.term, c.opts.raw, c.opts.width)
+		ed := newEditor(c.opts.term, c.opts.raw, c.opts.width, c.opts.resizes)
 		defer ed.close() // the terminal is never left raw
 		r = ed
 		fmt.Fprintln(c.out, c.banner())
@@ -419,8 +421,24 @@ func (c *chat) command(ctx context.Context, line string) (quit bool) {
 		for _, t := range c.tools.Tools() {
 			width = max(width, len(t.Name))
 		}
+		// Each tool's description is wrapped at the terminal's width,
+		// between words, under itself.
 		for _, t := range c.tools.Tools() {
-			fmt.Fprintf(c.out, "  %-*s %s %s\n", width, t.Name, firstSentence(t.Description), c.st.dim("["+c.sources[t.Name]+"]"))
+			head := fmt.Sprintf("  %-*s ", width, t.Name)
+			room := c.width() - 1 - utf8.RuneCountInString(head)
+			lines := wrapWords(firstSentence(t.Description), room)
+			source := "[" + c.sources[t.Name] + "]" // where it comes from, kept whole
+			if last := lines[len(lines)-1]; last == "" || utf8.RuneCountInString(last)+1+utf8.RuneCountInString(source) <= room {
+				lines[len(lines)-1] = strings.TrimLeft(last+" "+c.st.dim(source), " ")
+			} else {
+				lines = append(lines, c.st.dim(source))
+			}
+			for i, l := range lines {
+				if i > 0 {
+					head = strings.Repeat(" ", utf8.RuneCountInString(head))
+				}
+				fmt.Fprintln(c.out, head+l)
+			}
 		}
 	case "/reset":
 		if err = c.convs.reset(ctx); err == nil {
@@ -453,7 +471,7 @@ Commands:
   /history      show the conversation so far
   /new [name]   start a new conversation, or go to the one named
   /sessions     list the conversations (kept in a file with -session)
-  /trip CITY    plan a day in CITY: a typed answer from an agent that asks another agent
+  /trip CITY    plan a day in CITY (a typed answer; an agent asks another)
   /exit         leave (Ctrl-D works too)
 Ctrl-C stops the answer in progress; at the prompt it leaves.
 `
@@ -807,6 +825,27 @@ func compactJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// wrapWords breaks text into lines of at most width runes, between
+// words; a word longer than width is a line of its own (the terminal
+// wraps it). A width below 20 is taken as 20.
+func wrapWords(text string, width int) []string {
+	width = max(width, 20)
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	return append(lines, line)
 }
 
 func firstSentence(s string) string {

@@ -128,7 +128,8 @@
 // -session, the offline model without a key. Open the address it prints to
 // chat, approve calls, see each run as a timeline of its model and tool
 // calls (with each model call's exact request and response), browse the
-// conversations and the agent's tools:
+// conversations and the agent's tools, and run a tool by hand (under
+// -approve too: the page's user is the one who approves):
 //
 //	go run ./examples/chat -web localhost:8080
 //
@@ -205,6 +206,7 @@ func main() {
 		// Both ends are a terminal that understands escape codes: a line
 		// editor reads the input.
 		opts.term, opts.raw = stdTerminal{}, rawMode(os.Stdin)
+		opts.resizes = resizeSignals()
 	}
 
 	// genai writes stream hiccups ("Error context canceled" when an answer

@@ -25,11 +25,15 @@ func selfServer(t *testing.T) string {
 	return exe + " " + mcpServerArg
 }
 
+// wide is the width of a terminal wide enough for any line of /tools.
+func wide() int { return 300 }
+
 // The offline chat answers through the MCP server's tools, which replace
 // the built-in ones, with a real subprocess server.
 func TestMCPCommand(t *testing.T) {
 	spec := selfServer(t)
-	out := chatOutput(t, options{mcp: []string{spec}}, "What is the weather in Paris and Tokyo?\n/tools\n")
+	// A terminal wide enough for /tools' lines unwrapped.
+	out := chatOutput(t, options{mcp: []string{spec}, width: wide}, "What is the weather in Paris and Tokyo?\n/tools\n")
 	for _, want := range []string{
 		`MCP server "` + spec + `": calculate, count_primes, current_time, get_weather (in place of the built-in calculate, count_primes, current_time, get_weather).`,
 		"→ get_weather {\"city\":\"Paris\"}\n→ get_weather {\"city\":\"Tokyo\"}\n",
@@ -63,7 +67,7 @@ func TestMCPProgress(t *testing.T) {
 func TestMCPHTTPWithPrefix(t *testing.T) {
 	ts := httptest.NewServer(mcptools.HTTPHandler(demotools.New(fixedClock), nil))
 	defer ts.Close()
-	out := chatOutput(t, options{mcpHTTP: []string{"demo=" + ts.URL}, loginFile: filepath.Join(t.TempDir(), "logins.json")},
+	out := chatOutput(t, options{mcpHTTP: []string{"demo=" + ts.URL}, loginFile: filepath.Join(t.TempDir(), "logins.json"), width: wide},
 		"what is (12+7)*3 and what time is it in Tokyo?\n/tools\n")
 	for _, want := range []string{
 		`MCP server "demo=` + ts.URL + `": demo_calculate, demo_count_primes, demo_current_time, demo_get_weather.`,

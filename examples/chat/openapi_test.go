@@ -28,6 +28,7 @@ func TestOpenAPI(t *testing.T) {
 		openAPI:     []string{"shop=../../openapitools/testdata/shop31.yaml"},
 		openAPIAuth: []string{"key=SECRET", "unrelated=x"},
 		openAPIBase: api.URL,
+		width:       wide, // /tools' lines unwrapped
 	}, `call shop_listItems {"tags": ["red"]}`+"\n"+`call shop_deleteItem {"itemId": "1"}`+"\nno\n/tools\n")
 	for _, want := range []string{
 		`OpenAPI "shop=../../openapitools/testdata/shop31.yaml": 8 tools (shop_listItems, shop_createItem, shop_getItem, shop_replaceItem, shop_deleteItem, shop_addPet, shop_styles, shop_plantTree); calls that change something ask first.`,

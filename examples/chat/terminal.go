@@ -2,16 +2,19 @@ package main
 
 // How the chat reads its input and fits its output to the terminal: on a
 // terminal, a line editor (golang.org/x/term's Terminal: the arrow keys
-// move in the line, up and down recall earlier lines) with the terminal in
-// raw mode only while a line is read; otherwise plain lines. And the
-// spinner shown while the model thinks.
+// move in the line, Home and End go to its ends, up and down recall
+// earlier lines; a line being typed is redrawn when the terminal is
+// resized) with the terminal in raw mode only while a line is read;
+// otherwise plain lines. And the spinner shown while the model thinks.
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,11 +67,15 @@ const maxHistory = 500
 
 // editor reads lines through a line editor on a terminal: term.Terminal
 // on rw, with raw (when set) putting the terminal in raw mode for the time
-// a line is read, and width (when set) its width.
+// a line is read, width (when set) its width, and resizes (when set)
+// saying the terminal was resized: the line being read is then redrawn
+// at the new width.
 type editor struct {
-	rw    io.ReadWriter
-	raw   func() (restore func(), err error)
-	width func() int
+	rw      io.ReadWriter
+	keys    *keyReader // rw's input, Home and End as term.Terminal knows them
+	raw     func() (restore func(), err error)
+	width   func() int
+	resizes <-chan os.Signal
 
 	t       *term.Terminal
 	history *lineHistory
@@ -78,8 +85,8 @@ type editor struct {
 	closed  bool   // the chat has ended: no line is read any more
 }
 
-func newEditor(rw io.ReadWriter, raw func() (func(), error), width func() int) *editor {
-	return &editor{rw: rw, raw: raw, width: width, history: &lineHistory{}}
+func newEditor(rw io.ReadWriter, raw func() (func(), error), width func() int, resizes <-chan os.Signal) *editor {
+	return &editor{rw: rw, keys: &keyReader{r: rw}, raw: raw, width: width, resizes: resizes, history: &lineHistory{}}
 }
 
 func (e *editor) readLine(prompt string) (string, error) {
@@ -102,11 +109,30 @@ func (e *editor) readLine(prompt string) (string, error) {
 		defer e.restoreRaw()
 	}
 	if e.t == nil {
-		e.t = term.NewTerminal(e.rw, "")
+		e.t = term.NewTerminal(struct {
+			io.Reader
+			io.Writer
+		}{e.keys, e.rw}, "")
 		e.t.History = e.history
 	}
 	if e.width != nil {
 		_ = e.t.SetSize(e.width(), 24) // the height is not used by ReadLine
+		if e.resizes != nil {
+			// A resize while the line is typed: term.Terminal redraws it
+			// at the new width (SetSize may be called during ReadLine).
+			t, done := e.t, make(chan struct{})
+			defer close(done)
+			go func() {
+				for {
+					select {
+					case <-e.resizes:
+						_ = t.SetSize(e.width(), 24)
+					case <-done:
+						return
+					}
+				}
+			}()
+		}
 	}
 	e.t.SetPrompt(prompt)
 	line, err := e.t.ReadLine()
@@ -142,6 +168,86 @@ func (e *editor) restoreRaw() {
 		e.restore()
 		e.restore = nil
 	}
+}
+
+// keyAliases are the Home and End keys' sequences that term.Terminal does
+// not know (it knows ESC [ H and ESC [ F), each with the one it knows:
+// tmux and screen send ESC [ 1 ~ and ESC [ 4 ~, rxvt ESC [ 7 ~ and
+// ESC [ 8 ~, a terminal in application cursor mode ESC O H and ESC O F.
+var keyAliases = [...]struct{ from, to string }{
+	{"\x1b[1~", "\x1b[H"}, {"\x1b[7~", "\x1b[H"}, {"\x1bOH", "\x1b[H"},
+	{"\x1b[4~", "\x1b[F"}, {"\x1b[8~", "\x1b[F"}, {"\x1bOF", "\x1b[F"},
+}
+
+// keyReader reads r, the terminal's keys, with the sequences of
+// keyAliases replaced; a sequence split across reads is replaced whole
+// (the start of one is held until the rest comes, as term.Terminal holds
+// the start of any escape sequence).
+type keyReader struct {
+	r       io.Reader
+	in, out []byte // read and not yet looked at (the start of a sequence); ready
+	err     error  // r's, returned once out is empty
+	buf     [256]byte
+}
+
+func (k *keyReader) Read(p []byte) (int, error) {
+	for len(k.out) == 0 {
+		if k.err != nil {
+			if len(k.in) > 0 { // the start of a sequence that never ended
+				k.out, k.in = k.in, nil
+				break
+			}
+			return 0, k.err
+		}
+		n, err := k.r.Read(k.buf[:])
+		k.in = append(k.in, k.buf[:n]...)
+		k.err = err
+		k.translate()
+	}
+	n := copy(p, k.out)
+	k.out = k.out[n:]
+	return n, nil
+}
+
+// translate moves what k.in holds to k.out, with each alias replaced,
+// but for the start of a sequence at its end, which it leaves in k.in.
+func (k *keyReader) translate() {
+	b := k.in
+	for len(b) > 0 {
+		if b[0] != 0x1b {
+			i := bytes.IndexByte(b, 0x1b)
+			if i < 0 {
+				i = len(b)
+			}
+			k.out = append(k.out, b[:i]...)
+			b = b[i:]
+			continue
+		}
+		matched, partial := false, false
+		for _, a := range keyAliases {
+			switch {
+			case bytes.HasPrefix(b, []byte(a.from)):
+				k.out = append(k.out, a.to...)
+				b = b[len(a.from):]
+				matched = true
+			case len(b) < len(a.from) && strings.HasPrefix(a.from, string(b)):
+				partial = true
+			}
+			if matched {
+				break
+			}
+		}
+		switch {
+		case matched:
+		case partial && k.err == nil:
+			k.in = append(k.in[:0:0], b...) // held until the next read
+			return
+		default:
+			k.out = append(k.out, b[0])
+			b = b[1:]
+		}
+	}
+	k.in = k.in[:0]
 }
 
 // lineHistory is the line editor's history: the last maxHistory lines, empty

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -193,6 +195,128 @@ func TestLineEditorInterrupted(t *testing.T) {
 		t.Fatal("the chat did not end")
 	}
 	term.checkRestored(t, 1)
+}
+
+// Home and End move to the line's ends whatever sequence the terminal
+// sends for them: xterm's (ESC [ H, ESC [ F), tmux's and screen's
+// (ESC [ 1 ~, ESC [ 4 ~), rxvt's (ESC [ 7 ~, ESC [ 8 ~) and application
+// mode's (ESC O H, ESC O F), one split across two reads too; no part of
+// a sequence reaches the line.
+func TestLineEditorHomeEnd(t *testing.T) {
+	for _, keys := range []struct{ name, home, end string }{
+		{"xterm", "\x1b[H", "\x1b[F"},
+		{"tmux and screen", "\x1b[1~", "\x1b[4~"},
+		{"rxvt", "\x1b[7~", "\x1b[8~"},
+		{"application mode", "\x1bOH", "\x1bOF"},
+	} {
+		t.Run(keys.name, func(t *testing.T) {
+			// Typed: abc, Home, X, End split in two reads, Y, Enter.
+			term := newFakeTerminal("abc", keys.home, "X", keys.end[:2], keys.end[2:]+"Y", "\r")
+			line, err := newEditor(term, term.raw, nil, nil).readLine("you> ")
+			if err != nil || line != "XabcY" {
+				t.Errorf("readLine() = %q, %v; want XabcY", line, err)
+			}
+		})
+	}
+	// An escape sequence that is none of them goes through as it came,
+	// the start of one held when the input ends included.
+	k := &keyReader{r: strings.NewReader("a\x1b[2~b\x1b[1;5Cc\x1b[")}
+	if got, err := io.ReadAll(k); err != nil || string(got) != "a\x1b[2~b\x1b[1;5Cc\x1b[" {
+		t.Errorf("other sequences read as %q, %v", got, err)
+	}
+}
+
+// lockedScreen is a terminal whose keys come from a pipe the test writes
+// to, and whose screen the test reads while the editor writes it.
+type lockedScreen struct {
+	io.Reader
+	mu     sync.Mutex
+	screen strings.Builder
+}
+
+func (s *lockedScreen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.screen.Write(p)
+}
+
+func (s *lockedScreen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.screen.String()
+}
+
+// A terminal resized while a line is typed: the line is redrawn at the
+// new width (the prompt and the line written again), and reads on as
+// typed.
+func TestLineEditorResize(t *testing.T) {
+	keys, typing := io.Pipe()
+	defer typing.Close()
+	term := &lockedScreen{Reader: keys}
+	var width atomic.Int32
+	width.Store(80)
+	resizes := make(chan os.Signal, 1)
+	ed := newEditor(term, nil, func() int { return int(width.Load()) }, resizes)
+	type read struct {
+		line string
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		line, err := ed.readLine("you> ")
+		done <- read{line, err}
+	}()
+	if _, err := typing.Write([]byte("hello world")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the line typed", func() bool { return strings.Contains(term.String(), "hello world") })
+	width.Store(8)
+	resizes <- syscall.SIGWINCH
+	waitFor(t, "the line redrawn at the new width", func() bool { return strings.Count(term.String(), "you> ") == 2 })
+	if _, err := typing.Write([]byte("!\r")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.err != nil || r.line != "hello world!" {
+		t.Errorf("readLine() = %q, %v; want hello world!", r.line, r.err)
+	}
+}
+
+// waitFor waits until cond holds, polling; a minute without is a failure
+// (a hang guard, not a measure).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: still not after a minute", what)
+		}
+	}
+}
+
+// /help fits an 80-column terminal, and /tools wraps each description
+// at the terminal's width between words, under itself, whole.
+func TestHelpAndToolsFit(t *testing.T) {
+	for _, l := range strings.Split(chatOutput(t, options{}, "/help\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n >= defaultWidth {
+			t.Errorf("a /help line %d columns wide: %q", n, l)
+		}
+	}
+	out := chatOutput(t, options{width: func() int { return 50 }}, "/tools\n")
+	descriptions := map[string]string{}
+	var last string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n >= 50 {
+			t.Errorf("a /tools line %d columns wide at 50: %q", n, l)
+		}
+		fields := strings.Fields(l)
+		if !strings.HasPrefix(l, "   ") { // a tool's first line
+			last, fields = fields[0], fields[1:]
+		}
+		descriptions[last] += " " + strings.Join(fields, " ")
+	}
+	want := "Get the current weather for a city: condition, temperature, humidity and wind. [built in]"
+	if got := strings.TrimSpace(descriptions["get_weather"]); got != want || len(descriptions) != 4 {
+		t.Errorf("get_weather's description, its lines joined: %q (of %d tools); want %q\n%s", got, len(descriptions), want, out)
+	}
 }
 
 // The line editor's history keeps the last lines, without empty lines or

@@ -51,7 +51,10 @@ func serveWeb(ctx context.Context, opts options, a, voice *agent.Agent, liveClie
 		ln.Close()
 		return err
 	}
-	uiOpts := &devui.Options{Recorder: rec, Title: "chat · " + a.Steps().Model()}
+	// The page's user is the one who approves the calls (-approve): a tool
+	// they run by hand from the Agent page is approved by that click, as
+	// a call they approve in the chat.
+	uiOpts := &devui.Options{Recorder: rec, Title: "chat · " + a.Steps().Model(), RunToolsNeedingApproval: true}
 	var lh *live.Handler
 	if voice != nil && liveClient != nil {
 		if lh, err = live.New(srv, live.Config{Client: liveClient, Agent: voice}); err != nil {

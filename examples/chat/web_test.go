@@ -110,12 +110,23 @@ func TestWeb(t *testing.T) {
 	}
 }
 
-// -approve in the page: the call waits for its approval.
+// -approve in the page: the call waits for its approval. A tool run by
+// hand from the Agent page runs: the page's user, who approves the calls,
+// asked for it.
 func TestWebApprove(t *testing.T) {
 	base := startWeb(t, options{approve: true})
 	stream := ask(t, base, "t1", "What is the weather in Paris?")
 	if !strings.Contains(stream, `"type":"tool-approval-request"`) || strings.Contains(stream, "tool-output-available") {
 		t.Errorf("the stream:\n%s", stream)
+	}
+	resp, err := http.Post(base+"api/tools/get_weather/run", "application/json", strings.NewReader(`{"args":{"city":"Oslo"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "Oslo") || strings.Contains(string(b), `"isError":true`) {
+		t.Errorf("running get_weather by hand under -approve: %d %s", resp.StatusCode, b)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
@@ -47,22 +48,60 @@ func sourceDir() string {
 	return filepath.Dir(file)
 }
 
-// buildFleet builds the fleet command of the repository at root into dir,
-// telling out what it does (the first build compiles the Temporal SDK),
-// and returns the binary's path.
-func buildFleet(root, dir string, out io.Writer) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+// fleetName is the fleet command's binary beside this one: the guides
+// build both into one directory (go build -o /tmp/ …/fleet, and
+// examples/server into /tmp/server). fleetPackage is its package, as its
+// build information says (go version -m).
+const (
+	fleetName    = "fleet"
+	fleetPackage = "github.com/toolnexus/toolnexus-go/" + fleetModule + "/fleet"
+)
+
+// fleetBinary returns where the fleet command's binary is, and whether it
+// is to be built there from the clone: the binary beside this one (self),
+// when there is one (a Go binary of the fleet's package), is used as it
+// is outside a clone (root == "") and built in place inside one (go build
+// leaves an up-to-date binary as it is); else the binary in cacheDir is
+// built. It fails when there is neither a binary beside this one nor a
+// clone to build one from.
+func fleetBinary(self, root, cacheDir string) (bin string, build bool, err error) {
+	if self != "" {
+		beside := filepath.Join(filepath.Dir(self), fleetName)
+		if bi, err := buildinfo.ReadFile(beside); err == nil && bi.Path == fleetPackage {
+			return beside, root != "", nil
+		}
 	}
-	bin := filepath.Join(dir, "toolnexus-fleet")
-	fmt.Fprintf(out, "server: -temporal is served by %s/fleet (the root module never requires Temporal): building it (the first time, a minute or two)\n", fleetModule)
+	if root == "" {
+		return "", false, fmt.Errorf("-temporal is served by the fleet command of the %s module: build it beside this binary (go -C %s build -o %s ./fleet), or run the server from a clone of the repository", fleetModule, fleetModule, filepath.Join(filepath.Dir(self), fleetName))
+	}
+	return filepath.Join(cacheDir, "toolnexus", "toolnexus-fleet"), true, nil
+}
+
+// buildFleet builds the fleet command of the repository at root into bin,
+// telling out what it does. go build leaves a binary that is up to date
+// as it is: a start after the first costs a check of the sources (a few
+// seconds), not a build. Instances started at once build it once: the
+// build holds a lock, beside bin, that the others wait for.
+func buildFleet(root, bin string, out io.Writer) error {
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(filepath.Dir(bin), "."+filepath.Base(bin)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close() // and the lock with it
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking the fleet command's build: %w", err)
+	}
+	fmt.Fprintf(out, "server: -temporal is served by %s/fleet (the root module never requires Temporal): building %s if it is not up to date (the first build compiles the Temporal SDK: minutes, see docs/fleet.md)\n", fleetModule, bin)
 	cmd := exec.Command("go", "build", "-o", bin, "./fleet")
 	cmd.Dir = filepath.Join(root, fleetModule)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building %s/fleet: %w", fleetModule, err)
+		return fmt.Errorf("building %s/fleet: %w", fleetModule, err)
 	}
-	return bin, nil
+	return nil
 }
 
 // execFleet replaces this process with the fleet command, given this
@@ -72,16 +111,22 @@ func execFleet(args []string) error {
 	wd, _ := os.Getwd()
 	root, err := fleetRoot(wd, sourceDir())
 	if err != nil {
-		return err
+		root = ""
 	}
+	self, _ := os.Executable()
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	bin, err := buildFleet(root, filepath.Join(cache, "toolnexus"), os.Stderr)
+	bin, build, err := fleetBinary(self, root, cache)
 	if err != nil {
 		return err
 	}
+	if build {
+		if err := buildFleet(root, bin, os.Stderr); err != nil {
+			return err
+		}
+	}
 	err = syscall.Exec(bin, append([]string{bin}, args...), os.Environ())
-	return fmt.Errorf("starting the fleet command: %w", err)
+	return fmt.Errorf("starting the fleet command %s: %w", bin, err)
 }

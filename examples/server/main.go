@@ -22,7 +22,10 @@
 // and Tokyo?". With -approve, get_weather needs a person's approval: the
 // response ends with the protocol's approval request, and the next
 // request carries the decision. Threads are kept in memory, or with -db in
-// a SQLite file or a PostgreSQL database (-db postgres://user:pw@host/db). Every request is the one local user: the server is meant
+// a SQLite file or a PostgreSQL database (-db postgres://user:pw@host/db,
+// or a key=value connection string, -db 'host=db dbname=app user=me';
+// anything else that is not a file's path is refused). Every request is
+// the one local user: the server is meant
 // for localhost (see agentserver.Config.Authenticate to serve users).
 // GET /live?thread=ID is a websocket for voice sessions (package
 // agentserver/live): the same tools and approvals on a Live model
@@ -45,9 +48,13 @@
 // With -temporal (and -db, which every instance shares) the server is one
 // instance of a fleet: its runs are workflows on that Temporal server, and
 // any request of any protocol reaches any instance (docs/fleet.md). The
-// root module never requires Temporal, so this builds and runs the fleet
-// command of the temporalagent/examples module (the first build compiles
-// the Temporal SDK), with the same flags.
+// root module never requires Temporal, so this runs the fleet command of
+// the temporalagent/examples module, with the same flags: the one built
+// beside this binary (named fleet, as the guides build it) if there is
+// one, else one it builds into the user's cache directory. Either is
+// built from the clone first when it is not up to date (the first build
+// compiles the Temporal SDK's client; a build that finds it up to date
+// takes seconds), one build at a time for instances started together.
 //
 // docs/serving.md has curl lines for an approval and a resume.
 package main
@@ -81,7 +88,7 @@ func main() {
 	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
 	flag.StringVar(&opts.LiveModel, "live-model", serverapp.DefaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key (offline: the offline model's)")
-	flag.StringVar(&opts.DB, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL (default: in memory)")
+	flag.StringVar(&opts.DB, "db", "", "keep the threads in this SQLite `file`, or the PostgreSQL database of this postgres:// URL or key=value connection string ('host=… dbname=…'; default: in memory)")
 	flag.Var(&opts.CORS, "cors", "let pages of this `origin` (e.g. http://localhost:5173) call the server; repeat it, or separate origins with commas")
 	temporal := flag.String("temporal", "", "serve as an instance of a fleet: the runs on the Temporal server at `host:port`, the threads in -db (shared by every instance); run by "+fleetModule+"/fleet, which this builds")
 	flag.String("namespace", "default", "with -temporal: the Temporal `namespace`")

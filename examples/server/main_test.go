@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +22,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(mainArgsEnv); ok {
+		// The test binary run again as the command (see startServer).
+		os.Args = append([]string{"server"}, strings.Split(args, "\x1f")...)
+		main()
+		os.Exit(0)
+	}
 	// genai's dependencies start opencensus's stats worker at init.
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
 }
@@ -48,7 +55,7 @@ func start(t *testing.T, opts options) string {
 
 // post sends body and returns the data of each event of the stream, or
 // the body when the answer is not a stream.
-func post(t *testing.T, url, body string) (status int, events []string) {
+func post(t testing.TB, url, body string) (status int, events []string) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {

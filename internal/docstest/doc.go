@@ -21,5 +21,8 @@
 // localhost:8080, is replaced by a free one. The README's programs are
 // built in a module of their own that requires this one through a replace
 // directive; a program that serves is checked to listen, the others to
-// exit cleanly.
+// exit cleanly. README.md's "Your first program" is followed step by
+// step in a directory of its own (TestFirstProgram): its go mod init, go
+// get and go run, offline on the module cache, with only a replace
+// directive added.
 package docstest

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 	"github.com/toolnexus/toolnexus-go/internal/offline"
 )
 
@@ -30,9 +31,7 @@ func repoRoot(t *testing.T) string {
 // goCommand returns the go command, or skips the test without one.
 func goCommand(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the examples")
-	}
+	citest.Heavy(t, "builds the examples and runs the docs' commands and programs")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command:", err)

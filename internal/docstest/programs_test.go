@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -111,7 +112,8 @@ func TestReadmePrograms(t *testing.T) {
 
 // serveProgram starts a program that serves the agent on port, checks
 // that it listens and that a useChat request is answered through the
-// tool, and stops it.
+// tool, and stops it with SIGTERM, as a deployment does: it must end by
+// itself, cleanly (exit status 0).
 func serveProgram(t *testing.T, exe string, env []string, port string) {
 	t.Helper()
 	cmd := exec.Command(exe)
@@ -165,5 +167,17 @@ func serveProgram(t *testing.T, exe string, env []string, port string) {
 	}
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(got), `"output":"sunny in Paris"`) {
 		t.Errorf("POST /api/chat = %s\n%s\nwant get_weather's output in the stream", resp.Status, got)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the deferred kill
+		if err != nil {
+			t.Errorf("%s after SIGTERM: %v, want a clean exit (SIGTERM wired to Close)\n%s", exe, err, output.String())
+		}
+	case <-time.After(time.Minute): // a hang guard
+		t.Errorf("%s still runs a minute after SIGTERM:\n%s", exe, output.String())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolnexus/toolnexus-go/internal/citest"
 )
 
 // The core compiles no integration's dependency, the root module's graph
@@ -16,9 +18,7 @@ import (
 // compiles no other provider's SDK: a program pays only for the APIs it
 // calls.
 func TestAdaptersStayApart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
+	citest.Heavy(t, "runs go list in every module")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command:", err)

@@ -113,13 +113,13 @@ func BenchmarkAppendRun(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		if i%100 == 0 {
 			b.StopTimer()
-			s.EndRun(ctx, "c", "run", nil)
-			if err := s.BeginRun(ctx, "c", "run", nil); err != nil {
+			s.EndRun(ctx, "c", "run", session.Claim{}, nil)
+			if err := s.BeginRun(ctx, "c", "run", session.Claim{}, nil); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()
 		}
-		if err := s.AppendRun(ctx, "c", "run", entries); err != nil {
+		if err := s.AppendRun(ctx, "c", "run", session.Claim{}, entries); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -138,11 +138,11 @@ func BenchmarkEndRun(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		if err := s.BeginRun(ctx, "c", "run", entries); err != nil {
+		if err := s.BeginRun(ctx, "c", "run", session.Claim{}, entries); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if err := s.EndRun(ctx, "c", "run", contents); err != nil {
+		if err := s.EndRun(ctx, "c", "run", session.Claim{}, contents); err != nil {
 			b.Fatal(err)
 		}
 	}

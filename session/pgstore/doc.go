@@ -36,12 +36,30 @@
 //     at most one, whichever process begins it: its run, its started and
 //     updated times, its number of entries and its claim (ClaimRun: the
 //     owner, and the end of its lease on the server's clock, so that the
-//     clocks of the processes never matter), and an index on (updated,
-//     id) for ListRuns of the whole store;
+//     clocks of the processes never matter, or NULL for a claim that lasts
+//     as long as the owner's life), and an index on (updated, id) for
+//     ListRuns of the whole store. Every write of a journal checks, in its
+//     statement, that the writer's claim is the journal's (the fence:
+//     session.Journaler);
 //   - toolnexus_journal_entries: a row per entry, (conversation, seq) its
 //     primary key, the entry as bytea, byte for byte;
 //   - toolnexus_schema_version: the version of these tables, [SchemaVersion]
-//     (version 2 added the journals, version 3 their claims).
+//     (version 2 added the journals, version 3 their claims, version 4
+//     claims for an owner's life).
+//
+// The Store is a [session.LiveJournaler]: an owner's life is a
+// session-level advisory lock (pg_try_advisory_lock, keyed by a hash of
+// the owner's name) held on a connection the life opens for itself, which
+// PostgreSQL drops with the connection: at once when the process dies
+// (its socket closes), and after 5 s of silence and 3 unanswered TCP
+// keepalives when the network between them fails (the life's connection
+// sets tcp_keepalives_*). Whether an owner lives is whether a session
+// holds its lock (pg_locks): a claim of zero lease is anyone's once its
+// owner's lock is gone. The life checks its connection every
+// [PingInterval] and is lost (Life.Done) as soon as a check fails or goes
+// unanswered for [LifeTimeout], before the server would drop its lock, so
+// that the process learns it lost its claims before another may take
+// them. A life costs one connection besides the pool's.
 //
 // ListPage, ListRuns and Usage take a prefix of ids that PostgreSQL's text can
 // hold: UTF-8, without NUL (a prefix that ends inside a character is an
@@ -49,7 +67,7 @@
 //
 // Open and New create the tables in an empty database, migrate older ones
 // in one transaction, and refuse tables of a newer version rather than
-// misread them (so a database that a version 3 store has opened is refused
+// misread them (so a database that a version 4 store has opened is refused
 // by older versions of the package). Processes that open one database at
 // once take turns (pg_advisory_xact_lock): the tables are made once. When they are up to
 // date, opening only reads their version, so a store opens on a read-only

@@ -49,7 +49,9 @@ func TestConnectionLostMidRun(t *testing.T) {
 	}{
 		{
 			name: "BeginRun",
-			call: func(ctx context.Context, s *pgstore.Store, id string) error { return s.BeginRun(ctx, id, "run", more) },
+			call: func(ctx context.Context, s *pgstore.Store, id string) error {
+				return s.BeginRun(ctx, id, "run", session.Claim{}, more)
+			},
 			check: func(t *testing.T, id string) {
 				checkJournal(t, direct, id, more)
 			},
@@ -57,7 +59,9 @@ func TestConnectionLostMidRun(t *testing.T) {
 		{
 			name:  "AppendRun",
 			setup: func(t *testing.T, id string) { mustBeginRun(t, direct, id, first) },
-			call:  func(ctx context.Context, s *pgstore.Store, id string) error { return s.AppendRun(ctx, id, "run", more) },
+			call: func(ctx context.Context, s *pgstore.Store, id string) error {
+				return s.AppendRun(ctx, id, "run", session.Claim{}, more)
+			},
 			check: func(t *testing.T, id string) {
 				checkJournal(t, direct, id, append(first, more...))
 			},
@@ -71,7 +75,7 @@ func TestConnectionLostMidRun(t *testing.T) {
 				mustBeginRun(t, direct, id, first)
 			},
 			call: func(ctx context.Context, s *pgstore.Store, id string) error {
-				return s.EndRun(ctx, id, "run", contents)
+				return s.EndRun(ctx, id, "run", session.Claim{}, contents)
 			},
 			check: func(t *testing.T, id string) {
 				got, err := direct.Load(ctx, id)
@@ -106,7 +110,7 @@ func TestConnectionLostMidRun(t *testing.T) {
 
 func mustBeginRun(t *testing.T, s *pgstore.Store, id string, entries [][]byte) {
 	t.Helper()
-	if err := s.BeginRun(ctx, id, "run", entries); err != nil {
+	if err := s.BeginRun(ctx, id, "run", session.Claim{}, entries); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -128,12 +132,12 @@ func TestRunRefusals(t *testing.T) {
 	s := open(t, u)
 	mustBeginRun(t, s, "c", [][]byte{[]byte("kept")})
 	pgtest.Exec(t, u, "ALTER TABLE toolnexus_journal_entries ADD CONSTRAINT small CHECK (length(entry) < 1000)")
-	err := s.AppendRun(ctx, "c", "run", [][]byte{[]byte("fits"), make([]byte, 2000)})
+	err := s.AppendRun(ctx, "c", "run", session.Claim{}, [][]byte{[]byte("fits"), make([]byte, 2000)})
 	if !isCode(err, "23514") {
 		t.Errorf("AppendRun over a constraint = %v; want the server's refusal, 23514", err)
 	}
 	checkJournal(t, s, "c", [][]byte{[]byte("kept")})
-	if err := s.BeginRun(ctx, "d", "run", [][]byte{make([]byte, 2000)}); !isCode(err, "23514") {
+	if err := s.BeginRun(ctx, "d", "run", session.Claim{}, [][]byte{make([]byte, 2000)}); !isCode(err, "23514") {
 		t.Errorf("BeginRun over a constraint = %v; want the server's refusal, 23514", err)
 	}
 	if _, err := s.LoadRun(ctx, "d"); !errors.Is(err, session.ErrNoRun) {
@@ -145,9 +149,9 @@ func TestRunRefusals(t *testing.T) {
 	pgtest.Exec(t, u, "ALTER DATABASE "+name+" SET default_transaction_read_only = on")
 	s = open(t, u)
 	for what, err := range map[string]error{
-		"BeginRun":  s.BeginRun(ctx, "e", "run", nil),
-		"AppendRun": s.AppendRun(ctx, "c", "run", [][]byte{[]byte("no")}),
-		"EndRun":    s.EndRun(ctx, "c", "run", genai.Text("no")),
+		"BeginRun":  s.BeginRun(ctx, "e", "run", session.Claim{}, nil),
+		"AppendRun": s.AppendRun(ctx, "c", "run", session.Claim{}, [][]byte{[]byte("no")}),
+		"EndRun":    s.EndRun(ctx, "c", "run", session.Claim{}, genai.Text("no")),
 	} {
 		if !isCode(err, "25006") {
 			t.Errorf("%s on a read-only database = %v; want the server's refusal, 25006", what, err)

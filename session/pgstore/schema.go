@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the tables this package writes, kept in
 // the table toolnexus_schema_version.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] takes the tables from version v to v+1.
 var migrations = []string{
@@ -54,6 +54,12 @@ CREATE TABLE toolnexus_journal_entries (
 ALTER TABLE toolnexus_journals ADD COLUMN owner text NOT NULL DEFAULT '', ADD COLUMN lease timestamptz,
 	ADD COLUMN bytes bigint NOT NULL DEFAULT 0; -- the sum of the entries' sizes
 UPDATE toolnexus_journals AS j SET bytes = (SELECT coalesce(sum(length(entry)), 0) FROM toolnexus_journal_entries WHERE conversation = j.id);`,
+	// Claims that last as long as their owner's life: an owner with a
+	// NULL lease (a version 3 store read them as run out, and would take
+	// them); a released claim has no owner.
+	3: `
+UPDATE toolnexus_journals SET owner = '', lease = NULL WHERE lease IS NULL OR lease <= clock_timestamp();
+COMMENT ON COLUMN toolnexus_journals.lease IS 'when the claim ends; NULL with an owner: when the owner''s life does (see pgstore)';`,
 }
 
 // migrationLock is the key of the advisory lock that serializes

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolnexus/toolnexus-go/internal/pgtest"
+	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
 )
 
@@ -25,10 +26,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatalf("Open of version 1 tables = %v", err)
 	}
 	defer s.Close()
-	if err := s.BeginRun(ctx, "c", "run", [][]byte{[]byte("entry")}); err != nil {
+	if err := s.BeginRun(ctx, "c", "run", session.Claim{}, [][]byte{[]byte("entry")}); err != nil {
 		t.Fatalf("BeginRun after the migration = %v", err)
 	}
-	if err := s.EndRun(ctx, "c", "run", genai.Text("hi")); err != nil {
+	if err := s.EndRun(ctx, "c", "run", session.Claim{}, genai.Text("hi")); err != nil {
 		t.Fatalf("EndRun after the migration = %v", err)
 	}
 	if got, err := s.Load(ctx, "c"); err != nil || len(got) != 2 || got[0].Parts[0].Text != "hello" {
@@ -63,7 +64,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	if err != nil || j.Bytes != 8 || j.Len != 2 || j.Owner != "" || !j.Lease.IsZero() {
 		t.Errorf("LoadRun after the migration = %+v, %v; want 2 entries of 8 bytes, no claim", j, err)
 	}
-	if err := s.ClaimRun(ctx, "c", "run", "me", time.Minute); err != nil {
+	if err := s.ClaimRun(ctx, "c", "run", session.Claim{Owner: "me", Lease: time.Minute}); err != nil {
 		t.Errorf("ClaimRun after the migration = %v", err)
 	}
 }

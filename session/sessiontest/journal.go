@@ -49,14 +49,14 @@ func Entries() [][]byte {
 
 func mustBeginRun(t *testing.T, j session.Journaler, id, run string, entries ...[]byte) {
 	t.Helper()
-	if err := j.BeginRun(ctx, id, run, entries); err != nil {
+	if err := j.BeginRun(ctx, id, run, none, entries); err != nil {
 		t.Fatalf("BeginRun(%q, %q, %d entries) = %v", id, run, len(entries), err)
 	}
 }
 
 func mustAppendRun(t *testing.T, j session.Journaler, id, run string, entries ...[]byte) {
 	t.Helper()
-	if err := j.AppendRun(ctx, id, run, entries); err != nil {
+	if err := j.AppendRun(ctx, id, run, none, entries); err != nil {
 		t.Fatalf("AppendRun(%q, %q, %d entries) = %v", id, run, len(entries), err)
 	}
 }
@@ -168,7 +168,7 @@ func testRunInProgress(t *testing.T, s session.Store) {
 	mustAppend(t, s, "c", text(genai.RoleUser, "before"))
 	mustBeginRun(t, j, "c", "run-1", []byte("one"))
 	for _, run := range []string{"run-1", "run-2"} {
-		if err := j.BeginRun(ctx, "c", run, [][]byte{[]byte("two")}); !errors.Is(err, session.ErrRunInProgress) {
+		if err := j.BeginRun(ctx, "c", run, none, [][]byte{[]byte("two")}); !errors.Is(err, session.ErrRunInProgress) {
 			t.Errorf("BeginRun(%q) on a conversation with a run in progress = %v; want ErrRunInProgress", run, err)
 		}
 	}
@@ -185,17 +185,17 @@ func testRunWrongRun(t *testing.T, s session.Store) {
 	mustAppend(t, s, "c", text(genai.RoleUser, "before"))
 	check := func(what string) {
 		t.Helper()
-		if err := j.AppendRun(ctx, "c", "run-2", [][]byte{[]byte("x")}); !errors.Is(err, session.ErrNoRun) {
+		if err := j.AppendRun(ctx, "c", "run-2", none, [][]byte{[]byte("x")}); !errors.Is(err, session.ErrNoRun) {
 			t.Errorf("AppendRun %s = %v; want ErrNoRun", what, err)
 		}
-		if err := j.EndRun(ctx, "c", "run-2", []*genai.Content{text(genai.RoleModel, "x")}); !errors.Is(err, session.ErrNoRun) {
+		if err := j.EndRun(ctx, "c", "run-2", none, []*genai.Content{text(genai.RoleModel, "x")}); !errors.Is(err, session.ErrNoRun) {
 			t.Errorf("EndRun %s = %v; want ErrNoRun", what, err)
 		}
 		checkLen(t, s, "c", 1)
 	}
 	check("with no run in progress")
 	checkNoRun(t, j, "c")
-	if err := j.EndRun(ctx, "new", "run-2", []*genai.Content{text(genai.RoleModel, "x")}); !errors.Is(err, session.ErrNoRun) {
+	if err := j.EndRun(ctx, "new", "run-2", none, []*genai.Content{text(genai.RoleModel, "x")}); !errors.Is(err, session.ErrNoRun) {
 		t.Errorf("EndRun on a conversation that does not exist = %v; want ErrNoRun", err)
 	}
 	checkLen(t, s, "new", 0)
@@ -214,7 +214,7 @@ func testEndRun(t *testing.T, s session.Store) {
 	mustAppend(t, s, "other", text(genai.RoleUser, "later"))
 	mustBeginRun(t, j, "c", "run-1", []byte("one"))
 	mustAppendRun(t, j, "c", "run-1", []byte("two"))
-	if err := j.EndRun(ctx, "c", "run-1", conv[3:]); err != nil {
+	if err := j.EndRun(ctx, "c", "run-1", none, conv[3:]); err != nil {
 		t.Fatalf("EndRun = %v", err)
 	}
 	if diff := cmp.Diff(conv, mustLoad(t, s, "c")); diff != "" {
@@ -230,10 +230,10 @@ func testEndRun(t *testing.T, s session.Store) {
 	}
 
 	// Saved once: the run is over.
-	if err := j.EndRun(ctx, "c", "run-1", conv[3:]); !errors.Is(err, session.ErrNoRun) {
+	if err := j.EndRun(ctx, "c", "run-1", none, conv[3:]); !errors.Is(err, session.ErrNoRun) {
 		t.Errorf("EndRun again = %v; want ErrNoRun", err)
 	}
-	if err := j.AppendRun(ctx, "c", "run-1", [][]byte{[]byte("late")}); !errors.Is(err, session.ErrNoRun) {
+	if err := j.AppendRun(ctx, "c", "run-1", none, [][]byte{[]byte("late")}); !errors.Is(err, session.ErrNoRun) {
 		t.Errorf("AppendRun after EndRun = %v; want ErrNoRun", err)
 	}
 	checkLen(t, s, "c", len(conv))
@@ -244,7 +244,7 @@ func testEndRun(t *testing.T, s session.Store) {
 
 	// A run on a new conversation creates it when it ends.
 	mustBeginRun(t, j, "new", "run-1")
-	if err := j.EndRun(ctx, "new", "run-1", conv); err != nil {
+	if err := j.EndRun(ctx, "new", "run-1", none, conv); err != nil {
 		t.Fatalf("EndRun on a new conversation = %v", err)
 	}
 	if diff := cmp.Diff(conv, mustLoad(t, s, "new")); diff != "" {
@@ -257,7 +257,7 @@ func testEndRun(t *testing.T, s session.Store) {
 func testEndRunNothing(t *testing.T, s session.Store) {
 	j := journaler(t, s)
 	mustBeginRun(t, j, "new", "run-1", []byte("one"))
-	if err := j.EndRun(ctx, "new", "run-1", nil); err != nil {
+	if err := j.EndRun(ctx, "new", "run-1", none, nil); err != nil {
 		t.Fatalf("EndRun(no contents) = %v", err)
 	}
 	checkNoRun(t, j, "new")
@@ -266,7 +266,7 @@ func testEndRunNothing(t *testing.T, s session.Store) {
 	mustAppend(t, s, "c", text(genai.RoleUser, "hi"))
 	before := mustList(t, s)
 	mustBeginRun(t, j, "c", "run-1", []byte("one"))
-	if err := j.EndRun(ctx, "c", "run-1", []*genai.Content{}); err != nil {
+	if err := j.EndRun(ctx, "c", "run-1", none, []*genai.Content{}); err != nil {
 		t.Fatalf("EndRun(no contents) = %v", err)
 	}
 	checkNoRun(t, j, "c")
@@ -280,7 +280,7 @@ func testEndRunNothing(t *testing.T, s session.Store) {
 func testEndRunNil(t *testing.T, s session.Store) {
 	j := journaler(t, s)
 	mustBeginRun(t, j, "c", "run-1", []byte("one"))
-	if err := j.EndRun(ctx, "c", "run-1", []*genai.Content{text(genai.RoleUser, "x"), nil}); err == nil {
+	if err := j.EndRun(ctx, "c", "run-1", none, []*genai.Content{text(genai.RoleUser, "x"), nil}); err == nil {
 		t.Errorf("EndRun with a nil content = nil; want an error")
 	}
 	checkRun(t, j, "c", "run-1", [][]byte{[]byte("one")})
@@ -299,10 +299,10 @@ func testRunDelete(t *testing.T, s session.Store) {
 	}
 	checkNoRun(t, j, "c")
 	checkLen(t, s, "c", 0)
-	if err := j.AppendRun(ctx, "c", "run-1", [][]byte{[]byte("late")}); !errors.Is(err, session.ErrNoRun) {
+	if err := j.AppendRun(ctx, "c", "run-1", none, [][]byte{[]byte("late")}); !errors.Is(err, session.ErrNoRun) {
 		t.Errorf("AppendRun after Delete = %v; want ErrNoRun", err)
 	}
-	if err := j.EndRun(ctx, "c", "run-1", []*genai.Content{text(genai.RoleModel, "late")}); !errors.Is(err, session.ErrNoRun) {
+	if err := j.EndRun(ctx, "c", "run-1", none, []*genai.Content{text(genai.RoleModel, "late")}); !errors.Is(err, session.ErrNoRun) {
 		t.Errorf("EndRun after Delete = %v; want ErrNoRun", err)
 	}
 	checkLen(t, s, "c", 0)
@@ -375,7 +375,7 @@ func testListRuns(t *testing.T, s session.Store) {
 	mustAppend(t, s, "u/conversation", text(genai.RoleUser, "no run in progress"))
 	mustAppend(t, s, "u/1", text(genai.RoleUser, "a conversation's append is not a journal's"))
 	mustAppendRun(t, j, "u/2", "run-u/2", []byte("again"))
-	if err := j.EndRun(ctx, "u/4", "run-u/4", nil); err != nil {
+	if err := j.EndRun(ctx, "u/4", "run-u/4", none, nil); err != nil {
 		t.Fatal(err)
 	}
 	want = append(slices.DeleteFunc(want, func(id string) bool { return id == "u/2" || id == "u/4" }), "u/2")
@@ -417,7 +417,7 @@ func testConcurrentRuns(t *testing.T, s session.Store) {
 	j := journaler(t, s)
 	const racers = 16
 	errs := race(racers, func(i int) error {
-		return j.BeginRun(ctx, "c", fmt.Sprint("run-", i), [][]byte{[]byte(fmt.Sprint(i))})
+		return j.BeginRun(ctx, "c", fmt.Sprint("run-", i), none, [][]byte{[]byte(fmt.Sprint(i))})
 	})
 	winner := -1
 	for i, err := range errs {
@@ -443,7 +443,7 @@ func testConcurrentRuns(t *testing.T, s session.Store) {
 			for i := range batch {
 				batch[i] = fmt.Appendf(nil, "%d/%d/%d", w, b, i)
 			}
-			if err := j.AppendRun(ctx, "c", run, batch); err != nil {
+			if err := j.AppendRun(ctx, "c", run, none, batch); err != nil {
 				return err
 			}
 		}
@@ -462,7 +462,7 @@ func testConcurrentRuns(t *testing.T, s session.Store) {
 	CheckBatches(t, contents, writers, batches, batchSize)
 
 	saved := []*genai.Content{text(genai.RoleUser, "question"), text(genai.RoleModel, "answer")}
-	errs = race(racers, func(int) error { return j.EndRun(ctx, "c", run, saved) })
+	errs = race(racers, func(int) error { return j.EndRun(ctx, "c", run, none, saved) })
 	ended := 0
 	for i, err := range errs {
 		switch {
@@ -502,12 +502,12 @@ func race(n int, f func(i int) error) []error {
 func testRunInvalid(t *testing.T, s session.Store) {
 	j := journaler(t, s)
 	for _, id := range []string{"", "bad\xffutf8", "nul\x00byte", strings.Repeat("x", 1025)} {
-		if err := j.BeginRun(ctx, id, "run", nil); err == nil {
+		if err := j.BeginRun(ctx, id, "run", none, nil); err == nil {
 			t.Errorf("BeginRun(%.20q) = nil; want an error", id)
 		}
 		for op, err := range map[string]error{
-			"AppendRun": j.AppendRun(ctx, id, "run", nil),
-			"EndRun":    j.EndRun(ctx, id, "run", nil),
+			"AppendRun": j.AppendRun(ctx, id, "run", none, nil),
+			"EndRun":    j.EndRun(ctx, id, "run", none, nil),
 			"LoadRun":   func() error { _, err := j.LoadRun(ctx, id); return err }(),
 		} {
 			if err == nil || errors.Is(err, session.ErrNoRun) {
@@ -516,7 +516,7 @@ func testRunInvalid(t *testing.T, s session.Store) {
 		}
 	}
 	for _, run := range []string{"", "bad\xffutf8", "nul\x00byte", strings.Repeat("x", 1025)} {
-		if err := j.BeginRun(ctx, "c", run, [][]byte{[]byte("x")}); err == nil || errors.Is(err, session.ErrRunInProgress) {
+		if err := j.BeginRun(ctx, "c", run, none, [][]byte{[]byte("x")}); err == nil || errors.Is(err, session.ErrRunInProgress) {
 			t.Errorf("BeginRun(run %.20q) = %v; want an error", run, err)
 		}
 	}
@@ -540,9 +540,9 @@ func testRunDoneContext(t *testing.T, s session.Store) {
 			t.Errorf("%s with a done context = %v; want an error wrapping context.Canceled", op, err)
 		}
 	}
-	check("BeginRun", j.BeginRun(done, "d", "run-1", [][]byte{[]byte("no")}))
-	check("AppendRun", j.AppendRun(done, "c", "run-1", [][]byte{[]byte("no")}))
-	check("EndRun", j.EndRun(done, "c", "run-1", []*genai.Content{text(genai.RoleModel, "no")}))
+	check("BeginRun", j.BeginRun(done, "d", "run-1", none, [][]byte{[]byte("no")}))
+	check("AppendRun", j.AppendRun(done, "c", "run-1", none, [][]byte{[]byte("no")}))
+	check("EndRun", j.EndRun(done, "c", "run-1", none, []*genai.Content{text(genai.RoleModel, "no")}))
 	_, err := j.LoadRun(done, "c")
 	check("LoadRun", err)
 	_, err = j.ListRuns(done, session.ListOptions{})

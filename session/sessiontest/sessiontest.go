@@ -27,7 +27,13 @@
 // appends as Append does, once, even when many race, and drops the
 // journal; Delete drops it too; ListRuns' pages, prefixes and order (the
 // least recently appended to first); invalid ids and run names; done
-// contexts. On a store that is not one, they skip.
+// contexts; claims (one owner at a time while its lease lasts, of many
+// racing exactly one, renewed, released, anyone's once run out, shown
+// with Held) and the fence (a write under a claim that is not the
+// journal's, a taken-over owner's included, fails with ErrClaimed and
+// writes nothing). On a [session.LiveJournaler] they check lives too: a
+// claim of zero lease lasts while its owner's life does, and is anyone's
+// at once when it ends. On a store that is not a Journaler, they skip.
 package sessiontest
 
 import (
@@ -84,6 +90,8 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"RunDoneContext", testRunDoneContext},
 		{"ClaimRun", testClaimRun},
 		{"ConcurrentClaims", testConcurrentClaims},
+		{"FencedWrites", testFencedWrites},
+		{"Lives", testLives},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.test(t, newStore(t))

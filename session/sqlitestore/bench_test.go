@@ -120,13 +120,13 @@ func BenchmarkAppendRun(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				if i%100 == 0 {
 					b.StopTimer()
-					j.EndRun(ctx, "c", "run", nil)
-					if err := j.BeginRun(ctx, "c", "run", nil); err != nil {
+					j.EndRun(ctx, "c", "run", session.Claim{}, nil)
+					if err := j.BeginRun(ctx, "c", "run", session.Claim{}, nil); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()
 				}
-				if err := j.AppendRun(ctx, "c", "run", entries); err != nil {
+				if err := j.AppendRun(ctx, "c", "run", session.Claim{}, entries); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -151,11 +151,11 @@ func BenchmarkEndRun(b *testing.B) {
 				if i%10_000 == 0 {
 					j = a100(b, open).(session.Journaler)
 				}
-				if err := j.BeginRun(ctx, "c", "run", entries); err != nil {
+				if err := j.BeginRun(ctx, "c", "run", session.Claim{}, entries); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				if err := j.EndRun(ctx, "c", "run", contents); err != nil {
+				if err := j.EndRun(ctx, "c", "run", session.Claim{}, contents); err != nil {
 					b.Fatal(err)
 				}
 			}

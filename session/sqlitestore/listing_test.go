@@ -120,10 +120,10 @@ func TestMigrateFromVersion2(t *testing.T) {
 		t.Fatalf("Open of a version 2 file = %v", err)
 	}
 	defer s.Close()
-	if err := s.BeginRun(ctx, "c", "run", [][]byte{[]byte("entry")}); err != nil {
+	if err := s.BeginRun(ctx, "c", "run", session.Claim{}, [][]byte{[]byte("entry")}); err != nil {
 		t.Fatalf("BeginRun after the migration = %v", err)
 	}
-	if err := s.EndRun(ctx, "c", "run", []*genai.Content{genai.NewContentFromText("hi", genai.RoleModel)}); err != nil {
+	if err := s.EndRun(ctx, "c", "run", session.Claim{}, []*genai.Content{genai.NewContentFromText("hi", genai.RoleModel)}); err != nil {
 		t.Fatalf("EndRun after the migration = %v", err)
 	}
 	if got, err := s.Load(ctx, "c"); err != nil || len(got) != 2 || got[0].Parts[0].Text != "hello" {
@@ -161,13 +161,45 @@ func TestMigrateFromVersion3(t *testing.T) {
 	if err != nil || j.Bytes != 8 || j.Len != 2 || j.Owner != "" || !j.Lease.IsZero() {
 		t.Errorf("LoadRun after the migration = %+v, %v; want 2 entries of 8 bytes, no claim", j, err)
 	}
-	if err := s.AppendRun(ctx, "c", "run", [][]byte{[]byte("ab")}); err != nil {
+	if err := s.AppendRun(ctx, "c", "run", session.Claim{}, [][]byte{[]byte("ab")}); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := s.ListRuns(ctx, session.ListOptions{}); err != nil || len(p.Journals) != 1 || p.Journals[0].Bytes != 10 {
 		t.Errorf("ListRuns after an AppendRun = %+v, %v; want the journal, of 10 bytes", p, err)
 	}
-	if err := s.ClaimRun(ctx, "c", "run", "me", time.Minute); err != nil {
+	if err := s.ClaimRun(ctx, "c", "run", session.Claim{Owner: "me", Lease: time.Minute}); err != nil {
 		t.Errorf("ClaimRun after the migration = %v", err)
+	}
+}
+
+// A version 4 file's claims: one released (its lease passed) is no
+// claim any more, one whose lease lasts is kept (version 5 reads a lease
+// of 0 with an owner as a claim for the owner's life).
+func TestMigrateFromVersion4(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v4.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour).UnixNano()
+	_, err = db.Exec(migrations[1]+migrations[2]+migrations[3]+migrations[4]+`
+		INSERT INTO journals VALUES ('released', 'run', 1, 2, 0, 'gone', 5, 0);
+		INSERT INTO journals VALUES ('held', 'run', 1, 3, 0, 'alive', ?, 0);
+		PRAGMA user_version = 4;`, later)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a version 4 file = %v", err)
+	}
+	defer s.Close()
+	if j, err := s.LoadRun(ctx, "released"); err != nil || j.Owner != "" || !j.Lease.IsZero() || j.Held {
+		t.Errorf("LoadRun of a released claim after the migration = %+v, %v; want no claim", j, err)
+	}
+	if j, err := s.LoadRun(ctx, "held"); err != nil || j.Owner != "alive" || j.Lease.UnixNano() != later || !j.Held {
+		t.Errorf("LoadRun of a claim that lasts after the migration = %+v, %v; want it kept", j, err)
 	}
 }

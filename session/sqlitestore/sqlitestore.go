@@ -37,8 +37,11 @@
 // a row of the table journals, its primary key the conversation's id (so
 // the file holds one per conversation: of processes that race BeginRun,
 // the database lets exactly one in), with its run, times and length, and
-// a row per entry in journal_entries. BeginRun, AppendRun and EndRun are
-// one transaction each, as Append is; EndRun deletes the journal and
+// a row per entry in journal_entries, and its claim (an owner, and the
+// end of its lease or 0 for a claim that lasts as long as the owner's
+// life). BeginRun, AppendRun and EndRun are one transaction each, as
+// Append is, whose statement checks the writer's claim (the fence:
+// session.Journaler); EndRun deletes the journal and
 // appends the contents as Append does, in one, so a run is saved once.
 // LoadRun reads one snapshot. The statements of Load, Append and the
 // journal's writes are prepared at Open, and each connection prepares
@@ -60,10 +63,18 @@
 // each conversation, computed from its contents for the conversations the
 // file holds; version 3 added the journals; version 4 their claims and sizes
 // (ClaimRun: an owner and the end of its lease, on this machine's clock,
-// which the processes that share the file share). A file written by a
-// newer version of this package is refused rather than misread, so a file
-// that a version 4 store has opened is refused by older versions of the
-// package.
+// which the processes that share the file share); version 5 claims for an
+// owner's life. A file written by a newer version of this package is
+// refused rather than misread, so a file that a version 5 store has
+// opened is refused by older versions of the package.
+//
+// The Store is a [session.LiveJournaler] on Unix: an owner's life is an
+// exclusive flock of a file of its own in the directory beside the
+// database (its path and "-lives"), which the kernel drops when the
+// process dies, however it dies; whether an owner lives is whether its
+// file is locked. A claim of zero lease is anyone's once its owner's file
+// is not locked. Elsewhere Live fails with errors.ErrUnsupported, and
+// claims have leases.
 package sqlitestore
 
 import (
@@ -132,6 +143,11 @@ ALTER TABLE journals ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE journals ADD COLUMN lease INTEGER NOT NULL DEFAULT 0; -- Unix nanoseconds
 ALTER TABLE journals ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0; -- the sum of the entries' sizes
 UPDATE journals SET bytes = (SELECT coalesce(sum(length(entry)), 0) FROM journal_entries WHERE conversation = journals.id);`,
+	// Claims that last as long as their owner's life: an owner with a
+	// lease of 0 (version 4 read them as run out, and would take them);
+	// a released claim has no owner.
+	5: `
+UPDATE journals SET owner = '', lease = 0 WHERE lease <= CAST(strftime('%s', 'now') AS INTEGER) * 1000000000;`,
 }
 
 // schemaVersion is the version of the schema this package writes.
@@ -147,6 +163,8 @@ type Store struct {
 	// text, prepared at Open: SQLite parses a statement each time it is
 	// prepared, which costs about as much as executing it.
 	stmts map[string]*sql.Stmt
+	// lives tracks the lives of claims' owners (lives.go).
+	lives *lives
 }
 
 // Statements of the frequent operations, prepared at Open (Store.stmts).
@@ -180,7 +198,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: opening %s: %w", path, err)
 	}
-	s := &Store{db: db, path: abs, stmts: make(map[string]*sql.Stmt, len(prepared))}
+	s := &Store{db: db, path: abs, stmts: make(map[string]*sql.Stmt, len(prepared)), lives: &lives{dir: abs + "-lives"}}
 	err = s.migrate(ctx)
 	for _, q := range prepared {
 		if err != nil {

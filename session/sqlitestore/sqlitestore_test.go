@@ -101,9 +101,9 @@ func TestNewerSchema(t *testing.T) {
 	if err := s.Append(ctx, "c", genai.Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	setUserVersion(t, path, 5)
+	setUserVersion(t, path, 6)
 	_, err := sqlitestore.Open(ctx, path)
-	if err == nil || !strings.Contains(err.Error(), "schema version 5, written by a newer version") {
+	if err == nil || !strings.Contains(err.Error(), "schema version 6, written by a newer version") {
 		t.Errorf("Open of a newer schema = %v; want an error naming the version", err)
 	}
 }

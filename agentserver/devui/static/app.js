@@ -134,9 +134,12 @@ function fmtMs(ms) {
 
 function fmtNum(n) { return (n || 0).toLocaleString('en-US'); }
 
-function toast(msg) {
+// toast shows msg for a few seconds: a problem, unless kind is 'ok' (a
+// success, in green).
+function toast(msg, kind) {
   const t = $('toast');
   t.textContent = msg;
+  t.dataset.kind = kind || 'problem';
   t.hidden = false;
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => { t.hidden = true; }, 6000);
@@ -425,6 +428,7 @@ class AssistantMessage {
       case 'tool-approval-response': {
         const card = this.cards.get(c.approvalId);
         if (card) card.decided(c.approved, c.reason);
+        this.resumeQueued();
         break;
       }
       case 'tool-output-available':
@@ -519,6 +523,22 @@ class AssistantMessage {
 
   streamEnded() {
     for (const card of this.cards.values()) card.streamEnded();
+  }
+
+  // othersWaiting counts the calls other than card that wait for a
+  // decision (an approval, a browser tool's result).
+  othersWaiting(card) {
+    return [...this.cards.values()].filter((c) => c !== card && c.state === 'waiting').length;
+  }
+
+  // resumeQueued shows the calls approved before the others of their
+  // pause as running once no call waits any more: a pause is resolved
+  // whole, and its calls run only then.
+  resumeQueued() {
+    if (this.othersWaiting(null) > 0) return;
+    for (const card of this.cards.values()) {
+      if (card.state === 'queued') card.set('running', 'running');
+    }
   }
 
   // memories shows, above the answer, the memories the run's searches
@@ -666,10 +686,18 @@ class ToolCard {
     this.actions.hidden = true;
   }
 
+  // decided shows the call's decision: an approved call runs once every
+  // call of its pause is decided, and waits for the others' decisions
+  // until then (state queued).
   decided(approved, reason) {
     this.settled();
-    if (approved) this.set('running', 'approved, running');
-    else this.denied(reason);
+    if (!approved) {
+      this.denied(reason);
+      return;
+    }
+    const others = this.msg.othersWaiting ? this.msg.othersWaiting(this) : 0;
+    if (others > 0) this.set('queued', `approved, waiting for the other decision${others === 1 ? '' : 's'}`, 'wait');
+    else this.set('running', 'approved, running');
   }
 
   done(output) {
@@ -707,7 +735,7 @@ class ToolCard {
       this.dur.hidden = false;
     }
     if (s.wait && s.wait.to !== undefined) {
-      this.dur.textContent = (this.dur.hidden ? '' : this.dur.textContent + ' · ') + 'waited ' + fmtMs(s.wait.to - s.wait.from);
+      this.dur.textContent = (this.dur.hidden ? '' : this.dur.textContent + ' · ') + 'waited ' + waitedText(s.wait);
       this.dur.hidden = false;
     }
     this.el.dataset.parallel = String(s.parallel);
@@ -906,12 +934,20 @@ function drawTimeline(detail, tl) {
       if (s.wait) {
         const to = s.wait.to !== undefined ? s.wait.to : tl.now;
         lane.append(seg(s, 'wait' + (s.wait.to === undefined ? ' open' : ''), s.wait.from, to, `waiting for ${s.wait.kind}: ${fmtMs(to - s.wait.from)}`));
+        // Decided before the other calls of its pause: it waits for
+        // their decisions before it runs.
+        const resumed = s.wait.resumed !== undefined ? s.wait.resumed : s.end === undefined ? tl.now : undefined;
+        if (s.wait.to !== undefined && resumed !== undefined && resumed > s.wait.to) {
+          lane.append(seg(s, 'queued' + (s.wait.resumed === undefined ? ' open' : ''), s.wait.to, resumed,
+            `decided, waiting for the other decisions: ${fmtMs(resumed - s.wait.to)}`));
+        }
       }
       const from = s.runStart !== undefined ? s.runStart : s.start;
-      if (!(s.wait && s.wait.to === undefined)) {
+      if (!s.wait || s.runStart !== undefined) {
         lane.append(seg(s, 'tool' + (s.error ? ' failed' : '') + open, from, end, `${s.name}: ${fmtMs(end - from)}`));
       }
-      tokens = s.end !== undefined ? fmtMs(end - from) : s.wait && s.wait.to === undefined ? waitLabel(s.wait.kind) : 'running';
+      tokens = s.end !== undefined ? fmtMs(end - from) : s.wait && s.wait.to === undefined ? waitLabel(s.wait.kind)
+        : s.wait && s.runStart === undefined ? 'waiting for the other decisions' : 'running';
       if (s.denied) tokens = 'denied';
     } else if (s.kind === 'memory') {
       const n = s.memory ? s.memory.memories.length : 0;
@@ -939,7 +975,8 @@ function drawTimeline(detail, tl) {
       el('tr', {}, el('td', {}, 'input billed'), el('td', { id: 'run-billed' }, billed(u)))),
     tl.truncated ? el('p', { class: 'error-line' }, 'This run had more steps than the recorder keeps: the later ones are not shown.') : null,
     el('div', { class: 'legend' },
-      ...[['model', 'model call'], ['tool', 'tool call'], ['agent', 'agent as a tool'], ['memory', 'memory'], ['wait', 'waiting for a decision'], ['backoff', 'retry wait']]
+      ...[['model', 'model call'], ['tool', 'tool call'], ['agent', 'agent as a tool'], ['memory', 'memory'], ['wait', 'waiting for a decision'],
+        ['queued', 'decided, waiting for the other decisions'], ['backoff', 'retry wait']]
         .map(([c, t]) => el('span', {}, el('i', { class: 'bar-seg k-' + c, style: { position: 'static', display: 'inline-block' } }), t))));
   const sel = tl.spans.find((s) => s.id === state.selectedSpan);
   const panel = el('div', { id: 'span-detail' });
@@ -950,6 +987,14 @@ function drawTimeline(detail, tl) {
 // billed says how a usage's input is billed: at the full input price, and
 // read from a cache at the cached price.
 function billed(u) { return `${fmtNum(u.fullPrice)} at full price · ${fmtNum(u.cached)} at cached price`; }
+
+// waitedText says how long a decided call waited: for its decision, and
+// then for the other decisions of its pause, if it was decided first.
+function waitedText(w) {
+  let text = fmtMs(w.to - w.from);
+  if (w.resumed !== undefined && w.resumed > w.to) text += `, then ${fmtMs(w.resumed - w.to)} for the other decisions`;
+  return text;
+}
 
 // waitLabel says what a call that waits waits for.
 function waitLabel(kind) { return stateLabel('waiting', kind); }
@@ -991,9 +1036,11 @@ function spanDetail(panel, tl, s) {
         el('tr', {}, el('td', {}, 'call id'), el('td', {}, s.callId || '')),
         el('tr', {}, el('td', {}, 'turn'), el('td', {}, String(s.turn + 1))),
         el('tr', {}, el('td', {}, 'ran for'), el('td', {}, s.end !== undefined ? fmtMs(end - (s.runStart !== undefined ? s.runStart : s.start))
-          : s.wait && s.wait.to === undefined ? waitLabel(s.wait.kind) : 'running')),
+          : s.wait && s.wait.to === undefined ? waitLabel(s.wait.kind) : s.wait && s.runStart === undefined ? 'waiting for the other decisions' : 'running')),
         s.wait ? el('tr', {}, el('td', {}, 'waited'), el('td', {}, `${fmtMs((s.wait.to !== undefined ? s.wait.to : tl.now) - s.wait.from)} for ${s.wait.kind}` +
-          (s.wait.to !== undefined ? (s.wait.expired ? ' (expired)' : s.wait.approved ? ' (approved)' : ' (denied)') : ''))) : null,
+          (s.wait.to !== undefined ? (s.wait.expired ? ' (expired)' : s.wait.approved ? ' (approved)' : ' (denied)') : '') +
+          (s.wait.to !== undefined && s.runStart === undefined && s.end === undefined ? ', then waiting for the other decisions'
+            : s.wait.resumed !== undefined && s.wait.resumed > s.wait.to ? `, then ${fmtMs(s.wait.resumed - s.wait.to)} for the other decisions` : ''))) : null,
         el('tr', {}, el('td', {}, 'in parallel with'), el('td', {}, `${s.parallel} other call${s.parallel === 1 ? '' : 's'}`))),
       el('h3', {}, 'Arguments'), jsonView(s.args || {}),
       el('h3', {}, s.error ? 'Error' : 'Result'), s.error ? el('pre', { class: 'json' }, s.error) : s.output !== undefined ? jsonView(s.output) : el('pre', { class: 'json' }, '…'));
@@ -1292,7 +1339,7 @@ async function saveEvalCase(thread) {
   const cases = evalCases().filter((x) => x.eval_id !== c.eval_id);
   cases.push(c);
   setEvalCases(cases);
-  toast(`Saved ${c.eval_id} as an eval case (${cases.length} in the set): see Evals`);
+  toast(`Saved ${c.eval_id} as an eval case (${cases.length} in the set): see Evals`, 'ok');
 }
 
 // showEvals lists the saved cases, with what runs them.

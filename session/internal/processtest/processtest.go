@@ -38,9 +38,9 @@ func Child(ctx context.Context, j session.Journaler, name string, in io.Reader, 
 		var lost error
 		switch op {
 		case "begin":
-			err, lost = j.BeginRun(ctx, id, name, [][]byte{[]byte(name)}), session.ErrRunInProgress
+			err, lost = j.BeginRun(ctx, id, name, session.Claim{}, [][]byte{[]byte(name)}), session.ErrRunInProgress
 		case "end":
-			err, lost = j.EndRun(ctx, id, sharedRun, contents(name)), session.ErrNoRun
+			err, lost = j.EndRun(ctx, id, sharedRun, session.Claim{}, contents(name)), session.ErrNoRun
 		default:
 			return fmt.Errorf("unknown command %q", lines.Text())
 		}
@@ -143,7 +143,7 @@ func Race(t *testing.T, j session.Journaler, children []*exec.Cmd, rounds int) {
 		}
 
 		id = fmt.Sprint("end-", r)
-		if err := j.BeginRun(ctx, id, sharedRun, [][]byte{[]byte("begun")}); err != nil {
+		if err := j.BeginRun(ctx, id, sharedRun, session.Claim{}, [][]byte{[]byte("begun")}); err != nil {
 			t.Fatal(err)
 		}
 		ended := -1

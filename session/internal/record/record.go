@@ -14,6 +14,7 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"google.golang.org/genai"
@@ -40,6 +41,24 @@ func CheckClaim(id, run, owner string) error {
 		return err
 	}
 	return checkName("owner", owner)
+}
+
+// CheckOwner checks the owner a write of a journal names: "" (no claim)
+// or a name as CheckClaim takes it.
+func CheckOwner(owner string) error {
+	if owner == "" {
+		return nil
+	}
+	return checkName("owner", owner)
+}
+
+// CheckLease checks the lease of a claim: zero (a claim that lasts as
+// long as its owner's life) or more.
+func CheckLease(lease time.Duration) error {
+	if lease < 0 {
+		return fmt.Errorf("session: the lease %v is negative", lease)
+	}
+	return nil
 }
 
 func checkName(what, s string) error {

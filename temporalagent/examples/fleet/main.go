@@ -8,7 +8,7 @@
 //
 //	go run ./fleet -temporal host:port -db postgres://… [-addr localhost:8080] [-queue toolnexus-fleet]
 //		[-run-timeout 48h] [-approval-timeout 24h] [-sticky-timeout 1s] [-approve] [-cors origin]
-//	go run ./fleet -temporal-server   # a Temporal server for the fleet, in this process
+//	go run ./temporalserver            # a Temporal server for the fleet, in its own process
 //
 // Each instance also runs a worker of the task queue, holding the agent
 // and the store; it logs each tool call it runs ("tool call", with the
@@ -26,6 +26,9 @@
 //
 // The flags live here because the root module never requires Temporal:
 // examples/server -temporal builds and runs this command with its flags.
+// It compiles Temporal's SDK, not its server (the temporalserver command
+// of this module starts one), so that the instance builds in a fraction
+// of the time (docs/fleet.md, "What it costs").
 // docs/fleet.md says how to run a fleet on one machine, offline, and what
 // a killed instance costs (-sticky-timeout).
 package main
@@ -49,8 +52,8 @@ import (
 	"github.com/toolnexus/toolnexus-go/examples/server/serverapp"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/temporalagent"
-	"github.com/toolnexus/toolnexus-go/temporalagent/examples/internal/devtemporal"
 	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -77,7 +80,7 @@ const DefaultStickyTimeout = time.Second
 
 func main() {
 	var opts options
-	var temporalServer bool
+	var movedTemporalServer bool
 	flag.StringVar(&opts.addr, "addr", "localhost:8080", "listen on `host:port`")
 	flag.StringVar(&opts.temporal, "temporal", "", "serve the runs on the Temporal server at `host:port` (default: in this process, as examples/server)")
 	flag.StringVar(&opts.namespace, "namespace", "default", "the Temporal `namespace`")
@@ -85,7 +88,7 @@ func main() {
 	flag.DurationVar(&opts.sticky, "sticky-timeout", DefaultStickyTimeout, "how long a run's next step, or a read of its log, waits for the instance that last ran it (killed, say) before another takes it")
 	flag.DurationVar(&opts.runTimeout, "run-timeout", 48*time.Hour, "with -temporal: bound each run, its waits for approvals included, to `duration` (negative: no bound)")
 	flag.DurationVar(&opts.approvalTimeout, "approval-timeout", 24*time.Hour, "with -temporal: deny a call that waits longer than `duration` for its approval, and go on (0: wait until -run-timeout)")
-	flag.BoolVar(&temporalServer, "temporal-server", false, "start a Temporal server (SQLite in memory, loopback ports) in this process, print its frontend's host:port, and serve nothing else")
+	flag.BoolVar(&movedTemporalServer, "temporal-server", false, "no longer here: the temporalserver command of this module starts a Temporal server")
 	flag.BoolVar(&opts.Approve, "approve", false, "get_weather needs approval")
 	flag.StringVar(&opts.Model, "model", serverapp.DefaultModel, "Gemini model to use with an API key")
 	flag.StringVar(&opts.LiveModel, "live-model", serverapp.DefaultLiveModel, "Gemini Live model of the voice sessions (/live), with an API key (offline: the offline model's)")
@@ -96,6 +99,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if movedTemporalServer {
+		fmt.Fprintln(os.Stderr, "fleet: -temporal-server moved to a command of its own, so that an instance does not compile a Temporal server: go -C temporalagent/examples run ./temporalserver")
+		os.Exit(2)
+	}
 	opts.APIKey = os.Getenv("GEMINI_API_KEY")
 	if opts.APIKey == "" {
 		opts.APIKey = os.Getenv("GOOGLE_API_KEY")
@@ -104,30 +111,14 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
-	if temporalServer {
-		err = serveTemporal(ctx, os.Stdout)
-	} else {
-		err = run(ctx, opts, logger)
-	}
-	if err != nil {
+	if err := run(ctx, opts, logger); err != nil {
 		logger.Error("fleet: " + err.Error())
 		os.Exit(1)
 	}
 }
 
-// serveTemporal runs a Temporal server until ctx is done, and prints its
-// frontend's address and namespace.
-func serveTemporal(ctx context.Context, out io.Writer) error {
-	ts, err := devtemporal.Start(nil)
-	if err != nil {
-		return err
-	}
-	defer ts.Stop()
-	fmt.Fprintf(out, "temporal %s namespace %s\n", ts.GetFrontendHostPort(), ts.GetDefaultNamespace())
-	<-ctx.Done()
-	return nil
-}
+// quietLogger drops the Temporal SDK's logs.
+var quietLogger = tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
 // run serves one instance until ctx is done.
 func run(ctx context.Context, opts options, logger *slog.Logger) error {
@@ -158,7 +149,7 @@ func temporalRunner(opts options, logger *slog.Logger) func(context.Context, *ag
 		if !ok {
 			return nil, nil, fmt.Errorf("the store %T keeps no journals", store)
 		}
-		c, err := client.DialContext(ctx, client.Options{HostPort: opts.temporal, Namespace: opts.namespace, Logger: devtemporal.QuietLogger})
+		c, err := client.DialContext(ctx, client.Options{HostPort: opts.temporal, Namespace: opts.namespace, Logger: quietLogger})
 		if err != nil {
 			return nil, nil, fmt.Errorf("connecting to Temporal at %s: %w", opts.temporal, err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -16,9 +17,10 @@ import (
 
 // The command: examples/server (of the root module, which never
 // requires Temporal) with -temporal and -db serves as an instance of the
-// fleet, by building this module's fleet command and running it with the
-// same flags. Its runs are workflows on the Temporal server, and it stops
-// cleanly on SIGTERM.
+// fleet, by running this module's fleet command with the same flags: the
+// one built beside it, as the guides build them, which is up to date and
+// so not built again. Its runs are workflows on the Temporal server, and
+// it stops cleanly on SIGTERM.
 func TestServerCommandTemporal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds examples/server and the fleet command")
@@ -29,11 +31,18 @@ func TestServerCommandTemporal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "server")
-	build := exec.Command("go", "build", "-o", bin, "./examples/server")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building examples/server: %v\n%s", err, out)
+	dir := t.TempDir()
+	bin, fleet := filepath.Join(dir, "server"), filepath.Join(dir, "fleet")
+	for _, b := range []struct{ dir, pkg, out string }{{root, "./examples/server", bin}, {filepath.Join(root, "temporalagent", "examples"), "./fleet", fleet}} {
+		build := exec.Command("go", "build", "-o", b.out, b.pkg)
+		build.Dir = b.dir
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	built, err := os.Stat(fleet)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-temporal", ts.GetFrontendHostPort(), "-namespace", ts.GetDefaultNamespace(),
 		"-db", f.db, "-queue", f.queue, "-addr", "127.0.0.1:0")
@@ -44,9 +53,10 @@ func TestServerCommandTemporal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The fleet command is built into the user's cache directory: a
+	// A fleet command it built would go into the user's cache directory: a
 	// temporary one here, with Go's build cache where it is.
-	env := []string{"XDG_CACHE_HOME=" + t.TempDir(), "GOCACHE=" + strings.TrimSpace(string(gocache))}
+	cache := t.TempDir()
+	env := []string{"XDG_CACHE_HOME=" + cache, "GOCACHE=" + strings.TrimSpace(string(gocache))}
 	var url string
 	p, err := startCmd(t, "server -temporal", cmd, env, func(line string) bool {
 		u, ok := field(line, "msg=serving", "url")
@@ -60,6 +70,16 @@ func TestServerCommandTemporal(t *testing.T) {
 	}
 	if len(p.matching("msg=\"serving through Temporal\"")) != 1 {
 		t.Fatalf("the server does not serve through Temporal:\n%s", p.output())
+	}
+	// It ran the fleet beside it, up to date: go build left it as it was
+	// (a new build would be a new file, renamed into place), and built
+	// nothing in the cache directory.
+	now, err := os.Stat(fleet)
+	if err != nil || !os.SameFile(built, now) || len(p.matching("building "+fleet)) != 1 {
+		t.Errorf("the fleet beside the server was built again (%v), or not the one run:\n%s", err, p.output())
+	}
+	if _, err := os.Stat(filepath.Join(cache, "toolnexus", "toolnexus-fleet")); err == nil {
+		t.Error("the server built a fleet command in the cache directory, though one was beside it")
 	}
 	chat := f.queue + "-server"
 	r := doAt(t, http.DefaultClient, url, "POST", "/api/chat", map[string]any{"id": chat,

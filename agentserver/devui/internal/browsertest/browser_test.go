@@ -344,6 +344,10 @@ func (b *bench) reply(r *fake.Request) *fake.Reply {
 	last := r.Contents[len(r.Contents)-1]
 	answered := last.Role == genai.RoleUser && len(last.Parts) > 0 && last.Parts[0].FunctionResponse != nil
 	switch {
+	case strings.Contains(q, "and email") && answered:
+		return text("Deployed, and the email went out.")
+	case strings.Contains(q, "and email"):
+		return fake.Calls(fake.Call("deploy", map[string]any{}), fake.Call("send_email", map[string]any{"to": "bob@example.com", "body": "Deployed"}))
 	case strings.Contains(q, "Paris and Tokyo") && answered:
 		return text("Paris is sunny and Tokyo is sunny, says the weather tool.")
 	case strings.Contains(q, "Paris and Tokyo"):

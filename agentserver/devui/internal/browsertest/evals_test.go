@@ -22,6 +22,14 @@ func TestEvals(t *testing.T) {
 	until(t, ctx, "the Save as eval case button", `document.querySelector('#save-eval') != null`)
 	run(t, ctx, "saving the case", chromedp.Click(chromedp.CSS("#save-eval")))
 	until(t, ctx, "the saved case", `JSON.parse(localStorage.getItem('toolnexus.devui.evalCases') || '[]').length === 1`)
+	// The page says so in a toast of a success's color, not a problem's.
+	var toast struct{ Text, Color, Bad string }
+	eval(t, ctx, `(() => { const t = document.querySelector('#toast');
+		return {text: t.textContent, color: getComputedStyle(t).backgroundColor,
+			bad: getComputedStyle(document.documentElement).getPropertyValue('--bad')}; })()`, &toast)
+	if !strings.HasPrefix(toast.Text, "Saved evalme as an eval case") || toast.Color == "rgb(208, 68, 58)" {
+		t.Errorf("the toast of the saved case: %q in %s (the problems' color is %s)", toast.Text, toast.Color, toast.Bad)
+	}
 	var saved struct {
 		ID, Question, Answer string
 		Calls                int

@@ -97,6 +97,52 @@ func TestDecidedCalls(t *testing.T) {
 	reloaded("after a restart")
 }
 
+// A call approved before the other call of its pause waits for the
+// other's decision before it runs (a pause is resolved whole): its card
+// says so, not "running", until the other call is decided; then it runs,
+// and its card and the timeline count its running time from the other
+// decision, the wait for it shown apart.
+func TestApprovedBeforeSibling(t *testing.T) {
+	b := newBench(t)
+	ctx := browser(t)
+	run(t, ctx, "opening the page", chromedp.Navigate(b.http.URL+"/#chat/siblings"), chromedp.WaitVisible(chromedp.CSS("#input")))
+	send(t, ctx, "Deploy the site and email Bob")
+	const emailCard = lastAnswer + `.querySelector('.tool[data-name=send_email]')`
+	const deployCard = lastAnswer + `.querySelector('.tool[data-name=deploy]')`
+	until(t, ctx, "both calls waiting for approval", lastAnswer+`?.querySelectorAll('.tool[data-state=waiting] button.approve').length === 2`)
+	run(t, ctx, "approving the email", chromedp.Click(chromedp.JSPath(emailCard+`.querySelector('button.approve')`)))
+	until(t, ctx, "the email approved, waiting for the deployment's decision",
+		emailCard+`.dataset.state === 'queued' && `+emailCard+`.querySelector('.status').textContent === 'approved, waiting for the other decision'`)
+	shot(t, ctx, "approved-before-sibling")
+	select {
+	case to := <-b.emails:
+		t.Fatalf("send_email ran (to %s) before the other call was decided", to)
+	default:
+	}
+	run(t, ctx, "approving the deployment", chromedp.Click(chromedp.JSPath(deployCard+`.querySelector('button.approve')`)))
+	<-b.deployStart
+	<-b.emails
+	until(t, ctx, "the email sent while the deployment runs", emailCard+`.dataset.state === 'done' && `+deployCard+`.dataset.state === 'running'`)
+	b.releaseDeploy()
+	until(t, ctx, "the run's end", lastAnswer+`?.querySelector('.end[data-finish=stop]') != null`)
+	until(t, ctx, "the email's card: waited for its approval, then for the other decision",
+		emailCard+`.querySelector('.dur').textContent.includes('for the other decisions')`)
+
+	run(t, ctx, "opening the timeline", chromedp.Click(chromedp.JSPath(lastAnswer+`.querySelector('.timeline-link')`)))
+	until(t, ctx, "the email's wait for the other decision in the timeline", `document.querySelector('#timeline .bar-seg.k-queued[data-name=send_email]') != null`)
+	var bars struct{ QueuedFrom, QueuedTo, RanFrom, DeployDecided float64 }
+	eval(t, ctx, `(() => {
+		const q = document.querySelector('#timeline .bar-seg.k-queued[data-name=send_email]');
+		const ran = document.querySelector('#timeline .bar-seg.k-tool[data-name=send_email]');
+		const deployWait = document.querySelector('#timeline .bar-seg.k-wait[data-name=deploy]');
+		return {queuedFrom: +q.dataset.from, queuedTo: +q.dataset.to, ranFrom: +ran.dataset.from, deployDecided: +deployWait.dataset.to};
+	})()`, &bars)
+	if bars.QueuedTo != bars.DeployDecided || bars.RanFrom < bars.DeployDecided || bars.QueuedFrom >= bars.QueuedTo {
+		t.Errorf("the email's bars: %+v; want its wait for the other decision to end when the deployment was decided, and its run to start there", bars)
+	}
+	shot(t, ctx, "approved-before-sibling-timeline")
+}
+
 // evalBool evaluates a boolean expression in the page.
 func evalBool(t *testing.T, ctx context.Context, expr string) bool {
 	t.Helper()
