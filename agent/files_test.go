@@ -14,7 +14,8 @@ import (
 )
 
 // keeper is a FileKeeper that keeps media by counting them, refers to
-// them as "kept:N", and resolves each reference to a text part, or fails.
+// them as "kept:{tool}", and resolves each function response's parts to
+// inline bytes, or fails.
 type keeper struct {
 	kept       atomic.Int32
 	resolves   atomic.Int32
