@@ -37,7 +37,7 @@ func BenchmarkStreamRun(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w := &agentserver.EventWriter{}
-		enc := &encoder{id: json.RawMessage(`"req-1"`), tr: newTranslator(agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})}
+		enc := &encoder{id: json.RawMessage(`"req-1"`), tr: newTranslator(fileSource{}, agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})}
 		for i := range recs {
 			enc.Record(w, &recs[i], i == len(recs)-1)
 		}
@@ -51,7 +51,7 @@ func BenchmarkSnapshotRun(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		info := agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"}
-		tr := newTranslator(info)
+		tr := newTranslator(fileSource{}, info)
 		snap := newSnapshot(tr, info)
 		for i := range recs {
 			for _, ev := range tr.events(&recs[i], i == len(recs)-1) {

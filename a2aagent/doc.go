@@ -123,6 +123,15 @@
 // whose agentserver.Runner is not an agentserver.RunLister answers
 // unsupported operation.
 //
+// # Files
+//
+// On a server that keeps files (agentserver.Config.Artifacts), each file
+// a call made is an artifact of the task of its own (name: the file's),
+// one file part: its bytes when it is at most MaxFileBytes (1 MiB), else
+// the URI it downloads from (the server's artifacts route, absolute when
+// Options.URL is), in 0.3 and 1.0 alike. A file part with bytes in a
+// user's message is kept as a file of the thread, named after it.
+//
 // # Push notifications
 //
 // A client that does not hold a stream open sets a webhook of its task

@@ -105,7 +105,7 @@ func TestEventJSON(t *testing.T) {
 	}
 	for _, rec := range eventRecords() {
 		t.Run(string(rec.Kind), func(t *testing.T) {
-			tr := newTranslator(agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})
+			tr := newTranslator(fileSource{}, agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})
 			if rec.Kind == agentserver.KindDone && rec.Done.Text == "" {
 				tr.begun = true
 			}
@@ -171,8 +171,8 @@ func TestEventJSON(t *testing.T) {
 // first piece of a turn and for those that append.
 func TestStreamTextJSON(t *testing.T) {
 	texts := []string{"Sunny in P", "", `"<&>"` + "\u2028\x00\xff", strings.Repeat("é", 100)}
-	enc := &encoder{id: json.RawMessage(`"req-1"`), tr: newTranslator(agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})}
-	ref := newTranslator(agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})
+	enc := &encoder{id: json.RawMessage(`"req-1"`), tr: newTranslator(fileSource{}, agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})}
+	ref := newTranslator(fileSource{}, agentserver.RunInfo{ID: "run_X", Thread: "ctx-1"})
 	for turn := range 2 {
 		for _, text := range texts {
 			rec := agentserver.Record{Kind: agentserver.KindText, Turn: turn, Text: text}

@@ -97,6 +97,7 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	h := &handler{s: s, url: u, logger: s.Config().Logger, v1Path: base + v1JSONRPCSuffix, restPath: base + v1RESTSuffix}
 	h.card = deriveCard(s, opts)
 	h.push = newPusher(s, opts.Push, h.logger)
+	h.push.base = u
 	h.v1JSONRPC, h.v1REST = newV1(h)
 	return s.CORS(h)
 }
@@ -411,7 +412,7 @@ func (h *handler) snapshot(ctx context.Context, user, id string, wait bool) (*a2
 		return nil, taskNotFound(a2a.TaskID(id), err)
 	}
 	defer cur.Close()
-	tr := newTranslator(info)
+	tr := newTranslator(h.files(), info)
 	snap := newSnapshot(tr, info)
 	for {
 		rec, ok, err := cur.Next(ctx, waitFor(wait))

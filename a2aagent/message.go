@@ -80,7 +80,9 @@ func filePart(p a2a.FilePart) (*genai.Part, error) {
 		if err != nil {
 			return nil, errorString("the file's bytes are not valid base64")
 		}
-		return genai.NewPartFromBytes(b, f.MimeType), nil
+		part := genai.NewPartFromBytes(b, f.MimeType)
+		part.InlineData.DisplayName = f.Name // the artifact's name, on a server that keeps files
+		return part, nil
 	case a2a.FileURI:
 		if f.MimeType == "" {
 			return nil, errorString("a file needs its mimeType")

@@ -102,6 +102,7 @@ type pushConfig struct {
 // reads the task's log.
 type pusher struct {
 	s      *agentserver.Server
+	base   *url.URL // the card's url, for the links of large files
 	opts   PushOptions
 	client *http.Client
 	logger *slog.Logger
@@ -557,7 +558,7 @@ func (p *pusher) watch(ctx context.Context, user string, c *pushConfig) {
 		return
 	}
 	defer cur.Close()
-	tr := newTranslator(info)
+	tr := newTranslator(fileSource{s: p.s, base: p.base}, info)
 	snap := newSnapshot(tr, info)
 	var sent a2a.TaskState
 	for {

@@ -18,7 +18,7 @@ func TestQuestionInHistory(t *testing.T) {
 		{FileData: &genai.FileData{MIMEType: "application/pdf", FileURI: "gs://files/alice/b.pdf"}},
 		nil,
 	}}}
-	snap := newSnapshot(newTranslator(info), info)
+	snap := newSnapshot(newTranslator(fileSource{}, info), info)
 	got, _ := json.Marshal(snap.task.History)
 	want := `[{"kind":"message","messageId":"run_Q-question","contextId":"ctx-q","parts":[` +
 		`{"kind":"text","text":"What is in these?"},` +
@@ -30,7 +30,7 @@ func TestQuestionInHistory(t *testing.T) {
 	}
 	for _, m := range []*genai.Content{nil, {Role: genai.RoleUser}, {Role: genai.RoleUser, Parts: []*genai.Part{{Text: "x", Thought: true}}}} {
 		info.Message = m
-		if h := newSnapshot(newTranslator(info), info).task.History; h != nil {
+		if h := newSnapshot(newTranslator(fileSource{}, info), info).task.History; h != nil {
 			t.Errorf("the history of a run whose message is %+v: %+v", m, h)
 		}
 	}

@@ -42,7 +42,7 @@ func (h *handler) startStream(ctx context.Context, user string, m *a2a.Message, 
 		return nil, nil, err
 	}
 	h.messagePush(ctx, user, att, pc)
-	tr := newTranslator(att.Run)
+	tr := newTranslator(h.files(), att.Run)
 	if !att.Continued {
 		return att.Cursor, &encoder{tr: tr, opening: []a2a.Event{
 			&a2a.Task{ID: tr.task, ContextID: tr.context, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}}}, nil
@@ -107,7 +107,7 @@ func (h *handler) startResubscribe(ctx context.Context, user string, task a2a.Ta
 	// run's end or the input it waits for: that record streams as an
 	// event, and ends the stream as it ended the first. So each record is
 	// folded once the next one is read.
-	tr := newTranslator(info)
+	tr := newTranslator(h.files(), info)
 	snap := newSnapshot(tr, info)
 	var (
 		held agentserver.Record // the last record read

@@ -57,6 +57,8 @@ const (
 type translator struct {
 	task    a2a.TaskID
 	context string
+	// files reads the files calls refer to (see filePart).
+	files fileSource
 	// started holds the turns whose artifact was sent: their next parts
 	// are appended to it.
 	started map[int]bool
@@ -65,8 +67,9 @@ type translator struct {
 	begun bool
 }
 
-func newTranslator(run agentserver.RunInfo) *translator {
-	return &translator{task: a2a.TaskID(run.ID), context: run.Thread, started: map[int]bool{}}
+func newTranslator(files fileSource, run agentserver.RunInfo) *translator {
+	files.run = run
+	return &translator{task: a2a.TaskID(run.ID), context: run.Thread, started: map[int]bool{}, files: files}
 }
 
 // TaskInfo implements a2a.TaskInfoProvider.
@@ -111,7 +114,15 @@ func (t *translator) events(rec *agentserver.Record, last bool) []a2a.Event {
 	case agentserver.KindToolCall:
 		return []a2a.Event{t.part(rec.Turn, callPart(rec.Call))}
 	case agentserver.KindToolResult:
-		return []a2a.Event{t.part(rec.Turn, resultPart(rec.Call, rec.Result))}
+		out := []a2a.Event{t.part(rec.Turn, resultPart(rec.Call, rec.Result))}
+		for i, f := range rec.Result.Files {
+			if p, ok := t.files.part(f); ok {
+				out = append(out, &a2a.TaskArtifactUpdateEvent{TaskID: t.task, ContextID: t.context, LastChunk: true,
+					Artifact: &a2a.Artifact{ID: a2a.ArtifactID(fmt.Sprintf("%s-file-%d-%d", t.task, rec.Offset, i)), Name: f.Name,
+						Description: "made by " + rec.Call.Name, Parts: a2a.ContentParts{p}}})
+			}
+		}
+		return out
 	case agentserver.KindProgress:
 		msg := t.message(string(t.task)+"-progress-"+strconv.FormatInt(rec.Offset, 10), progressParts(rec.Call, rec.Progress)...)
 		return []a2a.Event{t.status(a2a.TaskStateWorking, rec.Time, msg, false)}

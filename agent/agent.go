@@ -167,6 +167,14 @@ type Config struct {
 	// Nil means silent.
 	Logger *slog.Logger
 
+	// Files, when set, keeps the files tools make beside the history:
+	// the media a tool returns with their data are kept by it, and the
+	// history, the events and the Result hold references to them; before
+	// each model call the references are resolved into what the API takes
+	// (see [FileKeeper]; package artifact's Keeper is one). Nil keeps
+	// media inline, in the history, as they came.
+	Files FileKeeper
+
 	// Cache, when set, turns on explicit context caching: the system
 	// instruction, tool declarations and tool config every request
 	// repeats are cached once and named in each request (see the package
@@ -246,8 +254,9 @@ type Agent struct {
 	scoper         ContextObserver // observer, when it implements ContextObserver
 	logger         *slog.Logger
 	cache          *cacher // Config.Cache's, shared with the agents derived by With; nil when off
-	unknownTool    string  // the list of tools an unknown-tool error gives
-	err            error   // why With could not derive the agent: every run fails with it
+	files          FileKeeper
+	unknownTool    string // the list of tools an unknown-tool error gives
+	err            error  // why With could not derive the agent: every run fails with it
 
 	// x is what built-in tools, continuation and service tiers need (see
 	// features.go).
@@ -302,6 +311,7 @@ func New(cfg Config) (*Agent, error) {
 		forceEveryTurn: cfg.ForceEveryTurn,
 		logger:         logger,
 		cache:          cache,
+		files:          cfg.Files,
 		x:              features{builtins: cfg.BuiltinTools, maxContinuations: cfg.MaxContinuations},
 
 		mediaInResponses: geminiadapter.MediaInResponses(cfg.Model),

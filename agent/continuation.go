@@ -378,7 +378,7 @@ func (r *run) call(ctx context.Context, turn int, contents []*genai.Content, con
 	if r.yield != nil {
 		return r.stream(ctx, turn, contents, config)
 	}
-	resp, err = r.a.models.GenerateContent(ctx, r.a.model, contents, config)
+	resp, err = r.a.generator().GenerateContent(ctx, r.a.model, contents, config)
 	return resp, false, err
 }
 

@@ -53,6 +53,12 @@
 // arguments a tool receives are the model's, with the schema's defaults
 // filled in on copies: the history keeps the call as the model sent it.
 //
+// Media a tool returns (toolset.MediaOutput) go back inside its function
+// response. With Config.Files (a [FileKeeper], such as package
+// artifact's Keeper), they are kept as files first and the history holds
+// references to them, which each model call resolves (inline bytes, or a
+// Files API upload) without the history growing by their bytes.
+//
 // # What is retried
 //
 // A model call that fails for a transient reason (HTTP 408, 429, 500, 502,

@@ -142,7 +142,7 @@ func (r *run) stream(ctx context.Context, turn int, contents []*genai.Content, c
 		}
 		return r.emit(ctx, &Event{Kind: kind, Turn: turn, Text: p.Text})
 	}
-	for chunk, err := range r.a.models.GenerateContentStream(ctx, r.a.model, contents, config) {
+	for chunk, err := range r.a.generator().GenerateContentStream(ctx, r.a.model, contents, config) {
 		if err != nil {
 			return m.cutAt(r.a.x.hops, streamed, err)
 		}

@@ -76,8 +76,11 @@ func (s Steps) Err() error { return s.a.err }
 // Model returns the model's name.
 func (s Steps) Model() string { return s.a.model }
 
-// Models returns the client that makes the model calls.
-func (s Steps) Models() Models { return s.a.models }
+// Models returns the client that makes the model calls: Config.Models,
+// behind Config.Files's Resolve when the agent has a FileKeeper (each
+// request's file references resolved first, as the loop's own calls
+// resolve them).
+func (s Steps) Models() Models { return s.a.generator() }
 
 // Limits returns the agent's limits.
 func (s Steps) Limits() Limits {

@@ -217,7 +217,7 @@ func (r *run) toolDone(turn, i int, p *callPlan, res *ToolResult) {
 // approval or the interceptor gave, checked and capped as tool outputs are.
 func (r *run) runCall(p *callPlan, call *genai.FunctionCall) ToolResult {
 	start := time.Now()
-	res := r.callResult(p, call)
+	res := r.a.keepFiles(p.ctx, call, r.callResult(p, call))
 	if r.a.maxOutputBytes > 0 {
 		res = capOutput(res, r.a.maxOutputBytes)
 	}

@@ -53,6 +53,9 @@ type Overrides struct {
 	// MaxContinuations replaces Config.MaxContinuations when it is not
 	// zero; negative turns continuation off.
 	MaxContinuations int
+
+	// Files replaces Config.Files when it is set.
+	Files FileKeeper
 }
 
 // With returns an agent that runs like a, with the changes o makes: a
@@ -103,6 +106,9 @@ func (a *Agent) apply(o Overrides) error {
 	}
 	if o.PrepareHistory != nil {
 		a.prepareHistory = o.PrepareHistory
+	}
+	if o.Files != nil {
+		a.files = o.Files
 	}
 	if o.Observer != nil {
 		a.setObserver(Observers(a.observer, o.Observer))

@@ -405,6 +405,24 @@
 // (session.Memory, sqlitestore, pgstore), the whole store's List for
 // another Store.
 //
+// # Files
+//
+// With Config.Artifacts (an artifact.Keeper), the server keeps the files
+// of its threads: those tools return (their media) and those users send
+// (a new message's inline files), each a versioned file of the thread in
+// the Keeper's store, to which the stored history refers
+// ("artifact:chart.png?version=2") instead of holding their bytes; the
+// model reads them as the Keeper resolves them, inline or uploaded once
+// with the Files API. A call's result lists its files
+// (CallResult.Files), which each protocol sends as links to
+// [Server.ArtifactsHandler], mounted at Config.ArtifactsPath: a thread's
+// files listed, downloaded (ranges served, types checked before a browser
+// is let to render them), uploaded with PUT, deleted. A user reaches
+// their own files only, as their threads. [Server.DeleteThread] deletes a
+// thread and its files. A new message's files past the user's quota
+// (artifact.KeeperOptions.MaxBytesPerUser) are refused with 429,
+// artifact_quota. See docs/artifacts.md.
+//
 // # Memory across threads
 //
 // A thread remembers what was said in it. For the agent to remember a

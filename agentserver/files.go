@@ -13,7 +13,9 @@ import (
 // checkFiles refuses msg when one of its parts names a file by URI (a
 // fileData part, which Gemini fetches with the server's credentials) that
 // Config.AllowFileURI does not allow user: every such URI when it is nil.
-func (s *Server) checkFiles(ctx context.Context, user string, msg *genai.Content) error {
+// A reference to one of the thread's artifacts (or the user's own) that
+// exists is taken: it is resolved in the user's scope only.
+func (s *Server) checkFiles(ctx context.Context, user, thread string, msg *genai.Content) error {
 	if msg == nil {
 		return nil
 	}
@@ -22,6 +24,9 @@ func (s *Server) checkFiles(ctx context.Context, user string, msg *genai.Content
 			continue
 		}
 		uri := p.FileData.FileURI
+		if s.artifactRef(ctx, user, thread, uri) {
+			continue // a file of the thread's, resolved in the user's scope
+		}
 		if s.cfg.AllowFileURI == nil {
 			return newError(http.StatusBadRequest, "bad_part", ErrBadRequest,
 				"the new message's file %q: this server takes no file URIs from clients (the model would read the file with the server's credentials); send the file's data inline", truncate(uri, 200))

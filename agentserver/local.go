@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/artifact"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
@@ -405,6 +406,7 @@ func (l *localRunner) execute(ctx context.Context, r *run, tools []*toolset.Tool
 	defer l.wg.Done()
 	ctx = agent.WithConversation(ctx, r.conversation)
 	ctx = withRun(ctx, r.id, r.user)
+	ctx = artifact.WithScope(ctx, r.user, r.conversation) // the thread's files (Config.Artifacts)
 	if l.runTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadlineCause(ctx, r.started.Add(l.runTimeout), errRunTimeout)

@@ -107,6 +107,10 @@ type CallResult struct {
 	Denied bool `json:"denied,omitempty"`
 	// Duration is how long the call took.
 	Duration time.Duration `json:"duration"`
+	// Files are the files of the thread the result refers to (the files
+	// the call made, or loaded): on a server with Config.Artifacts, a
+	// frontend downloads each from Server.FileURL of its URI.
+	Files []File `json:"files,omitempty"`
 }
 
 // PendingKind says what a pending call waits for.

@@ -505,6 +505,7 @@ func (r *run) result(e *agent.Event) *CallResult {
 		out = []byte(`"(the output is not JSON)"`) // not reached: the loop checks outputs
 	}
 	cr.Output = out
+	cr.Files = callFiles(res.Media)
 	return cr
 }
 

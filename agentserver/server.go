@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolnexus/toolnexus-go/agent"
+	"github.com/toolnexus/toolnexus-go/artifact"
 	"github.com/toolnexus/toolnexus-go/session"
 	"google.golang.org/genai"
 )
@@ -73,6 +74,29 @@ type Config struct {
 	// site, its name rebound to 127.0.0.1, would reach it (DNS
 	// rebinding).
 	Authenticate func(*http.Request) (user string, err error)
+
+	// Artifacts, when set, keeps the files of the server's threads (see
+	// package artifact): the files tools make (their media) and those
+	// users send (the inline files of new messages) are saved as
+	// versioned files of the thread, the thread's history refers to them
+	// rather than holding their bytes, and the model reads them as the
+	// Keeper resolves them (inline, or uploaded with the Files API).
+	// The agent runs with it as its agent.Config.Files. Calls' results
+	// list the files they made (CallResult.Files), which the protocols
+	// send as links to [Server.ArtifactsHandler]'s routes, mounted at
+	// ArtifactsPath. A new message's files past the user's quota are
+	// refused with 429 (artifact_quota). Nil keeps files inline, in the
+	// history, as they came.
+	Artifacts *artifact.Keeper
+
+	// ArtifactsPath is where the application mounts
+	// [Server.ArtifactsHandler], from which the links to files are made.
+	// Empty means DefaultArtifactsPath ("/artifacts/").
+	ArtifactsPath string
+
+	// MaxUploadBytes bounds the body of a PUT to the artifacts routes.
+	// Zero means DefaultMaxUploadBytes (32 MiB).
+	MaxUploadBytes int64
 
 	// AllowFileURI decides whether user may have the model read the file
 	// at uri: a file the new message names by URI rather than sends
@@ -298,6 +322,14 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
 	cfg.MaxParts = or(cfg.MaxParts, DefaultMaxParts)
 	cfg.MaxTools = or(cfg.MaxTools, DefaultMaxTools)
+	cfg.ArtifactsPath = or(cfg.ArtifactsPath, DefaultArtifactsPath)
+	if !strings.HasSuffix(cfg.ArtifactsPath, "/") {
+		cfg.ArtifactsPath += "/"
+	}
+	cfg.MaxUploadBytes = or(cfg.MaxUploadBytes, DefaultMaxUploadBytes)
+	if cfg.Artifacts != nil {
+		cfg.Agent = cfg.Agent.With(agent.Overrides{Files: cfg.Artifacts})
+	}
 	cfg.MaxBodyBytesInFlight = or(cfg.MaxBodyBytesInFlight, DefaultMaxBodyBytesInFlight)
 	cfg.MaxBodyBytesInFlightPerUser = or(cfg.MaxBodyBytesInFlightPerUser, DefaultMaxBodyBytesInFlightPerUser)
 	for _, n := range []int64{cfg.MaxBodyBytesInFlight, cfg.MaxBodyBytesInFlightPerUser} {
@@ -482,7 +514,7 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	if err := checkTools(ctx, s.cfg.Agent, req.Tools, s.cfg.MaxTools); err != nil {
 		return Attachment{}, err
 	}
-	if err := s.checkFiles(ctx, user, req.Message); err != nil {
+	if err := s.checkFiles(ctx, user, req.Thread, req.Message); err != nil {
 		return Attachment{}, err
 	}
 	cur, err := s.runner.Latest(ctx, thread)
@@ -542,7 +574,11 @@ func (s *Server) Submit(ctx context.Context, user string, req Request) (Attachme
 	if req.Message == nil || len(req.Message.Parts) == 0 {
 		return Attachment{}, BadRequest(0, "no_message", "the request has no new user message")
 	}
-	info, c, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: req.Message, Tools: req.Tools, KeepLog: req.KeepLog})
+	msg, err := s.keepUploads(ctx, user, req.Thread, req.Message)
+	if err != nil {
+		return Attachment{}, err
+	}
+	info, c, err := s.runner.Start(ctx, &Input{Thread: thread, Conversation: req.Thread, User: user, Message: msg, Tools: req.Tools, KeepLog: req.KeepLog})
 	if err != nil {
 		return Attachment{}, err
 	}

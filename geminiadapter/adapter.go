@@ -119,7 +119,8 @@ func noParameters(s *genai.Schema) bool {
 // response is always a JSON object, as the API requires.
 //
 // Each of r.Media becomes an inlineData part of the function response
-// (FunctionResponse.Parts), in order, which Gemini 3 models see as media.
+// (FunctionResponse.Parts), in order, which Gemini 3 models see as media;
+// a medium named by a URI rather than carried becomes a fileData part.
 // Other models refuse such parts: give them [DescribeMedia](r) instead (see
 // [MediaInResponses]).
 func Response(call *genai.FunctionCall, r toolset.Result) *genai.Part {

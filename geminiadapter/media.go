@@ -30,13 +30,19 @@ func DescribeMedia(r toolset.Result) toolset.Result {
 	return toolwire.Describe(r, nil, "this model cannot receive media from tools")
 }
 
-// mediaParts returns the function response parts carrying media, or nil.
+// mediaParts returns the function response parts carrying media, or nil:
+// inlineData for media that carry their data, fileData for media named by
+// a URI.
 func mediaParts(media []toolset.Media) []*genai.FunctionResponsePart {
 	if len(media) == 0 {
 		return nil
 	}
 	parts := make([]*genai.FunctionResponsePart, len(media))
 	for i, m := range media {
+		if len(m.Data) == 0 && m.URI != "" {
+			parts[i] = &genai.FunctionResponsePart{FileData: &genai.FunctionResponseFileData{FileURI: m.URI, MIMEType: m.MIMEType}}
+			continue
+		}
 		parts[i] = genai.NewFunctionResponsePartFromBytes(m.Data, m.MIMEType)
 	}
 	return parts

@@ -35,6 +35,10 @@ func TestResponseMedia(t *testing.T) {
 	if string(b) != wantJSON {
 		t.Errorf("Response() JSON = %s\nwant %s", b, wantJSON)
 	}
+	ref := geminiadapter.Response(call, toolset.Result{Media: []toolset.Media{{MIMEType: "image/png", URI: "artifact:chart.png?version=2", Name: "chart.png"}}})
+	if b, _ := json.Marshal(ref); string(b) != `{"functionResponse":{"parts":[{"fileData":{"fileUri":"artifact:chart.png?version=2","mimeType":"image/png"}}],"id":"fc-1","name":"screenshot","response":{"result":null}}}` {
+		t.Errorf("Response() of a medium named by a URI = %s; want a fileData part", b)
+	}
 	if parts := geminiadapter.Response(call, toolset.Result{Output: "x"}).FunctionResponse.Parts; parts != nil {
 		t.Errorf("Response() without media has Parts %v; want nil", parts)
 	}
@@ -81,6 +85,8 @@ func TestDescribeMedia(t *testing.T) {
 		{"error", toolset.Result{Output: "partly failed", IsError: true, Media: []toolset.Media{png, wav}},
 			toolset.Result{Output: "partly failed\n" + desc, IsError: true}},
 		{"no media", toolset.Result{Output: 1.0}, toolset.Result{Output: 1.0}},
+		{"by reference", toolset.Result{Media: []toolset.Media{{MIMEType: "image/png", URI: "artifact:c.png?version=1", Name: "c.png"}, {MIMEType: "text/csv", URI: "artifact:d.csv?version=1"}}},
+			toolset.Result{Output: `[media not shown, this model cannot receive media from tools: image/png, the file "c.png"; text/csv, artifact:d.csv?version=1]`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, geminiadapter.DescribeMedia(tc.in)); diff != "" {

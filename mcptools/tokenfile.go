@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/toolnexus/toolnexus-go/internal/filelock"
 )
 
 // TokenFile is a [LoginStore] that keeps the logins of every MCP server in
@@ -63,7 +65,7 @@ func (f *tokenFile) SaveLogin(server string, data []byte) error {
 	}
 	path := resolve(f.path)
 	defer lockPath(path)()
-	unlock, err := lockFile(path)
+	unlock, err := filelock.Lock(path + ".lock")
 	if err != nil {
 		return fmt.Errorf("mcptools: locking the logins: %w", err)
 	}

@@ -10,7 +10,10 @@
 // the request declares with those names (get_weather, current_time,
 // calculate and count_primes, with a "city", "timezone", "expression" and
 // "below" parameter, as the examples define them), and then sums up the
-// results they return. Anything else gets a short answer that lists what
+// results they return; a chart ("Chart the temperatures in Paris and
+// Oslo") calls weather_chart with their "cities", the tool of
+// examples/server that makes a chart and its data as files. Anything
+// else gets a short answer that lists what
 // it understands and says to set GEMINI_API_KEY. It answers every model
 // name; a name that starts with "gemini-3" makes it behave as Gemini 3
 // (call ids, thought signatures, and the check that they come back).

@@ -6,19 +6,33 @@ import (
 )
 
 // ErrInvalidMedia is wrapped by [Result.Err] when a tool returns media
-// without a MIME type or without data.
+// without a MIME type, or with neither data nor a URI.
 var ErrInvalidMedia = errors.New("invalid media")
 
 // Media is binary content a tool hands back besides its output, such as an
 // image it drew or fetched, or an audio clip, for a model that can look at
-// or listen to it.
+// or listen to it. It carries the content itself (Data), or names it
+// (URI): a file kept elsewhere, such as an artifact (see package
+// artifact), which the history then holds by reference rather than byte
+// for byte.
 type Media struct {
-	// MIMEType is the IANA media type of Data: "image/png", "audio/wav",
-	// "application/pdf"...
+	// MIMEType is the IANA media type of the content: "image/png",
+	// "audio/wav", "application/pdf"...
 	MIMEType string
 
-	// Data is the content itself: raw bytes, not base64.
+	// Data is the content itself: raw bytes, not base64. Empty when URI
+	// names the content.
 	Data []byte
+
+	// URI names the content when Data does not hold it: an artifact's
+	// reference ("artifact:chart.png?version=2"), or a file the model's
+	// API reads itself (a Gemini Files API URI). Whoever sends it to a
+	// model makes of it what the model takes (see agent.Config.Files).
+	URI string
+
+	// Name is the file's name, for people and frontends ("chart.png"):
+	// optional.
+	Name string
 }
 
 // MediaOutput is what a Run returns to hand back media besides its output:
@@ -49,7 +63,7 @@ func splitMedia(name string, out any) (any, []Media, *Result) {
 		switch {
 		case m.MIMEType == "":
 			problem = "has no MIME type"
-		case len(m.Data) == 0:
+		case len(m.Data) == 0 && m.URI == "":
 			problem = "is empty"
 		default:
 			continue

@@ -23,6 +23,8 @@ func TestExecuteMedia(t *testing.T) {
 			toolset.Result{Output: map[string]any{"n": 1.0}, Media: []toolset.Media{png}}},
 		{"media only", toolset.MediaOutput{Media: []toolset.Media{wav}},
 			toolset.Result{Media: []toolset.Media{wav}}},
+		{"by reference", toolset.MediaOutput{Media: []toolset.Media{{MIMEType: "image/png", URI: "artifact:chart.png?version=1", Name: "chart.png"}}},
+			toolset.Result{Media: []toolset.Media{{MIMEType: "image/png", URI: "artifact:chart.png?version=1", Name: "chart.png"}}}},
 		{"nil pointer", (*toolset.MediaOutput)(nil), toolset.Result{}},
 		{"no media", "plain", toolset.Result{Output: "plain"}},
 	} {

@@ -109,4 +109,16 @@
 // interrupt per call (id: the call's id, reason "tool_call", expiresAt:
 // its deadline); browser tools' calls end it with outcome success and
 // their pendingToolCallIds.
+//
+// On a server that keeps files (agentserver.Config.Artifacts), the
+// TOOL_CALL_RESULT of a call that made files has parts for content, as
+// AG-UI 1.0 carries a tool's media: a text part with the result's JSON,
+// then an image, audio, video or document part per file, whose source is
+// {type "url", value: its download link on the server, mimeType}, its
+// name in metadata.filename. A "url" source is what 1.0 has for bytes a
+// consumer fetches; a "file" source is a model provider's handle, which
+// a consumer must not fetch; "data" would put the bytes in every event
+// and snapshot. A user's media part with a "data" source is kept as a
+// file of the thread (named by metadata.filename), and the messages route
+// gives each file as a "url" source.
 package agui

@@ -59,7 +59,7 @@ func (h *handler) start(r *http.Request) (agentserver.Cursor, agentserver.Encode
 	if err != nil {
 		return nil, nil, err
 	}
-	enc := &encoder{thread: in.ThreadID, runID: in.RunID, model: h.model}
+	enc := &encoder{thread: in.ThreadID, runID: in.RunID, model: h.model, s: h.s}
 	if strings.HasSuffix(r.URL.Path, "/connect") {
 		return h.connect(r, user, enc)
 	}

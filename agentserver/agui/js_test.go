@@ -1,6 +1,7 @@
 package agui_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -27,5 +28,23 @@ func TestOfficialClient(t *testing.T) {
 		if !strings.Contains(out, "ok "+s+"\n") {
 			t.Errorf("scenario %s did not pass:\n%s", s, out)
 		}
+	}
+}
+
+// @ag-ui/client's HttpAgent on a server that keeps files: a tool's chart
+// and CSV come as URL media parts of its result, which download them; a
+// user's upload is kept as a file of the thread, which the messages
+// route links.
+func TestOfficialClientFiles(t *testing.T) {
+	node := jstest.Node(t)
+	e := newEnv(t, servertest.Charts, servertest.Limits(0, 0), servertest.Artifacts(nil))
+	e.Model.SetReplyFunc(servertest.Scripted)
+	out := node.Run(t, time.Minute, "agui.mjs", "AGUI_URL="+e.HTTP.URL+"/agui", "SCENARIOS=only:files")
+	if !strings.Contains(out, "ok only:files\n") {
+		t.Fatalf("the files scenario did not pass:\n%s", out)
+	}
+	list, err := e.Srv.Artifacts().Store().List(context.Background(), "local", "ag-files")
+	if err != nil || len(list) != 3 {
+		t.Errorf("the thread's files: %+v, %v; want chart.png, data.csv and note.txt", list, err)
 	}
 }

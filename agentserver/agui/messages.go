@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolnexus/toolnexus-go/agentserver"
+	"github.com/toolnexus/toolnexus-go/artifact"
 	"github.com/toolnexus/toolnexus-go/geminiadapter"
 	"google.golang.org/genai"
 )
@@ -38,7 +39,8 @@ type ToolCall struct {
 	} `json:"function"`
 }
 
-// outPart is a part of a user message's content, when it holds media.
+// outPart is a part of a user or tool message's content, when it holds
+// media.
 type outPart struct {
 	Type   string `json:"type"`
 	Text   string `json:"text,omitempty"`
@@ -47,6 +49,7 @@ type outPart struct {
 		Value    string `json:"value"`
 		MimeType string `json:"mimeType"`
 	} `json:"source,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // snapshot is the messages route's answer: a MESSAGES_SNAPSHOT event.
@@ -79,7 +82,7 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request) {
 		} else if err != nil && !errors.Is(err, agentserver.ErrNotFound) {
 			return nil, err
 		}
-		return Messages(history), nil
+		return messages(history, func(uri string) (string, bool) { return h.s.FileURL(thread, uri) }), nil
 	}()
 	if err != nil {
 		h.s.WriteError(w, r, err)
@@ -100,6 +103,28 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request) {
 // the same on every load (a call's id too: not the one the run's stream
 // gave it, which the history does not keep).
 func Messages(history []*genai.Content) []Message {
+	return messages(history, nil)
+}
+
+// messages is Messages, with link turning a file's URI into the URL a
+// frontend fetches it from (Server.FileURL): such a file is a media part
+// whose source is of type "url"; a URI it does not link (or with link
+// nil) stays a "file" source, the model's provider's handle. A tool
+// message whose response refers to files has parts: its result's JSON,
+// then the files.
+func messages(history []*genai.Content, link func(uri string) (string, bool)) []Message {
+	file := func(mimeType, uri string) outPart {
+		if link != nil {
+			if u, ok := link(uri); ok {
+				p := media(mimeType, "url", u)
+				if name, _, _, err := artifact.ParseURI(uri); err == nil {
+					p.Metadata = map[string]string{"filename": name}
+				}
+				return p
+			}
+		}
+		return media(mimeType, "file", uri)
+	}
 	out := []Message{}
 	calls := map[string]string{} // the ids of the turn's calls, by the model's id
 	var anonymous []string       // the ids of its calls without one, in call order
@@ -155,7 +180,19 @@ func Messages(history []*genai.Content) []Message {
 					id, anonymous, ok = anonymous[0], anonymous[1:], true
 				}
 				if ok {
-					out = append(out, toolMessage(id, fr))
+					m := toolMessage(id, fr)
+					if text, isText := m.Content.(string); isText && m.Error == "" {
+						content := []outPart{{Type: "text", Text: text}}
+						for _, rp := range fr.Parts {
+							if rp != nil && rp.FileData != nil {
+								content = append(content, file(rp.FileData.MIMEType, rp.FileData.FileURI))
+							}
+						}
+						if len(content) > 1 {
+							m.Content = content
+						}
+					}
+					out = append(out, m)
 				}
 			case p.Text != "" && !p.Thought:
 				if text.Len() > 0 {
@@ -166,7 +203,7 @@ func Messages(history []*genai.Content) []Message {
 			case p.InlineData != nil:
 				parts = append(parts, media(p.InlineData.MIMEType, "data", base64.StdEncoding.EncodeToString(p.InlineData.Data)))
 			case p.FileData != nil:
-				parts = append(parts, media(p.FileData.MIMEType, "file", p.FileData.FileURI))
+				parts = append(parts, file(p.FileData.MIMEType, p.FileData.FileURI))
 			}
 		}
 		switch {

@@ -50,6 +50,11 @@ type contentPart struct {
 		Value    string `json:"value"`
 		MimeType string `json:"mimeType"`
 	} `json:"source"`
+	// Metadata may name the file ({"filename": …}): the name of its
+	// artifact, on a server that keeps files.
+	Metadata struct {
+		Filename any `json:"filename"`
+	} `json:"metadata"`
 }
 
 var roles = map[string]bool{"user": true, "assistant": true, "tool": true, "system": true, "developer": true, "reasoning": true, "activity": true}
@@ -199,7 +204,9 @@ func mediaPart(p contentPart) (*genai.Part, error) {
 		if src.MimeType == "" {
 			return nil, errorString("the data has no mimeType")
 		}
-		return genai.NewPartFromBytes(b, src.MimeType), nil
+		part := genai.NewPartFromBytes(b, src.MimeType)
+		part.InlineData.DisplayName, _ = p.Metadata.Filename.(string)
+		return part, nil
 	case src.Type == "file":
 		if src.MimeType == "" {
 			return nil, errorString("a file source needs a mimeType for Gemini")

@@ -11,8 +11,9 @@ import (
 
 // encoder maps a run's records to AG-UI events, for one AG-UI run.
 type encoder struct {
-	thread, runID string // as the request names them
-	run           string // the server's run
+	s             *agentserver.Server // for the links of files
+	thread, runID string              // as the request names them
+	run           string              // the server's run
 	model         string
 	text          string // the text message open, "" when none
 	reason        string // the reasoning message open
@@ -153,9 +154,12 @@ func (e *encoder) Record(w *agentserver.EventWriter, rec *agentserver.Record, la
 		r := rec.Result
 		b := wire.StringField(event(w, "TOOL_CALL_RESULT"), "messageId", rec.Call.ID+"-result")
 		b = wire.StringField(b, "toolCallId", rec.Call.ID)
-		if r.Error != "" {
+		switch {
+		case r.Error != "":
 			b = wire.StringField(b, "content", r.Error)
-		} else {
+		case len(r.Files) > 0:
+			b = wire.RawField(b, "content", e.resultParts(string(r.Output), r.Files))
+		default:
 			b = wire.String(wire.Field(b, "content"), string(r.Output))
 		}
 		b = wire.StringField(b, "role", "tool")
@@ -273,4 +277,23 @@ func (e *encoder) Abort(w *agentserver.EventWriter, err error) {
 	code, msg, _ := agentserver.AbortReason(err)
 	b := wire.StringField(event(w, "RUN_ERROR"), "message", msg)
 	end(w, wire.StringField(b, "code", code))
+}
+
+// resultParts is the content of a tool result that refers to files, as
+// AG-UI 1.0 carries a tool's media: a text part holding the output's JSON,
+// then a media part per file whose source is of type "url", its download
+// link (the file is fetched by whoever shows it; a "file" source is a
+// handle of the model's provider, not to be fetched), with its name in
+// the part's metadata.
+func (e *encoder) resultParts(output string, files []agentserver.File) []byte {
+	parts := []outPart{{Type: "text", Text: output}}
+	for _, f := range files {
+		if url, ok := e.s.FileURL(e.thread, f.URI); ok {
+			p := media(f.MediaType, "url", url)
+			p.Metadata = map[string]string{"filename": f.Name}
+			parts = append(parts, p)
+		}
+	}
+	b, _ := json.Marshal(parts)
+	return b
 }

@@ -109,5 +109,11 @@
 // call's toolCallId; data {toolCallId, done, total, message}), which the
 // client hands to useChat's onData and keeps in no message: the last one
 // before a call's tool-output-available is its last report.
-// Every frame is "data: <json>\n\n", the last "data: [DONE]".
+// On a server that keeps files (agentserver.Config.Artifacts), each file
+// a call made follows its tool-output-available as a file part, {type
+// "file", url, mediaType, providerMetadata {toolnexus {name,
+// toolCallId}}}: url downloads it from the server's artifacts route
+// (relative to the server); a user's file part (a data: URL, with its
+// filename) is kept as a file of the thread, and the messages route links
+// each file. Every frame is "data: <json>\n\n", the last "data: [DONE]".
 package aisdk

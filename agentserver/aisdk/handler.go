@@ -123,5 +123,5 @@ func (h *handler) resume(w http.ResponseWriter, r *http.Request, thread string) 
 // stream returns the encoder of run's stream, with the protocol's header.
 func (h *handler) stream(w http.ResponseWriter, run agentserver.RunInfo, cur agentserver.Cursor) (agentserver.Cursor, agentserver.Encoder, error) {
 	w.Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
-	return cur, &encoder{run: run}, nil
+	return cur, &encoder{run: run, s: h.s}, nil
 }

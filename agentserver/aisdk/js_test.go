@@ -32,3 +32,21 @@ func TestOfficialClient(t *testing.T) {
 		t.Errorf("threads %+v %v, want one per scenario", threads, err)
 	}
 }
+
+// The AI SDK's own client on a server that keeps files: a tool's chart
+// and CSV reach the chat as file parts whose URLs download them, and a
+// user's upload (a file part) is kept as a file of the thread, which the
+// stored messages link.
+func TestOfficialClientFiles(t *testing.T) {
+	node := jstest.Node(t)
+	e := newEnv(t, servertest.Charts, servertest.Limits(0, 0), servertest.Artifacts(nil))
+	e.Model.SetReplyFunc(servertest.Scripted)
+	out := node.Run(t, time.Minute, "aisdk.mjs", "CHAT_URL="+e.HTTP.URL+"/api/chat", "SCENARIOS=only:files")
+	if !strings.Contains(out, "ok only:files\n") {
+		t.Fatalf("the files scenario did not pass:\n%s", out)
+	}
+	list, err := e.Srv.Artifacts().Store().List(bg, "local", "js-files")
+	if err != nil || len(list) != 3 {
+		t.Errorf("the thread's files: %+v, %v; want chart.png, data.csv and note.txt", list, err)
+	}
+}

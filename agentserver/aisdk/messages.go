@@ -32,6 +32,7 @@ type UIPart struct {
 	State      string          `json:"state,omitempty"`
 	MediaType  string          `json:"mediaType,omitempty"`
 	URL        string          `json:"url,omitempty"`
+	Filename   string          `json:"filename,omitempty"`
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
 	Output     json.RawMessage `json:"output,omitempty"`
@@ -74,7 +75,7 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request, path string) 
 		} else if err != nil && !errors.Is(err, agentserver.ErrNotFound) {
 			return nil, err
 		}
-		return Messages(r.Context(), h.s.Agent(), history), nil
+		return messages(r.Context(), h.s.Agent(), history, func(uri string) (string, bool) { return h.s.FileURL(id, uri) }), nil
 	}()
 	if err != nil {
 		h.s.WriteError(w, r, err)
@@ -85,7 +86,9 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request, path string) 
 
 // Messages turns a thread's stored history (agentserver.Server.History)
 // into the AI SDK's UIMessage[]: a user message per question (its text
-// and files; files as data: URLs, or their URI), and an assistant message
+// and files; files as data: URLs, or their URI; the handler's messages
+// route links a thread's artifacts to their download route), and an
+// assistant message
 // per run, as the stream builds it: a step-start for each model turn, its
 // reasoning (thought summaries), text, and tool parts, each in the state
 // its stored answer gives (output-available; output-error with its
@@ -97,6 +100,22 @@ func (h *handler) messages(w http.ResponseWriter, r *http.Request, path string) 
 // the same on every load (a call's id too: not the one the run's stream
 // gave it, which the history does not keep).
 func Messages(ctx context.Context, a *agent.Agent, history []*genai.Content) []UIMessage {
+	return messages(ctx, a, history, nil)
+}
+
+// messages is Messages, with link turning a file's URI into the URL a
+// frontend fetches it from (Server.FileURL); nil, or a link it does not
+// make, keeps the URI. A function response's files become file parts of
+// the assistant message, after the tool part they answer.
+func messages(ctx context.Context, a *agent.Agent, history []*genai.Content, link func(uri string) (string, bool)) []UIMessage {
+	linked := func(uri string) string {
+		if link != nil {
+			if u, ok := link(uri); ok {
+				return u
+			}
+		}
+		return uri
+	}
 	steps := a.Steps()
 	out := []UIMessage{}
 	open := -1                 // the index in out of the assistant message open, -1 when none
@@ -154,6 +173,11 @@ func Messages(ctx context.Context, a *agent.Agent, history []*genai.Content) []U
 				}
 				if ok && open >= 0 {
 					answer(&out[open].Parts[pc.part], pc.approval, fr)
+					for _, rp := range fr.Parts {
+						if rp != nil && rp.FileData != nil {
+							out[open].Parts = append(out[open].Parts, UIPart{Type: "file", MediaType: rp.FileData.MIMEType, URL: linked(rp.FileData.FileURI)})
+						}
+					}
 				}
 			case p.Text != "" && !p.Thought:
 				user.Parts = appendText(user.Parts, "text", p.Text)
@@ -161,7 +185,7 @@ func Messages(ctx context.Context, a *agent.Agent, history []*genai.Content) []U
 				user.Parts = append(user.Parts, UIPart{Type: "file", MediaType: p.InlineData.MIMEType,
 					URL: "data:" + p.InlineData.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(p.InlineData.Data)})
 			case p.FileData != nil:
-				user.Parts = append(user.Parts, UIPart{Type: "file", MediaType: p.FileData.MIMEType, URL: p.FileData.FileURI})
+				user.Parts = append(user.Parts, UIPart{Type: "file", MediaType: p.FileData.MIMEType, URL: linked(p.FileData.FileURI), Filename: p.FileData.DisplayName})
 			}
 		}
 		if len(user.Parts) > 0 {

@@ -33,6 +33,7 @@ type uiPart struct {
 	Text       string          `json:"text"`
 	MediaType  string          `json:"mediaType"`
 	URL        string          `json:"url"`
+	Filename   string          `json:"filename"`
 	ToolCallID string          `json:"toolCallId"`
 	State      string          `json:"state"`
 	Output     json.RawMessage `json:"output"`
@@ -185,7 +186,9 @@ func filePart(p uiPart) (*genai.Part, error) {
 	if mediaType == "" {
 		return nil, errorString("a file has no media type")
 	}
-	return genai.NewPartFromBytes(b, mediaType), nil
+	part := genai.NewPartFromBytes(b, mediaType)
+	part.InlineData.DisplayName = p.Filename // the artifact's name, on a server that keeps files
+	return part, nil
 }
 
 type errorString string

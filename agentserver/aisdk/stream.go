@@ -11,9 +11,10 @@ import (
 // encoder maps a run's records to UI message chunks, for one stream.
 type encoder struct {
 	run    agentserver.RunInfo
-	text   string // the text part open, "" when none
-	reason string // the reasoning part open
-	step   bool   // a start-step was sent and its finish-step not
+	s      *agentserver.Server // for the links of files
+	text   string              // the text part open, "" when none
+	reason string              // the reasoning part open
+	step   bool                // a start-step was sent and its finish-step not
 }
 
 // MessageID returns the id of the assistant message that a run is: the
@@ -158,6 +159,7 @@ func (e *encoder) Record(w *agentserver.EventWriter, rec *agentserver.Record, la
 		default:
 			b := wire.StringField(chunk(w, "tool-output-available"), "toolCallId", rec.Call.ID)
 			end(w, wire.RawField(b, "output", r.Output))
+			e.files(w, rec)
 		}
 	case agentserver.KindStepEnd:
 		e.closeStep(w)
@@ -235,4 +237,22 @@ func (e *encoder) Abort(w *agentserver.EventWriter, err error) {
 		end(w, wire.StringField(chunk(w, "abort"), "reason", msg))
 	}
 	w.Data(doneFrame)
+}
+
+// files writes a file part for each file a call's result refers to: its
+// download URL, and under providerMetadata.toolnexus its name and the
+// call's id, so that a frontend shows it with the tool's part.
+func (e *encoder) files(w *agentserver.EventWriter, rec *agentserver.Record) {
+	for _, f := range rec.Result.Files {
+		url, ok := e.s.FileURL(e.run.Thread, f.URI)
+		if !ok {
+			continue
+		}
+		b := wire.StringField(chunk(w, "file"), "url", url)
+		b = wire.StringField(b, "mediaType", f.MediaType)
+		b = append(b, `,"providerMetadata":{"toolnexus":{`...)
+		b = wire.String(append(b, `"name":`...), f.Name)
+		b = wire.StringField(b, "toolCallId", rec.Call.ID)
+		end(w, append(b, '}', '}'))
+	}
 }

@@ -105,6 +105,9 @@ func Handler(s *agentserver.Server, opts *Options) http.Handler {
 	if h.opts.Live != nil {
 		mux.Handle("/api/live", h.opts.Live)
 	}
+	if s.Artifacts() != nil {
+		mux.Handle("/api/artifacts/", artifacts(s))
+	}
 	mux.HandleFunc("/api/info", h.api("GET", h.info))
 	mux.HandleFunc("/api/threads", h.api("GET", h.threads))
 	mux.HandleFunc("/api/threads/{thread}", h.api("GET", h.thread))
@@ -504,4 +507,20 @@ func (h *handler) cancel(r *http.Request, user string) (any, error) {
 		return nil, err
 	}
 	return map[string]string{"run": id, "state": "cancelling"}, nil
+}
+
+// artifacts serves the server's artifacts routes (ArtifactsHandler) under
+// api/artifacts/, relative as the page's other routes are: a request for
+// api/artifacts/{rest} is handed on as one for
+// {Config.ArtifactsPath}{rest}.
+func artifacts(s *agentserver.Server) http.Handler {
+	files := s.ArtifactsHandler()
+	prefix := strings.TrimSuffix(s.Config().ArtifactsPath, "/")
+	return http.StripPrefix("/api/artifacts", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.URL.Path = prefix + r.URL.Path
+		if r.URL.RawPath != "" {
+			r.URL.RawPath = prefix + r.URL.RawPath
+		}
+		files.ServeHTTP(w, r)
+	}))
 }

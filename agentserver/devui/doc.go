@@ -63,8 +63,17 @@
 //     or by words because the query could not be embedded) and each
 //     memory found with its ranks, and one for the memories the run's end
 //     stored (agentserver's Config.Remember).
+//   - Files: on a server that keeps files (agentserver.Config.Artifacts),
+//     the files a call made show in its card as it streams (and when the
+//     conversation is loaded again), each with its name, type, version
+//     and a download link, and a preview: an image as it is, the start of
+//     a text file (CSV, JSON, Markdown); a PDF, HTML and any other file
+//     get the link only. The composer's Attach picks files to send with
+//     the next message (AI SDK file parts), kept as the thread's files.
+//     The page serves the server's artifacts routes under api/artifacts/.
 //   - Conversations: the user's threads, each one's stored history with
-//     every content and part, any of them continued in the chat.
+//     every content and part, and its files, any of them continued in the
+//     chat.
 //   - Agent: its name (agent.Config.Name; the page says so when it has
 //     none), model, request config, tools with their declarations as
 //     Gemini receives them, and limits. Each tool has a Run form: its

@@ -26,8 +26,12 @@ type infoJSON struct {
 	// many of a user's are kept.
 	Recording bool `json:"recording"`
 	// Live says whether the voice mode's route (Options.Live) is served.
-	Live     bool `json:"live"`
-	KeepRuns int  `json:"keepRuns,omitempty"`
+	Live bool `json:"live"`
+	// ArtifactsPath is the prefix of the links to files the chat's stream
+	// sends (agentserver.Config.ArtifactsPath), which the page serves
+	// under api/artifacts/; empty when the server keeps no files.
+	ArtifactsPath string `json:"artifactsPath,omitempty"`
+	KeepRuns      int    `json:"keepRuns,omitempty"`
 }
 
 type agentJSON struct {
@@ -92,6 +96,9 @@ func (h *handler) info(r *http.Request, user string) (any, error) {
 	cfg := h.s.Config()
 	out := &infoJSON{Title: h.opts.Title, User: user, Thread: h.opts.Thread, BrowserTools: h.opts.BrowserTools,
 		Recording: h.rec != nil, Live: h.opts.Live != nil}
+	if h.s.Artifacts() != nil {
+		out.ArtifactsPath = h.s.Config().ArtifactsPath
+	}
 	if out.BrowserTools == nil {
 		out.BrowserTools = []agentserver.ToolDecl{}
 	}

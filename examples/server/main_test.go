@@ -157,9 +157,11 @@ func TestServerA2A(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&card)
 	resp.Body.Close()
-	// One skill for the agent, then one for each demo tool, in order.
+	// One skill for the agent, then one for each demo tool, in order, then
+	// the chart and the file tool.
 	want := []string{"demo agent"}
 	want = append(want, demotools.Set().Names()...)
+	want = append(want, "weather_chart", "load_artifacts")
 	var got []string
 	for _, skill := range card.Skills {
 		got = append(got, skill.Name)
@@ -337,5 +339,54 @@ func TestServerStop(t *testing.T) {
 	want := []string{"tool-count_primes output-error", "tool-calculate output-available"}
 	if len(messages) != 4 || !slices.Equal(states, want) {
 		t.Errorf("the chat's messages: %d, tool parts %q, want 4 and %q", len(messages), states, want)
+	}
+}
+
+// The demo agent charts the weather offline: the chat's stream has the
+// chart and its CSV as file parts, which download from the server; with
+// -db a SQLite file, they are kept in it.
+func TestServerChart(t *testing.T) {
+	db := t.TempDir() + "/app.db"
+	url := start(t, options{Options: serverapp.Options{DB: db}})
+	_, events := post(t, url+"/api/chat", `{"id":"chat-c","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"Chart the temperatures in Paris, Oslo and Tokyo"}]}]}`)
+	var (
+		files []map[string]any
+		text  strings.Builder
+	)
+	for _, e := range events {
+		var m map[string]any
+		if json.Unmarshal([]byte(e), &m) != nil {
+			continue
+		}
+		switch m["type"] {
+		case "file":
+			files = append(files, m)
+		case "text-delta":
+			text.WriteString(m["delta"].(string))
+		}
+	}
+	if len(files) != 2 || files[0]["url"] != "/artifacts/chat-c/"+demotools.ChartName+"?version=1" || files[1]["mediaType"] != "text/csv" {
+		t.Fatalf("file parts %v in:\n%s", files, strings.Join(events, "\n"))
+	}
+	if !strings.Contains(text.String(), "Here is a chart of the temperatures in Oslo, Paris, Tokyo: weather-chart.png and its data, weather-chart.csv.") {
+		t.Errorf("the answer: %q", text.String())
+	}
+	resp, err := http.Get(url + files[0]["url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Errorf("the chart: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, err = http.Get(url + "/artifacts/chat-c/" + demotools.TableName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.HasPrefix(string(csv), "city,temperature_c,condition\nParis,") {
+		t.Errorf("the CSV: %q", csv)
 	}
 }

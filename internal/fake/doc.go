@@ -215,6 +215,53 @@
 // a miss. The Interactions API reports a continued conversation's earlier
 // interactions as cached, as before.
 //
+// # Files
+//
+// The server serves the Gemini API's Files API (files.go), which genai's
+// client.Files speaks: the resumable upload of Files.Upload (POST
+// /upload/v1beta/files with X-Goog-Upload-Protocol: resumable and
+// X-Goog-Upload-Command: start answers the session's URL in
+// X-Goog-Upload-URL; the bytes follow in chunks, each with its
+// X-Goog-Upload-Offset and the command "upload", the last "upload,
+// finalize", answered X-Goog-Upload-Status "active", then "final" with
+// the file), GET /v1beta/files/{id}, GET /v1beta/files (pages of 10 by
+// default, 100 at most) and DELETE /v1beta/files/{id}. A file gets a
+// twelve-character id (or the name its upload asked for), the URI
+// https://generativelanguage.googleapis.com/v1beta/files/{id} as the
+// API's files have, its size, type, SHA-256, state ACTIVE and an
+// expiration time [FileLifetime] (48 hours) after its upload, on the
+// server's clock: from then on it is gone, as after a delete. A
+// generateContent on the Gemini API may name a file the server holds in
+// a fileData part, at the top of a content or in a function response (for
+// gemini-3); one it does not hold, deleted or expired, is refused 403
+// PERMISSION_DENIED "You do not have permission to access the File {id}
+// or it may not exist.", the API's text, and a URI that is neither a
+// Files API file nor http(s) nor gs:// (an artifact reference sent
+// unresolved) 400 (rule "file-data"). The upload's refusals are the rules
+// of fileRules (files.go), each verified or assumed as generateContent's;
+// [Server.Files] lists the files held.
+//
+// Notes, with their sources: genai v1.77.0 files.go:612-660 (the start:
+// headers, {"file": {name, displayName, mimeType}}, the session URL read
+// from X-Goog-Upload-URL, whose host genai replaces with its base URL's)
+// and api_client.go:660-767 (8 MiB chunks; a missing X-Goog-Upload-Status
+// is retried; "final" ends the upload and its body's "file" is the
+// result); the REST guide ai.google.dev/gemini-api/docs/files (the same
+// exchange with X-Goog-Upload-Header-Content-Length, 48 hours, 2 GB a
+// file, 20 GB a project); ai.google.dev/gemini-api/docs/file-input-methods
+// (inline data up to 100 MB a request since January 2026, 50 MB for PDFs;
+// public URLs and gs:// objects read by the API); the 403 text from
+// google-gemini/deprecated-generative-ai-js#236, googleapis/python-genai#1218
+// and google-gemini/deprecated-generative-ai-python#692 (a chat after the
+// files' 48 hours). The real traffic in ../shared/realtraffic holds no
+// upload (its projects uploaded outside their recordings), but 19 requests
+// naming uploaded files, top level and in gemini-3 function responses,
+// answered 200: TestRealTraffic replays them after uploading files of
+// their names to the fake. Simplified: files are not scoped to a key,
+// the 20 GB a project is not enforced, videos are ACTIVE at once (the API
+// processes them first), and the file's bytes are not checked against
+// its type.
+//
 // # Embeddings
 //
 // The server embeds (embed.go): on the Gemini API POST

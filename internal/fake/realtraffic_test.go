@@ -172,6 +172,9 @@ func judge(t *testing.T, client *http.Client, srv *Server, ex httprr.Exchange) v
 	if want == http.StatusOK && namesCache(ex.Body) {
 		return verdict{reason: "a cache the recorded API made: the fake's caches have names of their own"}
 	}
+	// The files of the Files API the request names were uploaded by the
+	// recorded project: the fake is given files of the same names first.
+	holdFiles(t, client, srv, ex.Body)
 	got, gotBody, rej := replay(t, client, srv, ex, !anonymous)
 	v := verdict{judged: true}
 	var gotErr recorded
@@ -207,6 +210,42 @@ func namesCache(body []byte) bool {
 	}
 	return json.Unmarshal(body, &b) == nil && (b.Camel != "" || b.Snake != "")
 }
+
+// holdFiles uploads to srv, through its resumable upload, a file of each
+// name the Files API URIs of a request body name that srv does not hold.
+func holdFiles(t *testing.T, client *http.Client, srv *Server, body []byte) {
+	t.Helper()
+	for _, m := range fileURIInBody.FindAllSubmatch(body, -1) {
+		id := string(m[1])
+		if srv.lookupFile(id) != nil {
+			continue
+		}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/upload/v1beta/files", strings.NewReader(`{"file":{"name":"files/`+id+`"}}`))
+		req.Header.Set("X-Goog-Api-Key", APIKey)
+		req.Header.Set("X-Goog-Upload-Protocol", "resumable")
+		req.Header.Set("X-Goog-Upload-Command", "start")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		req, _ = http.NewRequest(http.MethodPost, resp.Header.Get("X-Goog-Upload-URL"), strings.NewReader("x"))
+		req.Header.Set("X-Goog-Api-Key", APIKey)
+		req.Header.Set("X-Goog-Upload-Command", "upload, finalize")
+		req.Header.Set("X-Goog-Upload-Offset", "0")
+		if resp, err = client.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("uploading files/%s to the fake: %s", id, resp.Status)
+		}
+	}
+}
+
+// fileURIInBody matches a Files API file's URI in a request body, and its
+// id.
+var fileURIInBody = regexp.MustCompile(`"(?:fileUri|file_uri)"\s*:\s*"https?://[^/"]+/v1(?:beta|alpha)?/files/([a-z0-9-]+)"`)
 
 // replay sends ex's request to srv, with the credentials the recording's
 // scrubbing removed when creds is set, and returns the status, the body and

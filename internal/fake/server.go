@@ -69,6 +69,11 @@ type Server struct {
 	liveWS        map[*websocket.Conn]bool // connections open, which Close closes
 	liveWG        sync.WaitGroup           // their handlers, which Close waits for
 
+	// The Files API (files.go).
+	files   map[string]*storedFile    // by id
+	uploads map[string]*uploadSession // in progress, by upload id
+	fileSeq int                       // uploads started and files made
+
 	// Embeddings (embed.go): the replies queued for them.
 	embedQueue []*Reply
 
@@ -268,6 +273,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveCache(w, r, rt, id)
 		return
 	}
+	if rt, id, ok := parseFilesRoute(r.Method, r.URL); ok {
+		s.serveFiles(w, r, rt, id)
+		return
+	}
 	if rt, ok := parseEmbedRoute(r.Method, r.URL); ok {
 		s.serveEmbed(w, r, rt)
 		return
@@ -278,7 +287,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Body = body
 	rt, served := parseRoute(r.Method, r.URL)
 	in := &input{backend: rt.backend, version: rt.version, model: rt.model, method: rt.method, project: rt.project,
-		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup, caches: s.lookupCache}
+		creds: creds, body: body, inputTokenLimit: s.tokenLimit(), tokens: s.lookup, caches: s.lookupCache, files: s.lookupFile}
 	var rej *Rejection
 	if served {
 		req.Backend, req.APIVersion, req.Model, req.Method = rt.backend, rt.version, rt.model, rt.method

@@ -214,6 +214,18 @@ var rules = []rule{
 			"and March 2026).",
 		assumed: "the Gemini API answers every model before Gemini 3 with that same text (the report came through " +
 			"gemini-cli, whose error links the Vertex AI docs), and Gemini 3 accepts any MIME type."},
+	{name: "file-data", check: checkFileData,
+		verified: "on the Gemini API a fileData part names a Files API file by its uri, " +
+			"https://generativelanguage.googleapis.com/v1beta/files/{id} (the real traffic's pydantic-ai cassettes " +
+			"test_uploaded_file_input.yaml and test_multimodal_tool_return_matrix_…uploaded_file…, answered 200, top " +
+			"level and, for gemini-3, in functionResponse.parts), and a file that does not exist, was deleted or expired " +
+			"is refused 403 PERMISSION_DENIED \"You do not have permission to access the File {id} or it may not " +
+			"exist.\", text verified (google-gemini/deprecated-generative-ai-python#692, from generateContent; " +
+			"googleapis/python-genai#1218). Public http(s) URLs and gs:// objects are read too " +
+			"(https://ai.google.dev/gemini-api/docs/file-input-methods, January 2026).",
+		assumed: "a URI of another scheme (such as an artifact: reference sent unresolved) is refused 400 " +
+			"INVALID_ARGUMENT with this text; a Files API URI of any host is looked up by its id; Vertex AI's fileData " +
+			"is not checked."},
 	builtinRules[2], // server-tool-parts
 	{name: "thought-signature", check: checkThoughtSignatures,
 		verified: "text verified (manthanabc/paws#103, nanbingxyz/5ire#405, csells/dartantic#86); the scope, the " +
@@ -322,8 +334,21 @@ type input struct {
 	now       time.Time
 	cc        *wireCachedContent
 	expires   time.Time
-	// A list's page, set by "cache-list-page".
+	// A list's page, set by "cache-list-page" and "files-list-page".
 	pageSize, pageOffset int
+
+	// The Files API (files.go): the request's headers, the file a route
+	// names, the lookups of the live files and uploads in progress, the
+	// upload a chunk is of and whether it is the last, and the metadata
+	// an upload's start sends. files is also read by generateContent's
+	// rule "file-data"; nil in table tests, where no file is known.
+	header   http.Header
+	fileID   string
+	files    func(id string) *storedFile
+	uploads  func(id string) *uploadSession
+	upload   *uploadSession
+	finalize bool
+	fileMeta *wireFileMeta
 
 	tree      *jsonValue   // the parsed body; set by "json-syntax"
 	req       *wireRequest // the decoded body; set by "json-fields"

@@ -389,6 +389,13 @@ var ruleCases = []ruleCase{
 		body: body([]string{userText, callF, respMediaF}, tools(declF)),
 		want: "Unable to submit request because `function_response.parts` is not supported for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling"},
 
+	{name: "a gs:// file and a Files API file", passes: "file-data", body: body([]string{
+		`{"role":"user","parts":[{"fileData":{"fileUri":"gs://bucket/a.pdf","mimeType":"application/pdf"}},` +
+			`{"fileData":{"fileUri":"https://generativelanguage.googleapis.com/v1beta/files/abc123","mimeType":"image/png"}},{"text":"hi"}]}`})},
+	{name: "an artifact reference sent unresolved", rule: "file-data", body: body([]string{
+		`{"role":"user","parts":[{"fileData":{"fileUri":"artifact:chart.png?version=1","mimeType":"image/png"}}]}`}),
+		want: "Unsupported file uri: artifact:chart.png?version=1"},
+
 	{name: "gemini-3 signature present", passes: "thought-signature", model: "gemini-3-pro-preview", body: body([]string{userText, callF, respF}, tools(declF))},
 	{name: "gemini-2.5 accepts a missing signature", passes: "thought-signature", body: body([]string{userText, `{"role":"model","parts":[{"functionCall":{"name":"f"}}]}`, respF}, tools(declF))},
 	{name: "gemini-3 missing signature", model: "gemini-3-flash-preview", rule: "thought-signature",
@@ -523,7 +530,7 @@ func TestRules(t *testing.T) {
 
 // Every rule says what backs it.
 func TestRulesSayWhatBacksThem(t *testing.T) {
-	for _, r := range append(rules, cacheRules...) {
+	for _, r := range slices.Concat(rules, cacheRules, fileRules) {
 		if r.verified == "" && r.assumed == "" {
 			t.Errorf("rule %q is neither verified nor assumed", r.name)
 		}

@@ -285,6 +285,54 @@ const scenarios = {
     assert.equal(lastOf(events).type, 'RUN_FINISHED');
     assert.match(answer(agent), /Paris: sunny/);
   },
+
+  // Files (run by TestOfficialClientFiles, on a server that keeps them): a
+  // tool's chart and CSV come in its TOOL_CALL_RESULT as AG-UI 1.0 media
+  // parts whose source is a URL, which downloads them; a user's upload (a
+  // document part with data) is kept, and the messages route links it.
+  async 'only:files'() {
+    const origin = new URL(url).origin;
+    const agent = new HttpAgent({ url, threadId: 'ag-files' });
+    ask(agent, 'Draw a chart of the weather');
+    const { events } = await run(agent);
+    assert.equal(lastOf(events).type, 'RUN_FINISHED');
+    const result = events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.ok(Array.isArray(result.content), JSON.stringify(result));
+    assert.equal(result.content[0].type, 'text');
+    assert.match(result.content[0].text, /bar chart/);
+    const media = result.content.slice(1);
+    assert.deepEqual(media.map((p) => p.type).sort(), ['document', 'image']);
+    for (const p of media) {
+      assert.equal(p.source.type, 'url');
+      const res = await fetch(origin + p.source.value);
+      assert.equal(res.status, 200, p.source.value);
+      const body = new Uint8Array(await res.arrayBuffer());
+      if (p.type === 'image') {
+        assert.equal(p.source.mimeType, 'image/png');
+        assert.equal(p.metadata.filename, 'chart.png');
+        assert.deepEqual([...body.slice(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+      } else {
+        assert.match(new TextDecoder().decode(body), /^city,temperature\n/);
+      }
+    }
+    const tool = toolMessages(agent)[0];
+    assert.ok(Array.isArray(tool.content) && tool.content.length === 3, JSON.stringify(tool));
+
+    agent.addMessage({ id: id(), role: 'user', content: [
+      { type: 'text', text: 'What is in this file?' },
+      { type: 'document', source: { type: 'data', value: Buffer.from('remember the milk').toString('base64'), mimeType: 'text/plain' }, metadata: { filename: 'note.txt' } },
+    ] });
+    const second = await run(agent);
+    assert.equal(lastOf(second.events).type, 'RUN_FINISHED');
+    const res = await fetch(`${url}/messages?threadId=ag-files`);
+    const snapshot = await res.json();
+    EventSchemas.parse(snapshot);
+    const parts = snapshot.messages.filter((m) => Array.isArray(m.content)).flatMap((m) => m.content);
+    const note = parts.find((p) => p.metadata?.filename === 'note.txt');
+    assert.ok(note && note.source.type === 'url', JSON.stringify(snapshot.messages));
+    assert.equal(await (await fetch(origin + note.source.value)).text(), 'remember the milk');
+    assert.ok(parts.some((p) => p.type === 'image' && p.source.value === '/artifacts/ag-files/chart.png?version=1'));
+  },
 };
 
 await runScenarios(scenarios);

@@ -311,6 +311,43 @@ const scenarios = {
     assert.match(text(last(chat)), /Paris: sunny/);
     await valid(chat);
   },
+
+  // Files (run by TestOfficialClientFiles, on a server that keeps them):
+  // a tool's chart and CSV come as file parts whose URLs download them;
+  // a user's upload is kept, and the stored messages link it.
+  async 'only:files'() {
+    const origin = new URL(url).origin;
+    const chat = new Chat({ id: 'js-files', transport: new DefaultChatTransport({ api: url }) });
+    await chat.sendMessage({ text: 'Draw a chart of the weather' });
+    await settle(chat);
+    ok(chat);
+    const files = last(chat).parts.filter((p) => p.type === 'file');
+    assert.deepEqual(files.map((f) => f.mediaType).sort(), ['image/png', 'text/csv'], JSON.stringify(last(chat)));
+    for (const f of files) {
+      const res = await fetch(origin + f.url);
+      assert.equal(res.status, 200, f.url);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      const body = new Uint8Array(await res.arrayBuffer());
+      if (f.mediaType === 'image/png') {
+        assert.equal(res.headers.get('content-type'), 'image/png');
+        assert.deepEqual([...body.slice(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+      } else {
+        assert.match(new TextDecoder().decode(body), /^city,temperature\n/);
+      }
+    }
+    await valid(chat);
+
+    const note = 'data:text/plain;base64,' + Buffer.from('remember the milk').toString('base64');
+    await chat.sendMessage({ text: 'What is in this file?', files: [{ type: 'file', mediaType: 'text/plain', filename: 'note.txt', url: note }] });
+    await settle(chat);
+    ok(chat);
+    const messages = await (await fetch(`${url}/js-files/messages`)).json();
+    const upload = messages.flatMap((m) => m.parts).find((p) => p.type === 'file' && p.filename === 'note.txt');
+    assert.ok(upload && upload.url.startsWith('/artifacts/js-files/note.txt'), JSON.stringify(messages));
+    assert.equal(await (await fetch(origin + upload.url)).text(), 'remember the milk');
+    assert.ok(messages.flatMap((m) => m.parts).some((p) => p.type === 'file' && p.url === '/artifacts/js-files/chart.png?version=1'));
+    await validateUIMessages({ messages });
+  },
 };
 
 await runScenarios(scenarios);

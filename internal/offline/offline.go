@@ -11,6 +11,7 @@ package offline
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -110,6 +111,8 @@ func Answer(req *fake.Request) (calls []*genai.FunctionCall, text string) {
 var (
 	weatherRE = regexp.MustCompile(`(?i)\b(weather|temperature|forecast|rain|sunny|hot|cold)\b`)
 	timeRE    = regexp.MustCompile(`(?i)\b(time|clock|hour)\b`)
+	// chartRE asks for a chart: weather_chart, of the places named.
+	chartRE = regexp.MustCompile(`(?i)\b(chart|graph|plot)\b`)
 	// exprRE finds an arithmetic expression: digits, operators, parentheses.
 	exprRE = regexp.MustCompile(`[-+(]*\d[\d\s.+\-*/%()]*`)
 	// placeRE finds the place after "in", "for" or "at".
@@ -159,7 +162,9 @@ func direct(q string, declared []string) *genai.FunctionCall {
 // calls, and every arithmetic expression is a calculate call, so that
 // "what is (12+7)*3 and what time is it in Tokyo?" gives two calls as
 // well: several requests in one message are parallel calls in one turn.
-// The calls name the demo tools; Bind maps them to the tools declared.
+// "chart", "graph" or "plot" asks for weather_chart of the places named
+// (Paris, London and Tokyo when none is). The calls name the demo tools;
+// Bind maps them to the tools declared.
 func Plan(q string) []*genai.FunctionCall {
 	type clause struct {
 		start int
@@ -212,6 +217,20 @@ func Plan(q string) []*genai.FunctionCall {
 			}
 		}
 		add(c.start, "t:"+zone, "current_time", map[string]any{"timezone": zone})
+	}
+	if m := chartRE.FindStringIndex(q); m != nil {
+		cities := places(q[m[0]:])
+		if len(cities) == 0 {
+			cities = places(q)
+		}
+		if len(cities) == 0 {
+			cities = []string{"Paris", "London", "Tokyo"}
+		}
+		list := make([]any, len(cities))
+		for i, c := range cities {
+			list[i] = c
+		}
+		add(m[0], "chart", "weather_chart", map[string]any{"cities": list})
 	}
 	for _, m := range expressions(q) {
 		add(m.at, "c:"+m.expr, "calculate", map[string]any{"expression": m.expr})
@@ -336,7 +355,7 @@ func jobOf(name string) string {
 }
 
 // demoJobs are the demo tools the offline model calls.
-var demoJobs = []string{"get_weather", "current_time", "calculate", "count_primes"}
+var demoJobs = []string{"get_weather", "current_time", "calculate", "count_primes", "weather_chart"}
 
 // places returns the places named after "in", "for" or "at": "Paris and
 // Tokyo" gives Paris and Tokyo.
@@ -425,6 +444,16 @@ func Summarize(results []*genai.FunctionResponse) string {
 			lines = append(lines, fmt.Sprintf("In %v it is %v (UTC%v).", out["timezone"], out["local"], out["utc_offset"]))
 		case "calculate":
 			lines = append(lines, fmt.Sprintf("%v = %v", out["expression"], out["result"]))
+		case "weather_chart":
+			demoData = true
+			temps, _ := out["temperatures_c"].(map[string]any)
+			cities := slices.Sorted(maps.Keys(temps))
+			files, _ := out["files"].([]any)
+			var names []string
+			for _, f := range files {
+				names = append(names, fmt.Sprint(f))
+			}
+			lines = append(lines, fmt.Sprintf("Here is a chart of the temperatures in %s: %s.", strings.Join(cities, ", "), strings.Join(names, " and its data, ")))
 		case "count_primes":
 			line := fmt.Sprintf("There are %s primes below %s", number(out["primes"]), number(out["below"]))
 			if out["largest"] != nil {

@@ -36,6 +36,8 @@ func TestPlan(t *testing.T) {
 		{"count the prime numbers under 1,000,000 and what is 2+2", []string{"count_primes:1e+06", "calculate:2+2"}},
 		{"primes up to 12345", []string{"count_primes:12345"}},
 		{"prime numbers below 2 billion", []string{"count_primes:2e+09"}},
+		{"Chart the temperatures in Paris, Oslo and Tokyo", []string{"weather_chart:[Paris Oslo Tokyo]"}},
+		{"draw a graph please", []string{"weather_chart:[Paris London Tokyo]"}},
 	} {
 		var got []string
 		for _, c := range Plan(tc.q) {

@@ -178,7 +178,14 @@ func Describe(r toolset.Result, keep func(toolset.Media) bool, reason string) to
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s, %d bytes", m.MIMEType, len(m.Data))
+		switch {
+		case len(m.Data) == 0 && m.Name != "":
+			fmt.Fprintf(&b, "%s, the file %q", m.MIMEType, m.Name)
+		case len(m.Data) == 0:
+			fmt.Fprintf(&b, "%s, %s", m.MIMEType, m.URI)
+		default:
+			fmt.Fprintf(&b, "%s, %d bytes", m.MIMEType, len(m.Data))
+		}
 	}
 	b.WriteString("]")
 	desc := b.String()

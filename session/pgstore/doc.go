@@ -178,6 +178,14 @@
 // Nothing else is retried: a refusal of the server, an error of the
 // caller, a done context.
 //
+// # Artifacts
+//
+// [Store.Artifacts] is an artifact.Store in the same database (the tables
+// toolnexus_artifact_names, toolnexus_artifact_files and
+// toolnexus_artifact_chunks, created when it is first asked for): files of
+// at most MaxArtifactSize (64 MiB), in rows of ArtifactChunk (256 KiB),
+// each save a new version given in one transaction (see [Artifacts]).
+//
 // # Tests
 //
 // The tests run against a real server whose URL is in TOOLNEXUS_PG_URL

@@ -64,6 +64,12 @@
 // first: updated times of journals are unique and increasing across the
 // file, as those of conversations are.
 //
+// [Store.Artifacts] is an artifact.Store in the same file (the tables
+// artifact_names, artifact_files and artifact_chunks, created when it is
+// first asked for, apart from the schema's version): files of at most
+// MaxArtifactSize (64 MiB), in rows of ArtifactChunk (256 KiB), each save
+// a new version given in one transaction (see [Artifacts]).
+//
 // The schema carries its version in PRAGMA user_version. Open migrates a
 // file of an older version in one transaction (a process that opens it
 // meanwhile waits, then finds it migrated): version 2 added the size of

@@ -252,8 +252,10 @@ function scrollDown() {
   box.scrollTop = box.scrollHeight;
 }
 
-function renderUser(box, text) {
-  box.append(el('div', { class: 'msg user' }, el('div', { class: 'bubble' }, text)));
+function renderUser(box, text, files) {
+  const msg = el('div', { class: 'msg user' }, el('div', { class: 'bubble' }, text));
+  if (files && files.length) msg.prepend(el('div', { class: 'files' }, ...files.map(filePreview)));
+  box.append(msg);
 }
 
 function textOf(content) {
@@ -274,10 +276,27 @@ function isBrowserTool(name) {
 
 async function send(text) {
   const box = $('messages');
-  renderUser(box, text);
+  const files = await attachments();
+  renderUser(box, text, files.map((f) => ({ name: f.filename, mediaType: f.mediaType, url: f.url })));
   const view = new AssistantMessage(box);
   scrollDown();
-  await post({ id: state.thread, messages: [{ id: newID('m'), role: 'user', parts: [{ type: 'text', text }] }] }, view);
+  await post({ id: state.thread, messages: [{ id: newID('m'), role: 'user', parts: [...files, { type: 'text', text }] }] }, view);
+}
+
+// attachments reads the files picked to go with the next message as the
+// AI SDK's file parts (data: URLs, with their names), and clears the
+// picker: a server that keeps files keeps them as the thread's.
+async function attachments() {
+  const input = $('attach');
+  const picked = Array.from(input.files || []);
+  input.value = '';
+  $('attached').textContent = '';
+  return Promise.all(picked.map((f) => new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve({ type: 'file', mediaType: f.type || 'application/octet-stream', filename: f.name, url: r.result });
+    r.onerror = () => reject(r.error);
+    r.readAsDataURL(f);
+  })));
 }
 
 // decide sends the decision about a pending call, or a browser tool's
@@ -424,6 +443,14 @@ class AssistantMessage {
         this.card(c.toolCallId).denied();
         this.refreshSoon();
         break;
+      case 'file': {
+        // A file a call made: shown in its card, previewed.
+        const meta = (c.providerMetadata && c.providerMetadata.toolnexus) || {};
+        const card = meta.toolCallId && this.cards.get(meta.toolCallId);
+        const name = meta.name || decodeURIComponent(c.url.split('?')[0].split('/').pop());
+        (card ? card.files : this.body).append(filePreview({ name, mediaType: c.mediaType, url: devURL(c.url) }));
+        break;
+      }
       case 'data-tool-progress': {
         const card = this.cards.get(c.data.toolCallId);
         if (card) card.progress(c.data);
@@ -577,11 +604,12 @@ class ToolCard {
     this.bar = el('progress', { max: '1' });
     this.note = el('span', { class: 'progress-note' });
     this.prog = el('div', { class: 'progress', hidden: true }, this.bar, this.note);
+    this.files = el('div', { class: 'files' });
     this.el = el('div', { class: 'tool', 'data-call-id': id, 'data-name': name, 'data-state': 'running' },
       el('div', { class: 'tool-head' }, el('span', { class: 'tool-name' }, name), this.status, this.dur, this.par),
       this.prog,
       el('div', { class: 'label' }, 'arguments'), el('pre', { class: 'json args' }, JSON.stringify(input)),
-      this.actions, this.result);
+      this.actions, this.result, this.files);
   }
 
   // progress shows the call's latest report (a data-tool-progress part):
@@ -728,7 +756,8 @@ function renderHistory(box, contents) {
     const responses = parts.filter((p) => p.functionResponse);
     if (c.role === 'user' && responses.length === 0) {
       const text = textOf(c);
-      if (text) renderUser(box, text);
+      const files = parts.map((p) => p.fileData && historyFile(p.fileData)).filter(Boolean);
+      if (text || files.length) renderUser(box, text, files);
       view = null;
       continue;
     }
@@ -748,6 +777,10 @@ function renderHistory(box, contents) {
         if (text !== false && resp.denied === true) card.denied(text);
         else if (text !== false) card.failed(text);
         else card.done('result' in resp ? resp.result : resp);
+        for (const rp of r.parts || []) {
+          const f = rp.fileData && historyFile(rp.fileData);
+          if (f) card.files.append(filePreview(f));
+        }
       });
       view.calls = [];
       continue;
@@ -1082,8 +1115,78 @@ async function showThreads(thread) {
       ' ', el('span', { class: 'muted' }, `${data.len} contents` +
         (data.run ? ` · a run is ${data.run.state === 'waiting' ? stateLabel('waiting', waitingFor) : 'in progress'} (${data.run.id})` : ''))),
     runs.length > 0 ? el('p', {}, 'Recorded runs: ', ...runs.map((r) => el('a', { href: '#runs/' + encodeURIComponent(r.id), class: 'run-link' }, r.id, ' '))) : null,
+    state.info && state.info.artifactsPath ? threadFiles(data.id) : null,
     data.from > 0 ? el('p', { class: 'muted' }, `(${data.from} earlier contents not shown)`) : null,
     ...data.contents.map((c, i) => contentView(c, data.from + i)));
+}
+
+// threadFiles lists a conversation's files (and the user's own), the
+// latest version of each, previewed.
+function threadFiles(thread) {
+  const box = el('div', { class: 'thread-files', id: 'thread-files' }, el('h3', {}, 'Files'), el('p', { class: 'muted' }, 'Loading…'));
+  api('api/artifacts/' + encodeURIComponent(thread)).then((data) => {
+    fill(box, el('h3', {}, 'Files'), data.files.length === 0 ? el('p', { class: 'muted' }, 'No files.') :
+      el('div', { class: 'files' }, ...data.files.map((f) => filePreview({
+        name: f.name, mediaType: f.mediaType, size: f.size, version: f.version, url: artifactsURL(thread, f.name, f.version),
+      }))));
+  }).catch((err) => fill(box, el('h3', {}, 'Files'), el('p', { class: 'error-line' }, err.message)));
+  return box;
+}
+
+// ---- files ----
+
+// artifactsURL is the dev UI's link to a version of the file name of
+// thread (the server's artifacts routes, under api/artifacts/).
+function artifactsURL(thread, name, version) {
+  return 'api/artifacts/' + encodeURIComponent(thread) + '/' + name.split('/').map(encodeURIComponent).join('/') +
+    (version ? '?version=' + version : '');
+}
+
+// devURL turns a link of the chat's stream, under the server's artifacts
+// path, into the dev UI's.
+function devURL(u) {
+  const p = state.info && state.info.artifactsPath;
+  return p && u.startsWith(p) ? 'api/artifacts/' + u.slice(p.length) : u;
+}
+
+// historyFile returns the file a stored part refers to
+// ("artifact:NAME?version=N"), or null for another file.
+function historyFile(fd) {
+  const m = /^artifact:([^?]*)\?version=(\d+)$/.exec(fd.fileUri || '');
+  if (!m || !state.thread) return null;
+  const name = decodeURIComponent(m[1]);
+  return { name, mediaType: fd.mimeType, version: Number(m[2]), url: artifactsURL(state.thread, name, Number(m[2])) };
+}
+
+function fmtBytes(n) {
+  return n < 1024 ? n + ' B' : n < 1 << 20 ? (n / 1024).toFixed(1) + ' KB' : (n / (1 << 20)).toFixed(1) + ' MB';
+}
+
+// filePreview shows a file: its name, type and a download link, with a
+// preview: an image as it is, the start of a text file; a PDF, and any
+// other file, as its link only.
+function filePreview(f) {
+  const box = el('div', { class: 'file', 'data-name': f.name, 'data-type': f.mediaType || '' },
+    el('div', { class: 'file-head' }, el('span', { class: 'file-name' }, f.name), el('span', { class: 'badge' }, f.mediaType),
+      f.version ? el('span', { class: 'badge' }, 'v' + f.version) : null,
+      f.size !== undefined ? el('span', { class: 'badge' }, fmtBytes(f.size)) : null,
+      el('a', { href: f.url, download: f.name.split('/').pop(), class: 'download' }, 'Download')));
+  const type = (f.mediaType || '').split(';')[0];
+  if (/^image\/(png|jpeg|gif|webp)$/.test(type)) {
+    box.append(el('img', { src: f.url, alt: f.name, class: 'preview' }));
+  } else if (/^text\/(plain|csv|markdown)$|^application\/json$/.test(type)) {
+    const pre = el('pre', { class: 'preview text' }, '…');
+    box.append(pre);
+    // A file just attached is a data: URL, which the page's policy does
+    // not let it fetch: it is decoded here.
+    const start = f.url.startsWith('data:')
+      ? Promise.resolve(new TextDecoder().decode(Uint8Array.from(atob(f.url.slice(f.url.indexOf(',') + 1)), (c) => c.charCodeAt(0)).slice(0, 4096)))
+      : fetch(f.url, { headers: { Range: 'bytes=0-4095' } })
+        .then((r) => (r.ok ? r.text() : Promise.reject(new Error(r.status + ' ' + r.statusText))));
+    start.then((t) => { pre.textContent = t; })
+      .catch((err) => { pre.textContent = 'no preview: ' + err.message; });
+  }
+  return box;
 }
 
 // contentView shows one stored content with every part.
@@ -1304,6 +1407,9 @@ async function start() {
     if (!text || state.stream) return;
     $('input').value = '';
     send(text).catch(fail);
+  });
+  $('attach').addEventListener('change', () => {
+    $('attached').textContent = Array.from($('attach').files).map((f) => f.name).join(', ');
   });
   $('input').addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey) {

@@ -86,6 +86,9 @@ func Serve(t *testing.T, handler func(*agentserver.Server) http.Handler, route s
 	h := handler(e.Srv)
 	mux.Handle(route, h)
 	mux.Handle(route+"/", h)
+	if e.Srv.Artifacts() != nil {
+		mux.Handle(agentserver.DefaultArtifactsPath, e.Srv.ArtifactsHandler())
+	}
 	e.HTTP = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -158,6 +161,10 @@ func Scripted(req *fake.Request) *fake.Reply {
 				lines = append(lines, fmt.Sprintf("%s denied: %v", r.Name, msg))
 				continue
 			}
+			if r.Name == "make_chart" {
+				lines = append(lines, "Here is the chart, and its data.")
+				continue
+			}
 			out, _ := r.Response["result"].(map[string]any)
 			if r.Name == "get_location" {
 				return fake.Calls(Call(fmt.Sprint(out["city"])))
@@ -172,6 +179,8 @@ func Scripted(req *fake.Request) *fake.Reply {
 		return fake.Error(403, "API key AIzaSECRET not valid")
 	case strings.Contains(q, "where I am"):
 		return fake.Calls(fake.Call("get_location", nil))
+	case strings.Contains(strings.ToLower(q), "chart"):
+		return fake.Calls(fake.Call("make_chart", nil))
 	}
 	var calls []*genai.FunctionCall
 	for _, city := range []string{"Paris", "Tokyo", "Oslo", "Lyon", "Bergen", "Gate"} {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolnexus/toolnexus-go/artifact"
 	"github.com/toolnexus/toolnexus-go/session"
 	"github.com/toolnexus/toolnexus-go/session/pgstore"
 	"github.com/toolnexus/toolnexus-go/session/sqlitestore"
@@ -132,4 +133,16 @@ func Shown(u string) string {
 	}
 	parsed.RawQuery, parsed.Fragment = "", ""
 	return parsed.String()
+}
+
+// Artifacts returns the artifact store beside the conversations of s, a
+// store Open made: in the same SQLite file or PostgreSQL database.
+func Artifacts(ctx context.Context, s Store) (artifact.Store, error) {
+	switch s := s.(type) {
+	case *sqlitestore.Store:
+		return s.Artifacts(ctx)
+	case *pgstore.Store:
+		return s.Artifacts(ctx)
+	}
+	return nil, fmt.Errorf("stores: %T keeps no artifacts", s)
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,11 +25,13 @@ import (
 	"github.com/toolnexus/toolnexus-go/agentserver/agui"
 	"github.com/toolnexus/toolnexus-go/agentserver/aisdk"
 	"github.com/toolnexus/toolnexus-go/agentserver/live"
+	"github.com/toolnexus/toolnexus-go/artifact"
 	"github.com/toolnexus/toolnexus-go/examples/internal/demotools"
 	"github.com/toolnexus/toolnexus-go/examples/internal/httpserver"
 	"github.com/toolnexus/toolnexus-go/examples/internal/stores"
 	"github.com/toolnexus/toolnexus-go/internal/offline"
 	"github.com/toolnexus/toolnexus-go/session"
+	"github.com/toolnexus/toolnexus-go/toolset"
 	"google.golang.org/genai"
 )
 
@@ -40,13 +43,18 @@ const DefaultModel = "gemini-3.5-flash"
 // unless Options.LiveModel says otherwise.
 const DefaultLiveModel = "gemini-3.8-live"
 
+// MaxFileBytesPerUser bounds the bytes of one user's files (the charts
+// they asked for, the files they sent).
+const MaxFileBytesPerUser = 64 << 20
+
 // AgentName is the agent's name (agent.Config.Name: in its events, its
 // traces and a dev UI) and on its A2A card: a remote-agent tool of it is
 // called demo_agent.
 const AgentName = "demo agent"
 
 const systemPrompt = "You are a helpful assistant in a web chat. Use the tools when they help: " +
-	"get_weather (its data is made up: say so), current_time and calculate. Answer briefly."
+	"get_weather and weather_chart (their data is made up: say so), current_time and calculate; " +
+	"load_artifacts shows you the files of the conversation. Answer briefly."
 
 // Options configure the server.
 type Options struct {
@@ -111,6 +119,7 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 	a := &App{}
 	models, model := opts.Models, opts.Model
 	liveClient, liveModel := opts.LiveClient, cmp.Or(opts.LiveModel, DefaultLiveModel)
+	var uploader artifact.Uploader
 	switch {
 	case models != nil:
 	case opts.APIKey != "":
@@ -118,7 +127,7 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("connecting to Gemini: %w", err)
 		}
-		models = client.Models
+		models, uploader = client.Models, client.Files
 		if liveClient == nil {
 			liveClient = client
 		}
@@ -130,7 +139,7 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 			fake.Close()
 			return nil, err
 		}
-		models, model = client.Models, offline.ModelName
+		models, model, uploader = client.Models, offline.ModelName, client.Files
 		if liveClient == nil { // voice sessions on the offline model too
 			if liveClient, err = genai.NewClient(ctx, fake.LiveClientConfig()); err != nil {
 				a.Close()
@@ -141,11 +150,31 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 		logger.Info("no GEMINI_API_KEY set: running on the built-in offline model")
 	}
 	a.Model = model
+	// The files the agent makes (weather_chart's) and those users send
+	// are kept beside the threads: in the -db file or database, else in
+	// memory; larger ones reach Gemini through its Files API.
+	var files artifact.Store = artifact.NewMemory(0)
+	var store session.Store = session.NewMemory()
+	if opts.DB != "" {
+		db, _, err := stores.Open(ctx, opts.DB)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		store = db
+		a.closers = append(a.closers, db)
+		if files, err = stores.Artifacts(ctx, db); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	keeper := artifact.NewKeeper(files, artifact.KeeperOptions{Uploader: uploader, MaxBytesPerUser: MaxFileBytesPerUser})
+	tools := slices.Concat(demotools.Set().Tools(), []*toolset.Tool{demotools.WeatherChart(), keeper.Tool()})
 	cfg := agent.Config{
 		Models: models,
 		Model:  model,
 		Name:   AgentName,
-		Tools:  demotools.Set(),
+		Tools:  toolset.MustNew(tools...),
 		GenerateConfig: &genai.GenerateContentConfig{
 			SystemInstruction: genai.NewContentFromText(systemPrompt, genai.RoleUser),
 		},
@@ -159,16 +188,6 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	var store session.Store = session.NewMemory()
-	if opts.DB != "" {
-		db, _, err := stores.Open(ctx, opts.DB)
-		if err != nil {
-			a.Close()
-			return nil, err
-		}
-		store = db
-		a.closers = append(a.closers, db)
-	}
 	var runner agentserver.Runner
 	if opts.Runner != nil {
 		r, stop, err := opts.Runner(ctx, ag, store)
@@ -181,7 +200,7 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 			a.stops = append([]func(){stop}, a.stops...)
 		}
 	}
-	a.Server, err = agentserver.New(agentserver.Config{Agent: ag, Store: store, Logger: logger, AllowedOrigins: opts.CORS, Runner: runner})
+	a.Server, err = agentserver.New(agentserver.Config{Agent: ag, Store: store, Artifacts: keeper, Logger: logger, AllowedOrigins: opts.CORS, Runner: runner})
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -204,7 +223,8 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 	}
 	aguiHandler := agui.Handler(a.Server)
 	mux.Handle("/agui", aguiHandler)
-	mux.Handle("/agui/", aguiHandler) // POST /agui/connect, /agui/cancel; GET /agui/messages
+	mux.Handle("/agui/", aguiHandler)                                         // POST /agui/connect, /agui/cancel; GET /agui/messages
+	mux.Handle(agentserver.DefaultArtifactsPath, a.Server.ArtifactsHandler()) // the threads' files
 	chat := aisdk.Handler(a.Server)
 	mux.Handle("/api/chat", chat)
 	mux.Handle("/api/chat/", chat) // GET (resume) and DELETE (stop) /api/chat/{id}/stream, GET /api/chat/{id}/messages
@@ -221,6 +241,7 @@ func New(ctx context.Context, opts Options, logger *slog.Logger) (*App, error) {
 			"        GET /agui/messages?threadId= (the thread's messages)\n"+
 			"AI SDK: POST /api/chat (useChat's body), GET /api/chat/{id}/stream (resume), DELETE /api/chat/{id}/stream (stop),\n"+
 			"        GET /api/chat/{id}/messages (the chat's messages)\n"+
+			"Files:  GET /artifacts/{thread} (a thread's files), GET /artifacts/{thread}/{name}[?version=N] (a file), PUT (upload), DELETE\n"+
 			"A2A:    GET %s (the agent card), POST %s/v1 (1.0 JSON-RPC), %s/v1/rest/ (1.0 HTTP+JSON), POST %s (0.3 JSON-RPC)\n", model, a2aagent.CardPath, a2aagent.DefaultPath, a2aagent.DefaultPath, a2aagent.DefaultPath)
 		if a.Live != nil {
 			fmt.Fprintf(w, "Voice:  GET /live?thread= (a websocket: 16 kHz PCM in, 24 kHz PCM out; see package agentserver/live)\n")

@@ -1,6 +1,7 @@
 import { useEffect, useReducer, useRef, useState } from 'react';
 import { HttpAgent, runHttpRequest, transformHttpEventStream } from '@ag-ui/client';
 import Composer from './Composer.jsx';
+import Files from './Files.jsx';
 import Tool from './Tool.jsx';
 import { api, threadId } from './config.js';
 
@@ -108,13 +109,15 @@ function Chat({ agent }) {
                     name={call.function.name}
                     input={parse(call.function.arguments)}
                     state={state(call)}
-                    output={result && !result.error ? parse(result.content) : undefined}
+                    output={result && !result.error ? parse(textOf(result.content)) : undefined}
                     error={result?.error}
                     progress={progress[call.id]}
                     onDecide={interrupt && ((approved) => decide(interrupt, approved))}
                   />
                 );
               })}
+              {/* The files the calls made: media parts of their results, with url sources. */}
+              <Files files={(m.toolCalls ?? []).flatMap((call) => mediaOf(results[call.id]?.content))} />
             </article>
           ))}
         {failure && <p className="failure">{failure.message}</p>}
@@ -130,4 +133,19 @@ function parse(json) {
   } catch {
     return json;
   }
+}
+
+// textOf is a tool result's text: its content, or the text parts of a
+// content that has parts (a result that made files).
+function textOf(content) {
+  return Array.isArray(content) ? content.filter((p) => p.type === 'text').map((p) => p.text).join('') : content;
+}
+
+// mediaOf returns the files of a tool result's content: its media parts
+// whose source is a URL.
+function mediaOf(content) {
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((p) => p.type !== 'text' && p.source?.type === 'url')
+    .map((p) => ({ name: p.metadata?.filename ?? p.source.value, mediaType: p.source.mimeType, url: p.source.value }));
 }

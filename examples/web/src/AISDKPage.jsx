@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import Composer from './Composer.jsx';
+import Files, { fileName } from './Files.jsx';
 import Tool from './Tool.jsx';
 import { api, threadId } from './config.js';
 
@@ -69,6 +70,10 @@ function Chat({ initial }) {
               }
               return null;
             })}
+            {/* The files of the message: a chart a tool made, a file the user sent. */}
+            <Files files={m.parts.filter((p) => p.type === 'file').map((p) => ({
+              name: p.providerMetadata?.toolnexus?.name ?? p.filename ?? fileName(p.url), mediaType: p.mediaType, url: p.url,
+            }))} />
           </article>
         ))}
         {status === 'submitted' && <p className="thinking">Thinking…</p>}

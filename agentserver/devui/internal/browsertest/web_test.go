@@ -203,3 +203,40 @@ func TestWebAGUI(t *testing.T) {
 	until(t, ctx, "the next answer", lastText+`.includes('57')`)
 	shot(t, ctx, "web-agui-after-stop")
 }
+
+// The app shows a generated file with a download link, on both pages:
+// the offline demo agent's weather_chart makes a chart and a CSV, which
+// the server keeps as files of the thread; the page previews the chart
+// and links both, the links download them (cross-origin, as the page's
+// other calls), and a reload shows them again from the stored history.
+func TestWebFiles(t *testing.T) {
+	ctx := browser(t)
+	base := webApp(t)
+	for _, page := range []struct{ name, url string }{{"aisdk", base + "&chat=web-files"}, {"agui", base + "&chat=web-files-agui#agui"}} {
+		t.Run(page.name, func(t *testing.T) {
+			run(t, ctx, "opening the app", chromedp.Navigate(page.url))
+			say(t, ctx, "Chart the temperatures in Paris, Oslo and Tokyo")
+			chart := `document.querySelector('.file[data-name="weather-chart.png"]')`
+			shown := chart + `?.querySelector('img')?.naturalWidth === 480 && document.querySelector('.file[data-name="weather-chart.csv"] a[download]') != null`
+			until(t, ctx, "the chart and its data, with download links", shown)
+			shot(t, ctx, "web-files-"+page.name)
+			var got struct {
+				PNG  bool
+				CSV  string
+				Name string
+			}
+			run(t, ctx, "downloading them", chromedp.Evaluate[struct{}](`(async () => {
+				const png = new Uint8Array(await (await fetch(`+chart+`.querySelector('a[download]').href)).arrayBuffer());
+				const csv = await (await fetch(document.querySelector('.file[data-name="weather-chart.csv"] a[download]').href)).text();
+				window.downloaded = { png: png[0] === 0x89 && png[1] === 0x50, csv, name: `+chart+`.querySelector('a[download]').getAttribute('download') };
+			})()`, chromedp.EvalAsValue))
+			until(t, ctx, "the downloads", `window.downloaded != null`)
+			eval(t, ctx, `window.downloaded`, &got)
+			if !got.PNG || !strings.HasPrefix(got.CSV, "city,temperature_c,condition\n") || got.Name != "weather-chart.png" {
+				t.Errorf("the downloads: %+v", got)
+			}
+			run(t, ctx, "reloading the page", chromedp.Reload())
+			until(t, ctx, "the files, from the stored history", shown)
+		})
+	}
+}

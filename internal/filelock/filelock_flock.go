@@ -1,17 +1,18 @@
 //go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
 
-package mcptools
+package filelock
 
 import (
 	"os"
 	"syscall"
 )
 
-// lockFile takes an exclusive advisory lock (flock) of path+".lock",
-// created with mode 0600 when missing, waiting while another process
-// holds it; the function it returns releases the lock.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+// Lock takes an exclusive advisory lock (flock) of path, created with
+// mode 0600 when missing, waiting while another process, or another
+// goroutine of this one, holds it; the function it returns releases the
+// lock.
+func Lock(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
