@@ -80,7 +80,7 @@ var _ artifact.Store = (*Artifacts)(nil)
 // they do not exist, and deleting what saves that never finished left
 // behind.
 func (s *Store) Artifacts(ctx context.Context) (*Artifacts, error) {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, artifactSchema); err != nil {
 			return err
 		}
@@ -107,14 +107,16 @@ func (a *Artifacts) Save(ctx context.Context, key artifact.Key, r io.Reader, opt
 
 func (a *Artifacts) save(ctx context.Context, key artifact.Key, in *artifact.Incoming, opts artifact.SaveOptions) (info artifact.Info, err error) {
 	var id int64
-	err = a.s.db.QueryRowContext(ctx, `INSERT INTO artifact_files (owner, thread, name, content_type, size, sha256, chunk, created)
+	err = a.s.write(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO artifact_files (owner, thread, name, content_type, size, sha256, chunk, created)
 		VALUES (?, ?, ?, ?, 0, '', ?, ?) RETURNING id`, key.User, key.Thread, key.Name, in.ContentType(), ArtifactChunk, time.Now().UnixNano()).Scan(&id)
+	})
 	if err != nil {
 		return info, err
 	}
 	committed := false
 	defer artifactrows.Undo(ctx, &committed, func(ctx context.Context) error {
-		return a.s.tx(ctx, func(tx *sql.Tx) error {
+		return a.s.write(ctx, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, "DELETE FROM artifact_chunks WHERE file = ?", id)
 			if err == nil {
 				_, err = tx.ExecContext(ctx, "DELETE FROM artifact_files WHERE id = ?", id)
@@ -126,7 +128,7 @@ func (a *Artifacts) save(ctx context.Context, key artifact.Key, in *artifact.Inc
 		return info, err
 	}
 	info = in.Info(key, 0, time.Now())
-	err = a.s.tx(ctx, func(tx *sql.Tx) error {
+	err = a.s.write(ctx, func(tx *sql.Tx) error {
 		if opts.MaxBytesPerUser > 0 {
 			var used int64
 			if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(size), 0) FROM artifact_files WHERE owner = ? AND version IS NOT NULL",
@@ -164,7 +166,7 @@ func (a *Artifacts) writeChunks(ctx context.Context, id int64, in io.Reader) err
 		if len(batch) == 0 {
 			return nil
 		}
-		err := a.s.tx(ctx, func(tx *sql.Tx) error {
+		err := a.s.write(ctx, func(tx *sql.Tx) error {
 			for i, data := range batch {
 				if _, err := tx.ExecContext(ctx, "INSERT INTO artifact_chunks (file, seq, data) VALUES (?, ?, ?)", id, first+i, data); err != nil {
 					return err
@@ -285,7 +287,7 @@ func (a *Artifacts) Delete(ctx context.Context, key artifact.Key, version int) e
 		args = append(args, version)
 	}
 	var n int64
-	err := a.s.tx(ctx, func(tx *sql.Tx) error {
+	err := a.s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM artifact_chunks WHERE file IN (SELECT id FROM artifact_files WHERE "+where+")", args...); err != nil {
 			return err
 		}
@@ -310,7 +312,7 @@ func (a *Artifacts) DeleteThread(ctx context.Context, user, thread string) error
 	if err := artifact.CheckScope(user, thread); err != nil {
 		return err
 	}
-	err := a.s.tx(ctx, func(tx *sql.Tx) error {
+	err := a.s.write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
 			"DELETE FROM artifact_chunks WHERE file IN (SELECT id FROM artifact_files WHERE owner = ? AND thread = ?)",
 			"DELETE FROM artifact_files WHERE owner = ? AND thread = ?",
